@@ -1,0 +1,325 @@
+//! The command line: `serve` (the default), `search`, `check-config`, `--help`, `--version`. Exit codes: 0 success,
+//! 1 a failure at run time (cannot listen, the search failed), 2 a usage or configuration error.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::app::App;
+use crate::config::{Config, Source};
+use crate::http::{sys::TerminationSignals, Limits, Server, ServerStats};
+use crate::search::{Engine, SearchRequest};
+
+const USAGE: &str = "\
+websearchd: a web search service for software agents, paid per call (x402), with signed answers
+
+Usage:
+  websearchd [serve]                        run the HTTP server (the default)
+  websearchd search QUERY [--max-results N] [--extract]
+                                            run one search through the same pipeline, print the JSON answer
+  websearchd check-config                   print the resolved configuration, secrets hidden
+  websearchd --help | --version
+
+Options:
+  --env-file PATH   read variables from PATH (systemd EnvironmentFile syntax) where the environment lacks them
+
+Configuration comes from WEBSEARCHD_* environment variables: see `check-config` and the README.
+";
+
+#[derive(Debug, PartialEq, Eq)]
+enum Command {
+    Serve,
+    Search {
+        query: String,
+        max_results: Option<String>,
+        extract: bool,
+    },
+    CheckConfig,
+    Help,
+    Version,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Invocation {
+    command: Command,
+    env_file: Option<PathBuf>,
+}
+
+fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
+    let mut args = args.into_iter().map(|a| {
+        a.into_string()
+            .map_err(|a| format!("argument {a:?} is not UTF-8"))
+    });
+    let mut env_file = None;
+    let mut positional = Vec::new();
+    let mut max_results = None;
+    let mut extract = false;
+    let mut help = false;
+    let mut version = false;
+    while let Some(arg) = args.next() {
+        let arg = arg?;
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |what: &str| -> Result<String, String> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => args.next().ok_or_else(|| format!("{what} needs a value"))?,
+            }
+        };
+        match name.as_str() {
+            "-h" | "--help" => help = true,
+            "-V" | "--version" => version = true,
+            "--env-file" => env_file = Some(PathBuf::from(value("--env-file")?)),
+            "--max-results" => max_results = Some(value("--max-results")?),
+            "--extract" => extract = true,
+            "--" => {
+                for rest in args.by_ref() {
+                    positional.push(rest?);
+                }
+            }
+            s if s.starts_with('-') && s.len() > 1 => return Err(format!("unknown option {s}")),
+            _ => positional.push(arg),
+        }
+    }
+    let command = if help {
+        Command::Help
+    } else if version {
+        Command::Version
+    } else {
+        let mut positional = positional.into_iter();
+        let command = match positional.next().as_deref() {
+            None | Some("serve") => Command::Serve,
+            Some("check-config") => Command::CheckConfig,
+            Some("search") => {
+                let query = positional.by_ref().collect::<Vec<_>>().join(" ");
+                if query.trim().is_empty() {
+                    return Err("search needs a QUERY".into());
+                }
+                Command::Search {
+                    query,
+                    max_results: max_results.take(),
+                    extract,
+                }
+            }
+            Some(other) => return Err(format!("unknown command {other:?}")),
+        };
+        if let Some(extra) = positional.next() {
+            return Err(format!("unexpected argument {extra:?}"));
+        }
+        if !matches!(command, Command::Search { .. }) && (max_results.is_some() || extract) {
+            return Err("--max-results and --extract go with search".into());
+        }
+        command
+    };
+    Ok(Invocation { command, env_file })
+}
+
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    let invocation = match parse_args(args) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("websearchd: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match invocation.command {
+        Command::Help => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Version => {
+            println!("websearchd {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    let config = match Source::from_process(invocation.env_file.as_deref())
+        .and_then(|s| Config::from_source(&s))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("websearchd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match invocation.command {
+        Command::CheckConfig => {
+            print!("{}", config.render());
+            ExitCode::SUCCESS
+        }
+        Command::Search {
+            query,
+            max_results,
+            extract,
+        } => search(config, &query, max_results, extract),
+        _ => serve(config),
+    }
+}
+
+fn search(config: Config, query: &str, max_results: Option<String>, extract: bool) -> ExitCode {
+    crate::logger::init(&config.log);
+    let mut body = serde_json::json!({ "query": query, "extract": extract });
+    if let Some(n) = max_results {
+        match n.parse::<i64>() {
+            Ok(n) => {
+                if let Some(fields) = body.as_object_mut() {
+                    fields.insert("max_results".into(), n.into());
+                }
+            }
+            Err(_) => {
+                eprintln!("websearchd: --max-results must be an integer, not {n:?}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let request = match SearchRequest::from_fields(body.as_object().unwrap_or(&Default::default()))
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("websearchd: {}", e.message);
+            return ExitCode::from(2);
+        }
+    };
+    let engine = Engine::default();
+    let _ = &config;
+    let (value, code) = match engine.search(&request) {
+        Ok(answer) => (answer, ExitCode::SUCCESS),
+        Err(e) => (e.body(), ExitCode::from(1)),
+    };
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    );
+    code
+}
+
+fn serve(config: Config) -> ExitCode {
+    crate::logger::init(&config.log);
+    for name in &config.unknown_vars {
+        log::warn!("{name} is not a known variable (a typo?); it is ignored");
+    }
+    if let Err(e) = create_state_dir(&config) {
+        log::error!(
+            "cannot create the state directory {}: {e}",
+            config.state_dir.display()
+        );
+        return ExitCode::from(1);
+    }
+    // Before any thread exists, so that every thread inherits the mask and only the signal thread sees them.
+    let signals = match TerminationSignals::block() {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("cannot block termination signals: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let stats = Arc::new(ServerStats::default());
+    let limits = Limits::from_config(&config);
+    let listen = config.listen;
+    let app = Arc::new(App::new(config, stats.clone(), Engine::default()));
+    let server = match Server::bind(listen, limits.clone(), app, stats) {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("cannot listen on {listen}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let addr = server.local_addr().unwrap_or(listen);
+    log::info!(
+        "websearchd {} listening on http://{addr} ({} workers, queue {}, {} connections max)",
+        env!("CARGO_PKG_VERSION"),
+        limits.workers,
+        limits.queue_depth,
+        limits.connections_max
+    );
+    let handle = server.shutdown_handle();
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            let name = signals.wait();
+            log::info!("{name} received: no new connections; finishing requests in flight");
+            handle.shutdown();
+            let name = signals.wait();
+            log::warn!("{name} received again: exiting now");
+            log::logger().flush();
+            std::process::exit(130);
+        });
+    if let Err(e) = spawned {
+        log::error!("cannot start the signal thread: {e}");
+        return ExitCode::from(1);
+    }
+    let result = server.run();
+    log::logger().flush();
+    match result {
+        Ok(()) => {
+            log::info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            log::error!("server failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Creates the state directory with mode 0700 if it does not exist.
+fn create_state_dir(config: &Config) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if config.state_dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&config.state_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Invocation, String> {
+        parse_args(args.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn commands() {
+        assert_eq!(parse(&[]).map(|i| i.command), Ok(Command::Serve));
+        assert_eq!(parse(&["serve"]).map(|i| i.command), Ok(Command::Serve));
+        assert_eq!(
+            parse(&["check-config"]).map(|i| i.command),
+            Ok(Command::CheckConfig)
+        );
+        assert_eq!(
+            parse(&["--version"]).map(|i| i.command),
+            Ok(Command::Version)
+        );
+        assert_eq!(
+            parse(&["search", "-h"]).map(|i| i.command),
+            Ok(Command::Help)
+        );
+        assert_eq!(
+            parse(&["search", "rust", "lang", "--max-results=3", "--extract"]).map(|i| i.command),
+            Ok(Command::Search {
+                query: "rust lang".into(),
+                max_results: Some("3".into()),
+                extract: true
+            })
+        );
+        let inv = parse(&["--env-file", "/etc/x.env", "serve"]).expect("valid");
+        assert_eq!(inv.env_file, Some(PathBuf::from("/etc/x.env")));
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(parse(&["frobnicate"]).is_err());
+        assert!(parse(&["search"]).is_err());
+        assert!(parse(&["serve", "extra"]).is_err());
+        assert!(parse(&["serve", "--extract"]).is_err());
+        assert!(parse(&["--env-file"]).is_err());
+        assert!(parse(&["--bogus"]).is_err());
+    }
+}

@@ -1,0 +1,594 @@
+//! Configuration: environment variables (optionally filled in from a systemd-style environment file), parsed once
+//! into a typed `Config`. Every variable is listed in `VARS` with its default and bounds; the README's table says
+//! the same and a test keeps the two in step. An invalid value stops start-up with a message that names the
+//! variable and what it allows.
+//!
+//! This module reads no sockets and starts nothing; `Config::resolved` keeps, for `check-config`, where each value
+//! came from, with secrets hidden.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// One documented variable.
+#[derive(Debug, Clone, Copy)]
+pub struct VarDoc {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub allowed: &'static str,
+    pub meaning: &'static str,
+}
+
+/// Every variable the service reads. Order is the order of `check-config` and of the README table.
+pub const VARS: &[VarDoc] = &[
+    VarDoc {
+        name: "WEBSEARCHD_ENV_FILE",
+        default: "(none)",
+        allowed: "a file path",
+        meaning: "An environment file (systemd `EnvironmentFile=` syntax) read at start; variables already in the \
+                  environment win.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_LISTEN",
+        default: "127.0.0.1:8402",
+        allowed: "IP:port (port 0 picks a free port)",
+        meaning: "Address the HTTP server listens on.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_PUBLIC_URL",
+        default: "http://<WEBSEARCHD_LISTEN>",
+        allowed: "an http:// or https:// URL without query or fragment",
+        meaning: "Base URL that clients see (behind a reverse proxy, the proxy's URL); used in payment challenges \
+                  and discovery documents.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_STATE_DIR",
+        default: "./data",
+        allowed: "a directory path",
+        meaning: "Keys and journals; created with mode 0700 on first start.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_WORKERS",
+        default: "2 x cores, at least 2",
+        allowed: "1 to 256",
+        meaning: "Worker threads that run requests.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_QUEUE_DEPTH",
+        default: "64",
+        allowed: "1 to 4096",
+        meaning: "Complete requests waiting for a worker; past it a request gets 503 with Retry-After at once.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_CONNECTIONS_MAX",
+        default: "512",
+        allowed: "4 to 65536",
+        meaning: "Open client connections; past it a new connection gets 503 and is closed.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_HEADER_BYTES_MAX",
+        default: "8192",
+        allowed: "1024 to 65536",
+        meaning: "Bytes of a request line plus headers (else 431).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_HEADERS_MAX",
+        default: "64",
+        allowed: "8 to 256",
+        meaning: "Header fields in one request (else 431).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_BODY_BYTES_MAX",
+        default: "16384",
+        allowed: "256 to 1048576",
+        meaning: "Bytes of a request body (else 413).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_REQUEST_TIMEOUT_MS",
+        default: "10000",
+        allowed: "100 to 120000",
+        meaning: "Time to receive a whole request once its first byte has arrived (else 408 and close): the \
+                  bound on slow clients.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_IDLE_TIMEOUT_MS",
+        default: "5000",
+        allowed: "100 to 600000",
+        meaning: "Time an idle keep-alive connection is kept open.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_WRITE_TIMEOUT_MS",
+        default: "10000",
+        allowed: "100 to 120000",
+        meaning: "Time allowed to write one response to a client.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_KEEPALIVE_REQUESTS_MAX",
+        default: "100",
+        allowed: "1 to 100000",
+        meaning: "Requests served on one connection before it is closed.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SHUTDOWN_GRACE_MS",
+        default: "10000",
+        allowed: "0 to 300000",
+        meaning: "On SIGTERM or SIGINT, how long requests in flight may take to finish.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_LOG",
+        default: "info",
+        allowed: "off, error, warn, info, debug, trace, or a list like `info,websearchd::http=debug`",
+        meaning: "Log level filter (RUST_LOG is read when this is unset).",
+    },
+];
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// Without a trailing slash.
+    pub public_url: String,
+    pub state_dir: PathBuf,
+    pub workers: usize,
+    pub queue_depth: usize,
+    pub connections_max: usize,
+    pub header_bytes_max: usize,
+    pub headers_max: usize,
+    pub body_bytes_max: usize,
+    pub request_timeout_ms: u64,
+    pub idle_timeout_ms: u64,
+    pub write_timeout_ms: u64,
+    pub keepalive_requests_max: u32,
+    pub shutdown_grace_ms: u64,
+    pub log: String,
+    /// What each variable resolved to and where it came from, for `check-config`.
+    pub resolved: Vec<Resolved>,
+    /// `WEBSEARCHD_*` names that were set but are not known: most likely typos.
+    pub unknown_vars: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub name: &'static str,
+    /// Already hidden for secrets.
+    pub value: String,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Env,
+    File,
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Origin::Env => "environment",
+            Origin::File => "env file",
+            Origin::Default => "default",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub var: String,
+    pub value: String,
+    pub allowed: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid {}={:?}: allowed: {}",
+            self.var, self.value, self.allowed
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where variables come from: the environment, then the environment file for names the environment lacks.
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    env: BTreeMap<String, String>,
+    file: BTreeMap<String, String>,
+}
+
+impl Source {
+    /// The process environment, plus the file named by `WEBSEARCHD_ENV_FILE` or `env_file`.
+    pub fn from_process(env_file: Option<&Path>) -> Result<Source, ConfigError> {
+        Source::from_pairs(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+            env_file,
+        )
+    }
+
+    pub fn from_pairs(
+        pairs: impl IntoIterator<Item = (String, String)>,
+        env_file: Option<&Path>,
+    ) -> Result<Source, ConfigError> {
+        let env: BTreeMap<String, String> = pairs.into_iter().collect();
+        let path = env_file
+            .map(Path::to_path_buf)
+            .or_else(|| env.get("WEBSEARCHD_ENV_FILE").map(PathBuf::from));
+        let file = match path {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| ConfigError {
+                    var: "WEBSEARCHD_ENV_FILE".into(),
+                    value: path.display().to_string(),
+                    allowed: format!("a readable file ({e})"),
+                })?;
+                parse_env_file(&text)
+            }
+            None => BTreeMap::new(),
+        };
+        Ok(Source { env, file })
+    }
+
+    fn lookup(&self, name: &str) -> Option<(&str, Origin)> {
+        if let Some(v) = self.env.get(name) {
+            return Some((v, Origin::Env));
+        }
+        self.file.get(name).map(|v| (v.as_str(), Origin::File))
+    }
+}
+
+/// Parses systemd `EnvironmentFile=` syntax: `KEY=VALUE` lines, `#` and `;` comments, blank lines, values
+/// optionally in single or double quotes. Lines that are not assignments are ignored, as systemd does.
+pub fn parse_env_file(text: &str) -> BTreeMap<String, String> {
+    let mut vars = BTreeMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim();
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            continue;
+        }
+        let value = value.trim();
+        let unquoted = ['"', '\'']
+            .iter()
+            .find_map(|&q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)))
+            .unwrap_or(value);
+        vars.insert(key.to_owned(), unquoted.to_owned());
+    }
+    vars
+}
+
+/// Reads variables off a `Source`, recording each resolution.
+struct Resolver<'a> {
+    source: &'a Source,
+    resolved: Vec<Resolved>,
+}
+
+impl Resolver<'_> {
+    fn raw(&mut self, name: &'static str) -> Option<(String, Origin)> {
+        self.source
+            .lookup(name)
+            .map(|(v, o)| (v.trim().to_owned(), o))
+            .filter(|(v, _)| !v.is_empty())
+    }
+
+    fn record(&mut self, name: &'static str, value: String, origin: Origin) {
+        self.resolved.push(Resolved {
+            name,
+            value,
+            origin,
+        });
+    }
+
+    fn parsed<T: FromStr + fmt::Display>(
+        &mut self,
+        name: &'static str,
+        default: T,
+        allowed: &str,
+        check: impl Fn(&T) -> bool,
+    ) -> Result<T, ConfigError> {
+        let Some((raw, origin)) = self.raw(name) else {
+            self.record(name, default.to_string(), Origin::Default);
+            return Ok(default);
+        };
+        match raw.parse::<T>() {
+            Ok(v) if check(&v) => {
+                self.record(name, v.to_string(), origin);
+                Ok(v)
+            }
+            _ => Err(ConfigError {
+                var: name.into(),
+                value: raw,
+                allowed: allowed.into(),
+            }),
+        }
+    }
+
+    fn int<T>(
+        &mut self,
+        name: &'static str,
+        default: T,
+        range: RangeInclusive<T>,
+    ) -> Result<T, ConfigError>
+    where
+        T: FromStr + fmt::Display + PartialOrd + Copy,
+    {
+        let allowed = format!("an integer from {} to {}", range.start(), range.end());
+        self.parsed(name, default, &allowed, |v| range.contains(v))
+    }
+
+    fn string(&mut self, name: &'static str, default: &str) -> String {
+        let (value, origin) = self
+            .raw(name)
+            .unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        self.record(name, value.clone(), origin);
+        value
+    }
+}
+
+impl Config {
+    pub fn from_source(source: &Source) -> Result<Config, ConfigError> {
+        let mut r = Resolver {
+            source,
+            resolved: Vec::new(),
+        };
+        let env_file = r.string("WEBSEARCHD_ENV_FILE", "");
+        if env_file.is_empty() {
+            r.resolved.pop();
+        }
+        let listen: SocketAddr = r.parsed(
+            "WEBSEARCHD_LISTEN",
+            SocketAddr::from(([127, 0, 0, 1], 8402)),
+            "an IP address and port, like 127.0.0.1:8402 or [::]:8402",
+            |_| true,
+        )?;
+        let public_url = match r.raw("WEBSEARCHD_PUBLIC_URL") {
+            Some((raw, origin)) => {
+                let url = parse_base_url(&raw).ok_or_else(|| ConfigError {
+                    var: "WEBSEARCHD_PUBLIC_URL".into(),
+                    value: raw.clone(),
+                    allowed: "an http:// or https:// URL with a host and no query or fragment"
+                        .into(),
+                })?;
+                r.record("WEBSEARCHD_PUBLIC_URL", url.clone(), origin);
+                url
+            }
+            None => {
+                let url = format!("http://{listen}");
+                r.record("WEBSEARCHD_PUBLIC_URL", url.clone(), Origin::Default);
+                url
+            }
+        };
+        let state_dir = PathBuf::from(r.string("WEBSEARCHD_STATE_DIR", "./data"));
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = r.int("WEBSEARCHD_WORKERS", (2 * cores).clamp(2, 256), 1..=256)?;
+        let queue_depth = r.int("WEBSEARCHD_QUEUE_DEPTH", 64, 1..=4_096)?;
+        let connections_max = r.int("WEBSEARCHD_CONNECTIONS_MAX", 512, 4..=65_536)?;
+        let header_bytes_max = r.int("WEBSEARCHD_HEADER_BYTES_MAX", 8_192, 1_024..=65_536)?;
+        let headers_max = r.int("WEBSEARCHD_HEADERS_MAX", 64, 8..=256)?;
+        let body_bytes_max = r.int("WEBSEARCHD_BODY_BYTES_MAX", 16_384, 256..=1_048_576)?;
+        let request_timeout_ms = r.int("WEBSEARCHD_REQUEST_TIMEOUT_MS", 10_000, 100..=120_000)?;
+        let idle_timeout_ms = r.int("WEBSEARCHD_IDLE_TIMEOUT_MS", 5_000, 100..=600_000)?;
+        let write_timeout_ms = r.int("WEBSEARCHD_WRITE_TIMEOUT_MS", 10_000, 100..=120_000)?;
+        let keepalive_requests_max =
+            r.int("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", 100, 1..=100_000)?;
+        let shutdown_grace_ms = r.int("WEBSEARCHD_SHUTDOWN_GRACE_MS", 10_000, 0..=300_000)?;
+        let log_default = source
+            .lookup("RUST_LOG")
+            .map_or("info", |(v, _)| v)
+            .to_owned();
+        let log = r.string("WEBSEARCHD_LOG", &log_default);
+        if !valid_log_filter(&log) {
+            return Err(ConfigError {
+                var: "WEBSEARCHD_LOG".into(),
+                value: log,
+                allowed:
+                    "off, error, warn, info, debug or trace, or a comma-separated list of them and \
+                          module=level"
+                        .into(),
+            });
+        }
+
+        let known: Vec<&str> = VARS.iter().map(|v| v.name).collect();
+        let unknown_vars = source
+            .env
+            .keys()
+            .chain(source.file.keys())
+            .filter(|k| k.starts_with("WEBSEARCHD_") && !known.contains(&k.as_str()))
+            .cloned()
+            .collect();
+
+        Ok(Config {
+            listen,
+            public_url,
+            state_dir,
+            workers,
+            queue_depth,
+            connections_max,
+            header_bytes_max,
+            headers_max,
+            body_bytes_max,
+            request_timeout_ms,
+            idle_timeout_ms,
+            write_timeout_ms,
+            keepalive_requests_max,
+            shutdown_grace_ms,
+            log,
+            resolved: r.resolved,
+            unknown_vars,
+        })
+    }
+
+    /// The defaults, as if no variable were set.
+    pub fn defaults() -> Config {
+        match Config::from_source(&Source::default()) {
+            Ok(config) => config,
+            Err(e) => unreachable!("the defaults are valid: {e}"),
+        }
+    }
+
+    /// `check-config` output: one `NAME=value  # origin` line per variable.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for r in &self.resolved {
+            out.push_str(&format!("{}={}  # {}\n", r.name, r.value, r.origin));
+        }
+        for name in &self.unknown_vars {
+            out.push_str(&format!(
+                "# warning: {name} is not a known variable (a typo?)\n"
+            ));
+        }
+        out
+    }
+}
+
+/// Normalises a base URL: scheme http or https, a host, no query or fragment, no trailing slash.
+fn parse_base_url(raw: &str) -> Option<String> {
+    let rest = raw
+        .strip_prefix("http://")
+        .or_else(|| raw.strip_prefix("https://"))?;
+    let host = rest.split('/').next()?;
+    if host.is_empty() || raw.contains(['?', '#', ' ']) || host.contains('@') {
+        return None;
+    }
+    Some(raw.trim_end_matches('/').to_owned())
+}
+
+fn valid_log_filter(filter: &str) -> bool {
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    let is_level = |s: &str| LEVELS.contains(&s.to_ascii_lowercase().as_str());
+    filter
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .all(|d| match d.split_once('=') {
+            Some((module, level)) => !module.is_empty() && is_level(level),
+            None => is_level(d),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let source = Source::from_pairs(
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+            None,
+        )
+        .expect("source");
+        Config::from_source(&source)
+    }
+
+    #[track_caller]
+    fn check_invalid(var: &str, value: &str, allowed_contains: &str) {
+        let err = config(&[(var, value)]).expect_err("must be refused");
+        assert_eq!(err.var, var);
+        assert!(err.allowed.contains(allowed_contains), "{err}");
+        assert!(err.to_string().contains(var), "{err}");
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::defaults();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8402");
+        assert_eq!(c.public_url, "http://127.0.0.1:8402");
+        assert_eq!(c.state_dir, PathBuf::from("./data"));
+        assert!(c.workers >= 2);
+        assert_eq!(c.body_bytes_max, 16_384);
+        assert!(c.resolved.iter().all(|r| r.origin == Origin::Default));
+    }
+
+    #[test]
+    fn invalid_values_name_the_variable() {
+        check_invalid("WEBSEARCHD_WORKERS", "0", "1 to 256");
+        check_invalid("WEBSEARCHD_WORKERS", "many", "1 to 256");
+        check_invalid("WEBSEARCHD_LISTEN", "localhost", "IP address and port");
+        check_invalid("WEBSEARCHD_PUBLIC_URL", "ftp://x", "http://");
+        check_invalid("WEBSEARCHD_PUBLIC_URL", "https://x/?a=b", "no query");
+        check_invalid("WEBSEARCHD_BODY_BYTES_MAX", "10", "256 to 1048576");
+        check_invalid("WEBSEARCHD_LOG", "loud", "comma-separated");
+    }
+
+    #[test]
+    fn values_are_trimmed_and_recorded() {
+        let c = config(&[
+            ("WEBSEARCHD_WORKERS", " 3 "),
+            ("WEBSEARCHD_PUBLIC_URL", "https://search.example/"),
+        ])
+        .expect("valid");
+        assert_eq!(c.workers, 3);
+        assert_eq!(c.public_url, "https://search.example");
+        let workers = c
+            .resolved
+            .iter()
+            .find(|r| r.name == "WEBSEARCHD_WORKERS")
+            .expect("recorded");
+        assert_eq!((workers.value.as_str(), workers.origin), ("3", Origin::Env));
+    }
+
+    #[test]
+    fn unknown_variables_are_reported() {
+        let c = config(&[("WEBSEARCHD_WORKRES", "3")]).expect("valid");
+        assert_eq!(c.unknown_vars, vec!["WEBSEARCHD_WORKRES".to_string()]);
+        assert!(c
+            .render()
+            .contains("WEBSEARCHD_WORKRES is not a known variable"));
+    }
+
+    #[test]
+    fn env_file_syntax() {
+        let vars = parse_env_file(
+            "# comment\n; also a comment\n\nWEBSEARCHD_WORKERS=4\nWEBSEARCHD_LOG=\"debug\"\n  A_B = 'x y'  \n\
+             not an assignment\n=novalue\n",
+        );
+        assert_eq!(
+            vars.get("WEBSEARCHD_WORKERS").map(String::as_str),
+            Some("4")
+        );
+        assert_eq!(
+            vars.get("WEBSEARCHD_LOG").map(String::as_str),
+            Some("debug")
+        );
+        assert_eq!(vars.get("A_B").map(String::as_str), Some("x y"));
+        assert_eq!(vars.len(), 3);
+    }
+
+    #[test]
+    fn environment_wins_over_file() {
+        let dir = std::env::temp_dir().join(format!("websearchd-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("env");
+        std::fs::write(&file, "WEBSEARCHD_WORKERS=4\nWEBSEARCHD_QUEUE_DEPTH=7\n").expect("write");
+        let source = Source::from_pairs(
+            [("WEBSEARCHD_WORKERS".to_string(), "5".to_string())],
+            Some(&file),
+        )
+        .expect("source");
+        let c = Config::from_source(&source).expect("valid");
+        assert_eq!((c.workers, c.queue_depth), (5, 7));
+        let depth = c
+            .resolved
+            .iter()
+            .find(|r| r.name == "WEBSEARCHD_QUEUE_DEPTH")
+            .expect("recorded");
+        assert_eq!(depth.origin, Origin::File);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn missing_env_file_is_an_error() {
+        let err = Source::from_pairs([], Some(Path::new("/nonexistent/websearchd.env")))
+            .expect_err("missing");
+        assert_eq!(err.var, "WEBSEARCHD_ENV_FILE");
+    }
+}

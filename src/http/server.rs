@@ -1,0 +1,798 @@
+//! The reactor (accept, read, frame, time out) and the worker pool (handle, write, return the connection).
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::request::{parse_head, Head, Request};
+use super::response::Response;
+use super::sys;
+use crate::clock::{http_date, Clock, SystemClock};
+use crate::config::Config;
+use crate::error::ApiError;
+
+/// Every bound the server enforces.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub workers: usize,
+    pub queue_depth: usize,
+    pub connections_max: usize,
+    pub header_bytes_max: usize,
+    pub headers_max: usize,
+    pub body_bytes_max: usize,
+    pub request_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub write_timeout: Duration,
+    pub keepalive_requests_max: u32,
+    pub shutdown_grace: Duration,
+}
+
+impl Limits {
+    pub fn from_config(c: &Config) -> Limits {
+        Limits {
+            workers: c.workers,
+            queue_depth: c.queue_depth,
+            connections_max: c.connections_max,
+            header_bytes_max: c.header_bytes_max,
+            headers_max: c.headers_max,
+            body_bytes_max: c.body_bytes_max,
+            request_timeout: Duration::from_millis(c.request_timeout_ms),
+            idle_timeout: Duration::from_millis(c.idle_timeout_ms),
+            write_timeout: Duration::from_millis(c.write_timeout_ms),
+            keepalive_requests_max: c.keepalive_requests_max,
+            shutdown_grace: Duration::from_millis(c.shutdown_grace_ms),
+        }
+    }
+}
+
+/// What the application supplies.
+pub trait Handler: Send + Sync + 'static {
+    /// Answers one request. A panic here becomes a logged 500; the worker survives.
+    fn handle(&self, request: &Request) -> Response;
+    /// Called once the response has been written (or failed to be), for metrics.
+    fn completed(&self, _request: &Request, _status: u16, _elapsed: Duration) {}
+}
+
+/// Why the server itself refused a connection or request, before any handler saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reject {
+    ConnectionsMax,
+    QueueFull,
+    Timeout,
+    BadRequest,
+    HeadersTooLarge,
+    BodyTooLarge,
+    LengthRequired,
+}
+
+impl Reject {
+    pub const ALL: [Reject; 7] = [
+        Reject::ConnectionsMax,
+        Reject::QueueFull,
+        Reject::Timeout,
+        Reject::BadRequest,
+        Reject::HeadersTooLarge,
+        Reject::BodyTooLarge,
+        Reject::LengthRequired,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Reject::ConnectionsMax => "connections_max",
+            Reject::QueueFull => "queue_full",
+            Reject::Timeout => "timeout",
+            Reject::BadRequest => "bad_request",
+            Reject::HeadersTooLarge => "headers_too_large",
+            Reject::BodyTooLarge => "body_too_large",
+            Reject::LengthRequired => "length_required",
+        }
+    }
+
+    fn of_status(status: u16) -> Reject {
+        match status {
+            408 => Reject::Timeout,
+            411 => Reject::LengthRequired,
+            413 => Reject::BodyTooLarge,
+            431 => Reject::HeadersTooLarge,
+            503 => Reject::QueueFull,
+            _ => Reject::BadRequest,
+        }
+    }
+}
+
+/// Live figures of the server, read by `/metrics` and `/health`.
+#[derive(Debug, Default)]
+pub struct ServerStats {
+    pub workers: AtomicU64,
+    pub queue_capacity: AtomicU64,
+    pub connections_open: AtomicU64,
+    pub connections_accepted: AtomicU64,
+    pub accept_errors: AtomicU64,
+    /// Complete requests waiting for a worker.
+    pub queued: AtomicU64,
+    /// Requests a worker is running now.
+    pub in_flight: AtomicU64,
+    rejected: [AtomicU64; 7],
+}
+
+impl ServerStats {
+    pub fn rejected(&self, reason: Reject) -> u64 {
+        self.rejected
+            .get(reason as usize)
+            .map_or(0, |n| n.load(Relaxed))
+    }
+
+    fn reject(&self, reason: Reject) {
+        if let Some(n) = self.rejected.get(reason as usize) {
+            n.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// Asks a running server to stop: no new connections, requests in flight finish within the grace time.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    flag: Arc<AtomicBool>,
+    waker: Arc<UnixStream>,
+}
+
+impl ShutdownHandle {
+    pub fn shutdown(&self) {
+        self.flag.store(true, Relaxed);
+        wake(&self.waker);
+    }
+}
+
+fn wake(waker: &UnixStream) {
+    // The socket is non-blocking: a full buffer means a wake-up is already pending.
+    let _ = (&*waker).write(&[1]);
+}
+
+pub struct Server {
+    listener: TcpListener,
+    wake_rx: UnixStream,
+    shared: Arc<Shared>,
+}
+
+/// What the reactor and the workers share.
+struct Shared {
+    limits: Limits,
+    handler: Arc<dyn Handler>,
+    stats: Arc<ServerStats>,
+    shutdown: Arc<AtomicBool>,
+    waker: Arc<UnixStream>,
+    ids: RequestIds,
+}
+
+impl Server {
+    pub fn bind(
+        addr: SocketAddr,
+        limits: Limits,
+        handler: Arc<dyn Handler>,
+        stats: Arc<ServerStats>,
+    ) -> io::Result<Server> {
+        let listener = TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        let (waker, wake_rx) = UnixStream::pair()?;
+        waker.set_nonblocking(true)?;
+        wake_rx.set_nonblocking(true)?;
+        stats.workers.store(limits.workers as u64, Relaxed);
+        stats
+            .queue_capacity
+            .store(limits.queue_depth as u64, Relaxed);
+        let shared = Shared {
+            limits,
+            handler,
+            stats,
+            shutdown: Arc::new(AtomicBool::new(false)),
+            waker: Arc::new(waker),
+            ids: RequestIds::new(),
+        };
+        Ok(Server {
+            listener,
+            wake_rx,
+            shared: Arc::new(shared),
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle {
+            flag: self.shared.shutdown.clone(),
+            waker: self.shared.waker.clone(),
+        }
+    }
+
+    /// Runs until shut down, then waits (at most the grace time) for requests in flight.
+    pub fn run(self) -> io::Result<()> {
+        let (job_tx, job_rx) = mpsc::sync_channel::<Job>(self.shared.limits.queue_depth);
+        let (back_tx, back_rx) = mpsc::channel::<Conn>();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let mut workers = Vec::with_capacity(self.shared.limits.workers);
+        for i in 0..self.shared.limits.workers {
+            let (rx, shared, back) = (job_rx.clone(), self.shared.clone(), back_tx.clone());
+            let handle = std::thread::Builder::new()
+                .name(format!("worker-{i}"))
+                .spawn(move || worker_loop(&rx, &shared, &back))?;
+            workers.push(handle);
+        }
+        drop(back_tx);
+        let mut reactor = Reactor {
+            listener: Some(self.listener),
+            wake_rx: self.wake_rx,
+            shared: self.shared,
+            conns: Vec::new(),
+            jobs: job_tx,
+            back: back_rx,
+            accept_paused_until: None,
+            fds: Vec::new(),
+        };
+        reactor.run()?;
+        let grace_end = Instant::now() + reactor.shared.limits.shutdown_grace;
+        reactor.drain(grace_end);
+        let stats = reactor.shared.stats.clone();
+        drop(reactor);
+        finish_workers(workers, grace_end, &stats);
+        Ok(())
+    }
+}
+
+/// Joins the workers (the job channel is closed, so each ends after its current request), waiting no longer than
+/// the grace time.
+fn finish_workers(workers: Vec<JoinHandle<()>>, grace_end: Instant, stats: &ServerStats) {
+    while workers.iter().any(|w| !w.is_finished()) && Instant::now() < grace_end {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let left = stats.in_flight.load(Relaxed) + stats.queued.load(Relaxed);
+    if left > 0 {
+        log::warn!("shutdown grace time over with {left} requests unfinished");
+        return;
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+}
+
+/// A client connection and the bytes read from it that no request has consumed yet.
+struct Conn {
+    stream: TcpStream,
+    peer: SocketAddr,
+    buf: Vec<u8>,
+    served: u32,
+    phase: Phase,
+    deadline: Instant,
+    continue_sent: bool,
+    _open: OpenGuard,
+}
+
+enum Phase {
+    /// Between requests.
+    Idle,
+    /// A request has begun; its head is known once parsed.
+    Reading(Option<Head>),
+    /// A refusal was written and the write side shut: unread input is drained until EOF or the deadline, so the
+    /// client reads the refusal instead of a connection reset.
+    Closing,
+}
+
+/// Counts a connection as open for as long as it lives.
+struct OpenGuard(Arc<ServerStats>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.connections_open.fetch_sub(1, Relaxed);
+    }
+}
+
+struct Job {
+    conn: Conn,
+    request: Request,
+    keep_alive: bool,
+    head_only: bool,
+    started: Instant,
+}
+
+/// How long a refused connection is drained before it is closed.
+const LINGER: Duration = Duration::from_secs(2);
+/// How long accepting pauses after accept() fails for lack of resources (EMFILE and the like).
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+/// Connections accepted per wake-up, so that a flood of new connections cannot starve the open ones.
+const ACCEPTS_PER_WAKE_MAX: usize = 64;
+/// Bytes read from a socket per read call.
+const READ_CHUNK_BYTES: usize = 8_192;
+/// The longest the reactor sleeps with nothing to do.
+const POLL_IDLE_MAX: Duration = Duration::from_secs(1);
+
+struct Reactor {
+    listener: Option<TcpListener>,
+    wake_rx: UnixStream,
+    shared: Arc<Shared>,
+    conns: Vec<Conn>,
+    jobs: SyncSender<Job>,
+    back: Receiver<Conn>,
+    accept_paused_until: Option<Instant>,
+    fds: Vec<sys::PollFd>,
+}
+
+impl Reactor {
+    fn run(&mut self) -> io::Result<()> {
+        while !self.shared.shutdown.load(Relaxed) {
+            let now = Instant::now();
+            let accepting = self.accept_paused_until.is_none_or(|t| now >= t);
+            if accepting {
+                self.accept_paused_until = None;
+            }
+            self.fds.clear();
+            self.fds.push(sys::poll_fd(self.wake_rx.as_raw_fd()));
+            if let (true, Some(l)) = (accepting, &self.listener) {
+                self.fds.push(sys::poll_fd(l.as_raw_fd()));
+            }
+            let first_conn = self.fds.len();
+            self.fds.extend(
+                self.conns
+                    .iter()
+                    .map(|c| sys::poll_fd(c.stream.as_raw_fd())),
+            );
+            let timeout = self
+                .next_deadline()
+                .map_or(POLL_IDLE_MAX, |d| d.saturating_duration_since(now));
+            sys::poll(&mut self.fds, timeout.min(POLL_IDLE_MAX))?;
+
+            let wake_ready = self.fds.first().is_some_and(sys::is_ready);
+            let listener_ready = accepting && self.fds.get(1).is_some_and(sys::is_ready);
+            let ready: Vec<bool> = self
+                .fds
+                .iter()
+                .skip(first_conn)
+                .map(sys::is_ready)
+                .collect();
+            self.service_conns(&ready);
+            if wake_ready {
+                self.drain_wake();
+            }
+            self.take_back();
+            if listener_ready {
+                self.accept();
+            }
+            self.expire(Instant::now());
+        }
+        Ok(())
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let conn = self.conns.iter().map(|c| c.deadline).min();
+        match (conn, self.accept_paused_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn drain_wake(&mut self) {
+        let mut sink = [0u8; 64];
+        while matches!((&self.wake_rx).read(&mut sink), Ok(n) if n > 0) {}
+    }
+
+    /// Connections that workers hand back after a keep-alive response.
+    fn take_back(&mut self) {
+        while let Ok(mut conn) = self.back.try_recv() {
+            conn.phase = Phase::Idle;
+            conn.deadline = Instant::now() + self.shared.limits.idle_timeout;
+            // A pipelined request may already be in the buffer.
+            if let Some(conn) = self.advance(conn) {
+                self.conns.push(conn);
+            }
+        }
+    }
+
+    fn accept(&mut self) {
+        for stream in self.accept_batch() {
+            let Ok(peer) = stream.peer_addr() else {
+                continue;
+            };
+            let stats = &self.shared.stats;
+            stats.connections_accepted.fetch_add(1, Relaxed);
+            stats.connections_open.fetch_add(1, Relaxed);
+            let conn = Conn {
+                stream,
+                peer,
+                buf: Vec::new(),
+                served: 0,
+                phase: Phase::Idle,
+                deadline: Instant::now() + self.shared.limits.idle_timeout,
+                continue_sent: false,
+                _open: OpenGuard(stats.clone()),
+            };
+            if self.conns.len() >= self.shared.limits.connections_max {
+                let err = ApiError::unavailable(
+                    "too_many_connections",
+                    "the server has too many open connections; retry shortly",
+                    1,
+                );
+                self.refuse(conn, err, None, Reject::ConnectionsMax);
+                continue;
+            }
+            if conn.stream.set_nonblocking(true).is_err() {
+                continue;
+            }
+            let _ = conn.stream.set_nodelay(true);
+            self.conns.push(conn);
+        }
+    }
+
+    /// Accepts what the backlog holds, up to `ACCEPTS_PER_WAKE_MAX`.
+    fn accept_batch(&mut self) -> Vec<TcpStream> {
+        let mut accepted = Vec::new();
+        let Some(listener) = &self.listener else {
+            return accepted;
+        };
+        while accepted.len() < ACCEPTS_PER_WAKE_MAX {
+            match listener.accept() {
+                Ok((stream, _)) => accepted.push(stream),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // EMFILE, ENFILE, ENOBUFS, ENOMEM, or a connection that died in the backlog: the server goes
+                    // on. For lack of resources, pause accepting briefly instead of spinning on a ready listener.
+                    self.shared.stats.accept_errors.fetch_add(1, Relaxed);
+                    if e.raw_os_error()
+                        .is_some_and(|c| c != libc::ECONNABORTED && c != libc::EPROTO)
+                    {
+                        log::warn!(
+                            "accept failed: {e}; pausing accepts for {} ms",
+                            ACCEPT_PAUSE.as_millis()
+                        );
+                        self.accept_paused_until = Some(Instant::now() + ACCEPT_PAUSE);
+                        break;
+                    }
+                }
+            }
+        }
+        accepted
+    }
+
+    fn service_conns(&mut self, ready: &[bool]) {
+        let conns = std::mem::take(&mut self.conns);
+        let mut kept = Vec::with_capacity(conns.len());
+        for (i, conn) in conns.into_iter().enumerate() {
+            if !ready.get(i).copied().unwrap_or(false) {
+                kept.push(conn);
+                continue;
+            }
+            if let Some(conn) = self.read_and_advance(conn) {
+                kept.push(conn);
+            }
+        }
+        // Connections refused while servicing went to `self.conns` to linger: keep both.
+        kept.append(&mut self.conns);
+        self.conns = kept;
+    }
+
+    /// Reads what the socket has and acts on it; returns the connection if the reactor keeps it.
+    fn read_and_advance(&mut self, mut conn: Conn) -> Option<Conn> {
+        let cap = self.shared.limits.header_bytes_max
+            + self.shared.limits.body_bytes_max
+            + READ_CHUNK_BYTES;
+        let mut chunk = [0u8; READ_CHUNK_BYTES];
+        let mut eof = false;
+        loop {
+            match conn.stream.read(&mut chunk) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    if matches!(conn.phase, Phase::Closing) {
+                        continue;
+                    }
+                    conn.buf
+                        .extend_from_slice(chunk.get(..n).unwrap_or_default());
+                    if conn.buf.len() >= cap {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        if matches!(conn.phase, Phase::Closing) {
+            return if eof { None } else { Some(conn) };
+        }
+        if eof {
+            // The client will send nothing more: a complete request still gets its answer, then the close.
+            conn.served = self.shared.limits.keepalive_requests_max;
+        }
+        self.advance(conn).filter(|_| !eof)
+    }
+
+    /// Moves a connection's state forward with the bytes it has: parse, refuse, or dispatch.
+    fn advance(&mut self, mut conn: Conn) -> Option<Conn> {
+        if conn.buf.is_empty() {
+            return Some(conn);
+        }
+        let limits = &self.shared.limits;
+        if matches!(conn.phase, Phase::Idle) {
+            conn.phase = Phase::Reading(None);
+            conn.deadline = Instant::now() + limits.request_timeout;
+        }
+        if let Phase::Reading(None) = conn.phase {
+            match parse_head(
+                &conn.buf,
+                limits.header_bytes_max,
+                limits.headers_max,
+                limits.body_bytes_max,
+            ) {
+                Ok(Some(head)) => conn.phase = Phase::Reading(Some(head)),
+                Ok(None) => return Some(conn),
+                Err(e) => {
+                    let err = e.into_api_error();
+                    let reason = Reject::of_status(err.status);
+                    self.refuse(conn, err, None, reason);
+                    return None;
+                }
+            }
+        }
+        let Phase::Reading(Some(head)) = &conn.phase else {
+            return Some(conn);
+        };
+        let total = head.head_bytes + head.content_length;
+        if conn.buf.len() < total {
+            if head.expect_continue && !conn.continue_sent {
+                conn.continue_sent = true;
+                let _ = conn.stream.write(b"HTTP/1.1 100 Continue\r\n\r\n");
+            }
+            return Some(conn);
+        }
+        let Phase::Reading(Some(head)) = std::mem::replace(&mut conn.phase, Phase::Idle) else {
+            return None;
+        };
+        let body = conn
+            .buf
+            .get(head.head_bytes..total)
+            .unwrap_or_default()
+            .to_vec();
+        conn.buf.drain(..total);
+        conn.continue_sent = false;
+        let request = Request {
+            method: head.method,
+            path: head.path,
+            query: head.query,
+            headers: head.headers,
+            body,
+            peer: conn.peer,
+            request_id: self.shared.ids.next(),
+        };
+        let job = Job {
+            keep_alive: head.keep_alive,
+            head_only: request.method == "HEAD",
+            started: Instant::now(),
+            conn,
+            request,
+        };
+        self.dispatch(job);
+        None
+    }
+
+    fn dispatch(&mut self, job: Job) {
+        let stats = &self.shared.stats;
+        stats.queued.fetch_add(1, Relaxed);
+        match self.jobs.try_send(job) {
+            Ok(()) => {}
+            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => {
+                stats.queued.fetch_sub(1, Relaxed);
+                let err = ApiError::unavailable(
+                    "overloaded",
+                    "all workers are busy and the queue is full; retry shortly",
+                    1,
+                );
+                let Job { conn, request, .. } = job;
+                log_access(
+                    &request.method,
+                    &request.path,
+                    503,
+                    Duration::ZERO,
+                    &request.request_id,
+                    conn.peer,
+                );
+                self.refuse(conn, err, Some(request.request_id), Reject::QueueFull);
+            }
+        }
+    }
+
+    /// Writes a refusal, shuts the write side and keeps the connection to drain (see `Phase::Closing`).
+    fn refuse(
+        &mut self,
+        mut conn: Conn,
+        err: ApiError,
+        request_id: Option<String>,
+        reason: Reject,
+    ) {
+        self.shared.stats.reject(reason);
+        let id = request_id.unwrap_or_else(|| self.shared.ids.next());
+        if reason != Reject::QueueFull {
+            log::info!(target: "websearchd::access", "- - {} {} {} peer={}", err.status, err.code, id, conn.peer);
+        }
+        let bytes =
+            err.into_response()
+                .to_bytes(&id, false, false, &http_date(SystemClock.now_unix_ms()));
+        // Best effort: the socket is non-blocking and a refusal is small.
+        let _ = conn.stream.write(&bytes);
+        let _ = conn.stream.shutdown(Shutdown::Write);
+        conn.phase = Phase::Closing;
+        conn.buf = Vec::new();
+        conn.deadline = Instant::now() + LINGER;
+        if reason == Reject::ConnectionsMax || conn.stream.set_nonblocking(true).is_err() {
+            return;
+        }
+        self.conns.push(conn);
+    }
+
+    /// Closes idle connections past their time and answers slow requests with 408.
+    fn expire(&mut self, now: Instant) {
+        let conns = std::mem::take(&mut self.conns);
+        for conn in conns {
+            if conn.deadline > now {
+                self.conns.push(conn);
+                continue;
+            }
+            if let Phase::Reading(_) = conn.phase {
+                let secs = self.shared.limits.request_timeout.as_millis();
+                let err = ApiError::new(
+                    408,
+                    "request_timeout",
+                    format!("the request did not arrive within {secs} ms"),
+                );
+                self.refuse(conn, err, None, Reject::Timeout);
+            }
+        }
+    }
+
+    /// After shutdown: no listener, no idle or half-read connections; wait for the workers' requests to end.
+    fn drain(&mut self, grace_end: Instant) {
+        self.listener = None;
+        self.conns.clear();
+        let stats = self.shared.stats.clone();
+        while stats.in_flight.load(Relaxed) + stats.queued.load(Relaxed) > 0
+            && Instant::now() < grace_end
+        {
+            let mut fds = [sys::poll_fd(self.wake_rx.as_raw_fd())];
+            let _ = sys::poll(
+                &mut fds,
+                grace_end
+                    .saturating_duration_since(Instant::now())
+                    .min(POLL_IDLE_MAX),
+            );
+            self.drain_wake();
+            while self.back.try_recv().is_ok() {}
+        }
+        while self.back.try_recv().is_ok() {}
+    }
+}
+
+fn worker_loop(jobs: &Mutex<Receiver<Job>>, shared: &Shared, back: &Sender<Conn>) {
+    loop {
+        let job = {
+            let rx = jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            match rx.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            }
+        };
+        shared.stats.queued.fetch_sub(1, Relaxed);
+        shared.stats.in_flight.fetch_add(1, Relaxed);
+        serve(job, shared, back);
+        shared.stats.in_flight.fetch_sub(1, Relaxed);
+        wake(&shared.waker);
+    }
+}
+
+fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
+    let Job {
+        mut conn,
+        request,
+        keep_alive,
+        head_only,
+        started,
+    } = job;
+    let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(&request)))
+        .unwrap_or_else(|_| {
+            log::error!(
+                "handler panicked on {} {} (request {})",
+                request.method,
+                request.path,
+                request.request_id
+            );
+            ApiError::internal().into_response()
+        });
+    conn.served = conn.served.saturating_add(1);
+    let keep = keep_alive
+        && conn.served < shared.limits.keepalive_requests_max
+        && !shared.shutdown.load(Relaxed);
+    let bytes = response.to_bytes(
+        &request.request_id,
+        keep,
+        head_only,
+        &http_date(SystemClock.now_unix_ms()),
+    );
+    let written = conn
+        .stream
+        .set_nonblocking(false)
+        .and_then(|()| {
+            conn.stream
+                .set_write_timeout(Some(shared.limits.write_timeout))
+        })
+        .and_then(|()| conn.stream.write_all(&bytes));
+    let elapsed = started.elapsed();
+    log_access(
+        &request.method,
+        &request.path,
+        response.status,
+        elapsed,
+        &request.request_id,
+        conn.peer,
+    );
+    if let Err(e) = &written {
+        log::debug!("writing the response to {} failed: {e}", conn.peer);
+    }
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        shared.handler.completed(&request, response.status, elapsed)
+    }));
+    if written.is_ok() && keep && conn.stream.set_nonblocking(true).is_ok() {
+        let _ = back.send(conn);
+    }
+}
+
+fn log_access(
+    method: &str,
+    path: &str,
+    status: u16,
+    elapsed: Duration,
+    request_id: &str,
+    peer: SocketAddr,
+) {
+    log::info!(
+        target: "websearchd::access",
+        "{method} {} {status} {}ms {request_id} peer={peer}",
+        path.escape_debug(),
+        elapsed.as_millis()
+    );
+}
+
+/// Request ids: 32 hex digits from SipHash of a counter under a random key (std's hasher seed): unpredictable, and
+/// they reveal nothing of the request count.
+struct RequestIds {
+    seed: RandomState,
+    counter: AtomicU64,
+}
+
+impl RequestIds {
+    fn new() -> RequestIds {
+        RequestIds {
+            seed: RandomState::new(),
+            counter: AtomicU64::new(0),
+        }
+    }
+
+    fn next(&self) -> String {
+        let n = self.counter.fetch_add(1, Relaxed);
+        let half = |lane: u8| {
+            let mut h = self.seed.build_hasher();
+            h.write_u64(n);
+            h.write_u8(lane);
+            h.finish()
+        };
+        format!("{:016x}{:016x}", half(0), half(1))
+    }
+}

@@ -1,0 +1,83 @@
+//! The two operating-system calls std does not offer: `poll(2)` over many sockets, and waiting for SIGTERM/SIGINT
+//! on a thread of our own (`sigwait(3)`) instead of in an async signal handler. All `unsafe` in the crate is here.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+pub use libc::pollfd as PollFd;
+pub const POLLIN: i16 = libc::POLLIN;
+
+pub fn poll_fd(fd: RawFd) -> PollFd {
+    PollFd {
+        fd,
+        events: POLLIN,
+        revents: 0,
+    }
+}
+
+/// Readable, closed or in error: anything that calls for a read attempt.
+pub fn is_ready(p: &PollFd) -> bool {
+    p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}
+
+/// Waits until a descriptor is ready or the timeout passes. EINTR counts as a wake-up with nothing ready.
+pub fn poll(fds: &mut [PollFd], timeout: Duration) -> io::Result<usize> {
+    let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: `fds` is a valid, exclusively borrowed slice of `pollfd` for the whole call, and its length is
+    // passed with it.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    if n < 0 {
+        let err = io::Error::last_os_error();
+        return if err.kind() == io::ErrorKind::Interrupted {
+            Ok(0)
+        } else {
+            Err(err)
+        };
+    }
+    Ok(n as usize)
+}
+
+/// The termination signals, blocked in the calling thread (and so in every thread it spawns afterwards) so that
+/// only `wait` receives them.
+pub struct TerminationSignals {
+    set: libc::sigset_t,
+}
+
+impl TerminationSignals {
+    /// Blocks SIGTERM and SIGINT. Call before spawning any thread.
+    pub fn block() -> io::Result<TerminationSignals> {
+        // SAFETY: sigset_t is plain data, initialised by sigemptyset before use; the pointers are to locals that
+        // live for the calls.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+            Ok(TerminationSignals { set })
+        }
+    }
+
+    /// Blocks until SIGTERM or SIGINT arrives; returns its name.
+    pub fn wait(&self) -> &'static str {
+        loop {
+            let mut sig: libc::c_int = 0;
+            // SAFETY: `self.set` is an initialised signal set and `sig` a valid out-pointer.
+            let rc = unsafe { libc::sigwait(&self.set, &mut sig) };
+            if rc == 0 {
+                return if sig == libc::SIGINT {
+                    "SIGINT"
+                } else {
+                    "SIGTERM"
+                };
+            }
+        }
+    }
+}
+
+// SAFETY: a sigset_t is a plain bit set, read-only after construction.
+unsafe impl Send for TerminationSignals {}

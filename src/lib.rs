@@ -1,0 +1,12 @@
+//! websearchd: a self-hostable web search service for software agents, paid per call over x402 and signed with
+//! Ed25519. ARCHITECTURE.md maps the modules.
+
+pub mod app;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod logger;
+pub mod metrics;
+pub mod search;

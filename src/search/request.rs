@@ -1,0 +1,201 @@
+//! The body of `POST /service`, parsed once into a typed `SearchRequest`. Each way a body can be wrong has its own
+//! stable error code, and every check runs before payment is asked for.
+
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+/// Longest query, in Unicode scalar values after trimming (DuckDuckGo refuses queries near 500 bytes).
+pub const QUERY_CHARS_MAX: usize = 400;
+pub const MAX_RESULTS_DEFAULT: usize = 5;
+pub const MAX_RESULTS_MAX: usize = 20;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// Trimmed, inner whitespace runs collapsed to one space.
+    pub query: String,
+    pub max_results: usize,
+    pub extract: bool,
+}
+
+impl SearchRequest {
+    /// Parses a JSON body. Unknown fields are ignored, so clients may send more than we read.
+    pub fn from_json(body: &[u8]) -> Result<SearchRequest, ApiError> {
+        let value: Value = serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}"))
+        })?;
+        let Value::Object(fields) = value else {
+            return Err(ApiError::bad_request(
+                "body_not_object",
+                "the body must be a JSON object",
+            ));
+        };
+        SearchRequest::from_fields(&fields)
+    }
+
+    pub fn from_fields(fields: &Map<String, Value>) -> Result<SearchRequest, ApiError> {
+        let query = match fields.get("query") {
+            None | Some(Value::Null) => {
+                return Err(ApiError::invalid_field(
+                    "query_missing",
+                    "query",
+                    "the field `query` is required",
+                ))
+            }
+            Some(Value::String(q)) => normalize_query(q)?,
+            Some(_) => {
+                return Err(ApiError::invalid_field(
+                    "query_not_string",
+                    "query",
+                    "`query` must be a string",
+                ))
+            }
+        };
+        let max_results = match fields.get("max_results") {
+            None | Some(Value::Null) => MAX_RESULTS_DEFAULT,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(n) if (1..=MAX_RESULTS_MAX as u64).contains(&n) => n as usize,
+                _ if n.is_u64() || n.is_i64() => {
+                    return Err(ApiError::invalid_field(
+                        "max_results_out_of_range",
+                        "max_results",
+                        format!("`max_results` must be from 1 to {MAX_RESULTS_MAX}"),
+                    ))
+                }
+                _ => return Err(max_results_not_integer()),
+            },
+            Some(_) => return Err(max_results_not_integer()),
+        };
+        let extract = match fields.get("extract") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(ApiError::invalid_field(
+                    "extract_not_boolean",
+                    "extract",
+                    "`extract` must be true or false",
+                ))
+            }
+        };
+        Ok(SearchRequest {
+            query,
+            max_results,
+            extract,
+        })
+    }
+}
+
+fn max_results_not_integer() -> ApiError {
+    ApiError::invalid_field(
+        "max_results_not_integer",
+        "max_results",
+        "`max_results` must be an integer",
+    )
+}
+
+fn normalize_query(raw: &str) -> Result<String, ApiError> {
+    if raw.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+        return Err(ApiError::invalid_field(
+            "query_invalid",
+            "query",
+            "`query` must not contain control characters",
+        ));
+    }
+    let query = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    if query.is_empty() {
+        return Err(ApiError::invalid_field(
+            "query_empty",
+            "query",
+            "`query` must not be empty",
+        ));
+    }
+    let chars = query.chars().count();
+    if chars > QUERY_CHARS_MAX {
+        return Err(ApiError::invalid_field(
+            "query_too_long",
+            "query",
+            format!("`query` has {chars} characters; at most {QUERY_CHARS_MAX} are allowed"),
+        ));
+    }
+    Ok(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(body: &str, expected: Result<(&str, usize, bool), &str>) {
+        let got = SearchRequest::from_json(body.as_bytes());
+        match expected {
+            Ok((q, n, e)) => {
+                assert_eq!(
+                    got,
+                    Ok(SearchRequest {
+                        query: q.into(),
+                        max_results: n,
+                        extract: e
+                    }),
+                    "{body}"
+                )
+            }
+            Err(code) => assert_eq!(got.map_err(|e| e.code), Err(code), "{body}"),
+        }
+    }
+
+    #[test]
+    fn valid_bodies() {
+        check(r#"{"query":"rust"}"#, Ok(("rust", 5, false)));
+        check(
+            r#"{"query":"  rust \n  lang\t","max_results":20,"extract":true}"#,
+            Ok(("rust lang", 20, true)),
+        );
+        check(
+            r#"{"query":"q","max_results":null,"unknown":[1,2]}"#,
+            Ok(("q", 5, false)),
+        );
+        check(
+            &format!(r#"{{"query":"{}"}}"#, "é".repeat(400)),
+            Ok((&"é".repeat(400), 5, false)),
+        );
+    }
+
+    #[test]
+    fn each_error_has_its_code() {
+        check("", Err("invalid_json"));
+        check("{", Err("invalid_json"));
+        check("[]", Err("body_not_object"));
+        check("{}", Err("query_missing"));
+        check(r#"{"query":5}"#, Err("query_not_string"));
+        check(r#"{"query":"   "}"#, Err("query_empty"));
+        check(r#"{"query":"a\u0000b"}"#, Err("query_invalid"));
+        check(
+            &format!(r#"{{"query":"{}"}}"#, "a".repeat(401)),
+            Err("query_too_long"),
+        );
+        check(
+            r#"{"query":"q","max_results":0}"#,
+            Err("max_results_out_of_range"),
+        );
+        check(
+            r#"{"query":"q","max_results":21}"#,
+            Err("max_results_out_of_range"),
+        );
+        check(
+            r#"{"query":"q","max_results":-3}"#,
+            Err("max_results_out_of_range"),
+        );
+        check(
+            r#"{"query":"q","max_results":2.5}"#,
+            Err("max_results_not_integer"),
+        );
+        check(
+            r#"{"query":"q","max_results":"5"}"#,
+            Err("max_results_not_integer"),
+        );
+        check(
+            r#"{"query":"q","extract":"yes"}"#,
+            Err("extract_not_boolean"),
+        );
+    }
+}

@@ -1,0 +1,292 @@
+//! Test support: start the real `websearchd` binary on 127.0.0.1:0 with a given environment, learn its address from
+//! its log, and speak HTTP/1.1 to it over plain sockets.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub struct Server {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub log: Arc<Mutex<Vec<String>>>,
+    pub state_dir: tempdir::TempDir,
+}
+
+pub mod tempdir {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A directory under the system temp dir, removed on drop.
+    pub struct TempDir(PathBuf);
+
+    impl TempDir {
+        pub fn new(tag: &str) -> TempDir {
+            static N: AtomicU32 = AtomicU32::new(0);
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let path = std::env::temp_dir()
+                .join(format!("websearchd-test-{tag}-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&path);
+            std::fs::create_dir_all(&path).expect("create temp dir");
+            TempDir(path)
+        }
+
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_websearchd")
+}
+
+impl Server {
+    /// Starts the server with these variables (plus a fresh state dir and port 0) and waits for its address.
+    pub fn start(env: &[(&str, &str)]) -> Server {
+        Server::start_with(env, |c| c)
+    }
+
+    /// Like `start`, with a hook to adjust the command (for example to run it under `sh -c 'ulimit ...'`).
+    pub fn start_with(
+        env: &[(&str, &str)],
+        adjust: impl FnOnce(&mut Command) -> &mut Command,
+    ) -> Server {
+        let state_dir = tempdir::TempDir::new("state");
+        let mut cmd = Command::new(binary());
+        cmd.env_clear()
+            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
+            .env("WEBSEARCHD_STATE_DIR", state_dir.path().join("data"))
+            .env("WEBSEARCHD_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        adjust(&mut cmd);
+        let mut child = cmd.spawn().expect("spawn websearchd");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(addr) = line.split("listening on http://").nth(1) {
+                    let addr = addr.split_whitespace().next().unwrap_or("").to_string();
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(addr);
+                    }
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(a) => a.parse().expect("address"),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("server did not start; log: {:?}", log.lock().unwrap());
+            }
+        };
+        Server {
+            child,
+            addr,
+            log,
+            state_dir,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Threads of the server process, from /proc.
+    pub fn threads(&self) -> usize {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("Threads line")
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("kill");
+        assert!(ok.success());
+    }
+
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Reply {
+        request(self.addr, method, path, headers, body)
+    }
+
+    pub fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, &[], b"")
+    }
+
+    pub fn post_json(&self, path: &str, body: &str) -> Reply {
+        self.request(
+            "POST",
+            path,
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn error_code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// One request on a new connection.
+pub fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    write_request(&mut stream, method, path, headers, body);
+    read_reply_to(&mut stream, method == "HEAD").expect("a reply")
+}
+
+pub fn write_request(
+    stream: &mut TcpStream,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) {
+    let mut raw = format!("{method} {path} HTTP/1.1\r\nHost: test\r\n");
+    for (k, v) in headers {
+        raw.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        raw.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    raw.push_str("\r\n");
+    let mut bytes = raw.into_bytes();
+    bytes.extend_from_slice(body);
+    stream.write_all(&bytes).expect("write request");
+}
+
+/// Reads one response (framed by Content-Length) from a stream; None on EOF before a status line.
+pub fn read_reply(stream: &mut TcpStream) -> Option<Reply> {
+    read_reply_to(stream, false)
+}
+
+/// `read_reply`, for a HEAD request when `head` is set (no body follows the headers).
+pub fn read_reply_to(stream: &mut TcpStream, head: bool) -> Option<Reply> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut resp = httparse::Response::new(&mut headers);
+        if let Ok(httparse::Status::Complete(n)) = resp.parse(&buf) {
+            let status = resp.code.expect("code");
+            let headers: Vec<(String, String)> = resp
+                .headers
+                .iter()
+                .map(|h| {
+                    (
+                        h.name.to_string(),
+                        String::from_utf8_lossy(h.value).into_owned(),
+                    )
+                })
+                .collect();
+            if status == 100 {
+                buf.drain(..n);
+                continue;
+            }
+            let len: usize = headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                .map(|(_, v)| v.parse().expect("length"))
+                .unwrap_or(0);
+            let len = if head { 0 } else { len };
+            while buf.len() < n + len {
+                let got = stream.read(&mut chunk).expect("read body");
+                assert!(got > 0, "EOF inside a body");
+                buf.extend_from_slice(&chunk[..got]);
+            }
+            return Some(Reply {
+                status,
+                headers,
+                body: buf[n..n + len].to_vec(),
+            });
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(got) => buf.extend_from_slice(&chunk[..got]),
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! The inbound HTTP server, run as the real binary on 127.0.0.1:0: routes, validation, limits, keep-alive, slow
+//! clients, resource exhaustion.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use common::{read_reply, write_request, Server};
+
+#[test]
+fn health_and_request_ids() {
+    let server = Server::start(&[]);
+    let a = server.get("/health");
+    assert_eq!(a.status, 200);
+    assert_eq!(a.json()["status"], "ok");
+    assert_eq!(a.json()["version"], env!("CARGO_PKG_VERSION"));
+    let b = server.request("HEAD", "/health", &[], b"");
+    assert_eq!(b.status, 200);
+    assert!(b.body.is_empty());
+    let (ida, idb) = (
+        a.header("x-request-id").expect("id"),
+        b.header("x-request-id").expect("id"),
+    );
+    assert_eq!(ida.len(), 32);
+    assert_ne!(ida, idb);
+}
+
+#[test]
+fn service_validation_errors_have_stable_codes() {
+    let server = Server::start(&[]);
+    let cases: &[(&str, &str)] = &[
+        ("not json", "invalid_json"),
+        ("[1]", "body_not_object"),
+        ("{}", "query_missing"),
+        (r#"{"query":1}"#, "query_not_string"),
+        (r#"{"query":" "}"#, "query_empty"),
+        (r#"{"query":"a\u0007"}"#, "query_invalid"),
+        (
+            r#"{"query":"q","max_results":0}"#,
+            "max_results_out_of_range",
+        ),
+        (
+            r#"{"query":"q","max_results":21}"#,
+            "max_results_out_of_range",
+        ),
+        (
+            r#"{"query":"q","max_results":"3"}"#,
+            "max_results_not_integer",
+        ),
+        (r#"{"query":"q","extract":1}"#, "extract_not_boolean"),
+    ];
+    for (body, code) in cases {
+        let r = server.post_json("/service", body);
+        assert_eq!(
+            (r.status, r.error_code()),
+            (400, code.to_string()),
+            "body {body}"
+        );
+        assert!(r.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+    }
+    let long = format!(r#"{{"query":"{}"}}"#, "x".repeat(401));
+    let r = server.post_json("/service", &long);
+    assert_eq!((r.status, r.error_code().as_str()), (400, "query_too_long"));
+    assert_eq!(r.json()["error"]["field"], "query");
+}
+
+#[test]
+fn media_type_size_route_and_method_errors() {
+    let server = Server::start(&[]);
+    let r = server.request(
+        "POST",
+        "/service",
+        &[("Content-Type", "text/plain")],
+        br#"{"query":"q"}"#,
+    );
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (415, "unsupported_media_type")
+    );
+    let r = server.request("POST", "/service", &[], br#"{"query":"q"}"#);
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (415, "unsupported_media_type")
+    );
+    let r = server.request(
+        "POST",
+        "/service",
+        &[("Content-Type", "application/json; charset=utf-8")],
+        b"{}",
+    );
+    assert_eq!((r.status, r.error_code().as_str()), (400, "query_missing"));
+
+    let big = format!(r#"{{"query":"{}"}}"#, "x".repeat(16_384));
+    let r = server.post_json("/service", &big);
+    assert_eq!((r.status, r.error_code().as_str()), (413, "body_too_large"));
+
+    let r = server.get("/nowhere");
+    assert_eq!((r.status, r.error_code().as_str()), (404, "not_found"));
+    let r = server.get("/service");
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (405, "method_not_allowed")
+    );
+    assert_eq!(r.header("allow"), Some("POST"));
+    let r = server.post_json("/health", "{}");
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
+    assert!(r.header("x-request-id").is_some());
+}
+
+#[test]
+fn protocol_errors_are_json_too() {
+    let server = Server::start(&[("WEBSEARCHD_HEADERS_MAX", "8")]);
+    let many: String = (0..9).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let reply = raw_exchange(
+        &server,
+        format!("GET /health HTTP/1.1\r\n{many}\r\n").as_bytes(),
+    );
+    assert_eq!(
+        (reply.status, reply.error_code().as_str()),
+        (431, "too_many_headers")
+    );
+    let reply = raw_exchange(
+        &server,
+        b"GET /health HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    );
+    assert_eq!(
+        (reply.status, reply.error_code().as_str()),
+        (411, "length_required")
+    );
+    let reply = raw_exchange(&server, b"BLAH\x01 / HTTP/1.1\r\n\r\n");
+    assert_eq!(
+        (reply.status, reply.error_code().as_str()),
+        (400, "bad_request")
+    );
+    let metrics = server.get("/metrics").text();
+    assert!(
+        metrics.contains("websearchd_http_rejected_total{reason=\"headers_too_large\"} 1"),
+        "{metrics}"
+    );
+}
+
+fn raw_exchange(server: &Server, bytes: &[u8]) -> common::Reply {
+    let mut s = TcpStream::connect(server.addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(bytes).expect("write");
+    read_reply(&mut s).expect("reply")
+}
+
+#[test]
+fn keep_alive_pipelining_and_the_request_cap() {
+    let server = Server::start(&[("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "3")]);
+    let mut s = TcpStream::connect(server.addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    // Two requests in one write: the second waits in the buffer while the first is served.
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+        .expect("write");
+    let first = read_reply(&mut s).expect("first");
+    let second = read_reply(&mut s).expect("second");
+    assert_eq!((first.status, second.status), (200, 200));
+    assert_eq!(first.header("connection"), Some("keep-alive"));
+    assert!(second.text().contains("websearchd_http_requests_total"));
+    write_request(&mut s, "GET", "/health", &[], b"");
+    let third = read_reply(&mut s).expect("third");
+    assert_eq!(third.header("connection"), Some("close"));
+    assert!(
+        read_reply(&mut s).is_none(),
+        "the connection closes after the third request"
+    );
+}
+
+#[test]
+fn expect_continue_is_answered() {
+    let server = Server::start(&[]);
+    let mut s = TcpStream::connect(server.addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(b"POST /service HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+        .expect("head");
+    let mut interim = [0u8; 25];
+    s.read_exact(&mut interim).expect("100 Continue");
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.write_all(b"{}").expect("body");
+    assert_eq!(
+        read_reply(&mut s).expect("reply").error_code(),
+        "query_missing"
+    );
+}
+
+#[test]
+fn slow_request_gets_408() {
+    let server = Server::start(&[("WEBSEARCHD_REQUEST_TIMEOUT_MS", "300")]);
+    let mut s = TcpStream::connect(server.addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    s.write_all(b"GET /health HTTP/1.1\r\nHost:")
+        .expect("partial");
+    let reply = read_reply(&mut s).expect("reply");
+    assert_eq!(
+        (reply.status, reply.error_code().as_str()),
+        (408, "request_timeout")
+    );
+}
+
+/// The bar of issue 2: idle keep-alive connections and slowloris clients cost no worker; a new client is answered
+/// within a second, and the thread count never moves from its fixed size.
+#[test]
+fn idle_and_slow_clients_do_not_starve_the_pool() {
+    let server = Server::start(&[
+        ("WEBSEARCHD_WORKERS", "2"),
+        ("WEBSEARCHD_IDLE_TIMEOUT_MS", "60000"),
+        ("WEBSEARCHD_REQUEST_TIMEOUT_MS", "60000"),
+    ]);
+    let threads_at_start = server.threads();
+    // Two workers, the reactor (main thread) and the signal thread.
+    assert_eq!(threads_at_start, 4);
+
+    let mut idle = Vec::new();
+    for _ in 0..64 {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        write_request(&mut s, "GET", "/health", &[], b"");
+        assert_eq!(read_reply(&mut s).expect("reply").status, 200);
+        idle.push(s);
+    }
+    let mut slow: Vec<TcpStream> = (0..32)
+        .map(|_| TcpStream::connect(server.addr).expect("connect"))
+        .collect();
+    let head = b"GET /health HTTP/1.1\r\nHost: slow\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+    for (sent, byte) in head.iter().take(3).enumerate() {
+        for s in &mut slow {
+            s.write_all(&[*byte]).expect("one byte");
+        }
+        if sent < 2 {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    let started = Instant::now();
+    let reply = server.get("/health");
+    let waited = started.elapsed();
+    assert_eq!(reply.status, 200);
+    assert!(
+        waited < Duration::from_secs(1),
+        "a new client waited {waited:?}"
+    );
+    assert_eq!(
+        server.threads(),
+        threads_at_start,
+        "threads grew under idle and slow clients"
+    );
+    let open = metric(&server, "websearchd_http_connections_open");
+    assert!(open >= 64 + 32, "open connections: {open}");
+
+    drop(idle);
+    drop(slow);
+    // The reactor notices the closes on its next wake-up; poll the gauge rather than sleep a guessed time.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while metric(&server, "websearchd_http_connections_open") > 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        metric(&server, "websearchd_http_connections_open"),
+        1,
+        "only the metrics request is open"
+    );
+    assert_eq!(server.threads(), threads_at_start);
+}
+
+fn metric(server: &Server, name: &str) -> u64 {
+    let text = server.get("/metrics").text();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in metrics"))
+}
+
+/// A failing accept() (EMFILE here, from a low descriptor limit) pauses accepting; it never stops the server.
+#[test]
+fn accept_failures_do_not_stop_the_server() {
+    let server = Server::start_with(&[("WEBSEARCHD_WORKERS", "2")], |cmd| {
+        let bin = common::binary();
+        *cmd = {
+            let mut c = std::process::Command::new("sh");
+            c.arg("-c").arg(format!("ulimit -n 40 && exec {bin}"));
+            c
+        };
+        cmd.env_clear()
+            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
+            .env("WEBSEARCHD_WORKERS", "2")
+            .env(
+                "WEBSEARCHD_STATE_DIR",
+                std::env::temp_dir().join("websearchd-test-emfile"),
+            )
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+    });
+    let hogs: Vec<TcpStream> = (0..60)
+        .map(|_| TcpStream::connect(server.addr).expect("connect"))
+        .collect();
+    // Wait until the server has hit the limit at least once.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server.log_text().contains("accept failed") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        server.log_text().contains("accept failed"),
+        "log: {}",
+        server.log_text()
+    );
+    drop(hogs);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(2)))
+            .expect("timeout");
+        write_request(&mut s, "GET", "/health", &[], b"");
+        match read_reply(&mut s) {
+            Some(r) if r.status == 200 => break,
+            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            other => panic!("server did not recover: {other:?}"),
+        }
+    }
+    assert!(metric(&server, "websearchd_http_accept_errors_total") > 0);
+}
+
+#[test]
+fn invalid_configuration_stops_start_up_naming_the_variable() {
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_WORKERS", "zero")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("WEBSEARCHD_WORKERS") && err.contains("1 to 256"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_config_and_version() {
+    let dir = common::tempdir::TempDir::new("cfg");
+    let file = dir.path().join("websearchd.env");
+    std::fs::write(
+        &file,
+        "# comment\nWEBSEARCHD_QUEUE_DEPTH=9\nWEBSEARCHD_WORKERS=3\n",
+    )
+    .expect("write");
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_WORKERS", "5")
+        .args(["--env-file", file.to_str().expect("utf8"), "check-config"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("WEBSEARCHD_WORKERS=5  # environment"),
+        "{text}"
+    );
+    assert!(
+        text.contains("WEBSEARCHD_QUEUE_DEPTH=9  # env file"),
+        "{text}"
+    );
+    assert!(
+        text.contains("WEBSEARCHD_LISTEN=127.0.0.1:8402  # default"),
+        "{text}"
+    );
+
+    let out = std::process::Command::new(common::binary())
+        .arg("--version")
+        .output()
+        .expect("run");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("websearchd {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn state_dir_is_created_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start(&[]);
+    let dir = server.state_dir.path().join("data");
+    let mode = std::fs::metadata(&dir)
+        .expect("state dir")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+}
