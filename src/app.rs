@@ -89,12 +89,15 @@ impl App {
                 "status": "ok",
                 "version": env!("CARGO_PKG_VERSION"),
                 "uptime_s": self.started.elapsed().as_secs(),
+                "sources": self.engine.health(),
             }),
         )
     }
 
     fn metrics(&self) -> Response {
-        let text = self.metrics.render(&self.stats, self.started.elapsed(), "");
+        let text = self
+            .metrics
+            .render(&self.stats, self.started.elapsed(), &self.engine.metrics());
         Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text)
             .header("Cache-Control", "no-store")
     }
@@ -102,7 +105,7 @@ impl App {
     fn service(&self, req: &Request) -> Result<Response, ApiError> {
         require_json(req)?;
         let search = SearchRequest::from_json(&req.body)?;
-        let answer = self.engine.search(&search)?;
+        let answer = self.engine.search(&search, &req.request_id)?;
         Ok(Response::json(200, &answer))
     }
 }

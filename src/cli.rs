@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::app::App;
+use crate::clock::SystemClock;
 use crate::config::{Config, Source};
 use crate::http::{sys::TerminationSignals, Limits, Server, ServerStats};
 use crate::search::{Engine, SearchRequest};
@@ -183,9 +184,9 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
             return ExitCode::from(2);
         }
     };
-    let engine = Engine::default();
-    let _ = &config;
-    let (value, code) = match engine.search(&request) {
+    let engine = Engine::from_config(&config, Arc::new(SystemClock));
+    let request_id = crate::http::RequestIds::new().next();
+    let (value, code) = match engine.search(&request, &request_id) {
         Ok(answer) => (answer, ExitCode::SUCCESS),
         Err(e) => (e.body(), ExitCode::from(1)),
     };
@@ -219,7 +220,8 @@ fn serve(config: Config) -> ExitCode {
     let stats = Arc::new(ServerStats::default());
     let limits = Limits::from_config(&config);
     let listen = config.listen;
-    let app = Arc::new(App::new(config, stats.clone(), Engine::default()));
+    let engine = Engine::from_config(&config, Arc::new(SystemClock));
+    let app = Arc::new(App::new(config, stats.clone(), engine));
     let server = match Server::bind(listen, limits.clone(), app, stats) {
         Ok(s) => s,
         Err(e) => {

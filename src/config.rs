@@ -118,6 +118,99 @@ pub const VARS: &[VarDoc] = &[
         meaning: "On SIGTERM or SIGINT, how long requests in flight may take to finish.",
     },
     VarDoc {
+        name: "WEBSEARCHD_SOURCES",
+        default: "ddg_html,ddg_lite,searxng",
+        allowed: "a comma-separated list of ddg_html, ddg_lite, searxng, mojeek",
+        meaning: "Search sources, in the order they are tried.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_DDG_HTML_URL",
+        default: "https://html.duckduckgo.com/html/",
+        allowed: "an http:// or https:// URL",
+        meaning: "DuckDuckGo's HTML endpoint.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_DDG_LITE_URL",
+        default: "https://lite.duckduckgo.com/lite/",
+        allowed: "an http:// or https:// URL",
+        meaning: "DuckDuckGo's lite endpoint.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SEARXNG_URLS",
+        default: "(none)",
+        allowed: "a comma-separated list of http(s) base URLs",
+        meaning: "SearXNG instances (the operator's own first), each asked at `<url>/search?q=...&format=json`; \
+                  JSON output must be enabled on the instance.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MOJEEK_URL",
+        default: "https://www.mojeek.com/search",
+        allowed: "an http:// or https:// URL",
+        meaning: "Mojeek's results page (used when `mojeek` is in WEBSEARCHD_SOURCES).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_REGION",
+        default: "wt-wt",
+        allowed: "a DuckDuckGo region code such as wt-wt, us-en, de-de",
+        meaning: "Region sent to DuckDuckGo (`kl`).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SOURCE_CONNECT_TIMEOUT_MS",
+        default: "2000",
+        allowed: "100 to 30000",
+        meaning: "Connect timeout (DNS, TCP, TLS) for a search source.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SOURCE_TIMEOUT_MS",
+        default: "5000",
+        allowed: "200 to 60000",
+        meaning: "Total time for one source's answer, body included.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SOURCE_BODY_BYTES_MAX",
+        default: "2097152",
+        allowed: "4096 to 33554432",
+        meaning: "Largest source response read; a larger one is a failure (`too_large`).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SOURCE_INTERVAL_MS",
+        default: "2000",
+        allowed: "0 to 600000",
+        meaning: "Minimum time between two requests to one source endpoint; an endpoint not ready is skipped, not \
+                  waited for.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_BREAKER_COOLDOWN_MS",
+        default: "60000",
+        allowed: "1000 to 86400000",
+        meaning: "How long a source that blocked us (or failed 3 times in a row) is skipped; doubles on each \
+                  further block.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS",
+        default: "1800000",
+        allowed: "1000 to 86400000",
+        meaning: "Upper bound of the growing cool-down.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SEARCH_DEADLINE_MS",
+        default: "15000",
+        allowed: "500 to 120000",
+        meaning: "Time for a whole search across fallbacks; sources not tried by then are reported skipped.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_CACHE_TTL_S",
+        default: "600",
+        allowed: "0 (off) to 86400",
+        meaning: "How long an answer is served from the in-memory cache.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_CACHE_ENTRIES",
+        default: "512",
+        allowed: "0 (off) to 100000",
+        meaning: "Answers kept in the cache (the oldest is dropped first).",
+    },
+    VarDoc {
         name: "WEBSEARCHD_LOG",
         default: "info",
         allowed: "off, error, warn, info, debug, trace, or a list like `info,websearchd::http=debug`",
@@ -143,6 +236,21 @@ pub struct Config {
     pub write_timeout_ms: u64,
     pub keepalive_requests_max: u32,
     pub shutdown_grace_ms: u64,
+    pub sources: Vec<crate::search::sources::Kind>,
+    pub ddg_html_url: String,
+    pub ddg_lite_url: String,
+    pub searxng_urls: Vec<String>,
+    pub mojeek_url: String,
+    pub region: String,
+    pub source_connect_timeout_ms: u64,
+    pub source_timeout_ms: u64,
+    pub source_body_bytes_max: u64,
+    pub source_interval_ms: u64,
+    pub breaker_cooldown_ms: u64,
+    pub breaker_cooldown_max_ms: u64,
+    pub search_deadline_ms: u64,
+    pub cache_ttl_s: u64,
+    pub cache_entries: usize,
     pub log: String,
     /// What each variable resolved to and where it came from, for `check-config`.
     pub resolved: Vec<Resolved>,
@@ -326,6 +434,51 @@ impl Resolver<'_> {
         self.parsed(name, default, &allowed, |v| range.contains(v))
     }
 
+    /// A comma-separated list, converted as a whole by `convert` (None: invalid).
+    fn list<T>(
+        &mut self,
+        name: &'static str,
+        default: &str,
+        allowed: &str,
+        convert: impl Fn(&[&str]) -> Option<Vec<T>>,
+    ) -> Result<Vec<T>, ConfigError> {
+        let (raw, origin) = self
+            .raw(name)
+            .unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        let items: Vec<&str> = raw
+            .split(',')
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .collect();
+        let value = convert(&items).ok_or_else(|| ConfigError {
+            var: name.into(),
+            value: raw.clone(),
+            allowed: allowed.into(),
+        })?;
+        self.record(name, items.join(","), origin);
+        Ok(value)
+    }
+
+    fn url(&mut self, name: &'static str, default: &str) -> Result<String, ConfigError> {
+        let (raw, origin) = self
+            .raw(name)
+            .unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        match raw
+            .strip_prefix("http://")
+            .or_else(|| raw.strip_prefix("https://"))
+        {
+            Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !raw.contains(' ') => {
+                self.record(name, raw.clone(), origin);
+                Ok(raw)
+            }
+            _ => Err(ConfigError {
+                var: name.into(),
+                value: raw,
+                allowed: "an http:// or https:// URL".into(),
+            }),
+        }
+    }
+
     fn string(&mut self, name: &'static str, default: &str) -> String {
         let (value, origin) = self
             .raw(name)
@@ -382,6 +535,71 @@ impl Config {
         let keepalive_requests_max =
             r.int("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", 100, 1..=100_000)?;
         let shutdown_grace_ms = r.int("WEBSEARCHD_SHUTDOWN_GRACE_MS", 10_000, 0..=300_000)?;
+        let sources = r.list(
+            "WEBSEARCHD_SOURCES",
+            "ddg_html,ddg_lite,searxng",
+            "a comma-separated list of \
+            ddg_html, ddg_lite, searxng, mojeek, each at most once",
+            |items| {
+                let kinds: Option<Vec<_>> = items
+                    .iter()
+                    .map(|i| crate::search::sources::Kind::from_name(i))
+                    .collect();
+                kinds.filter(|k| {
+                    !k.is_empty()
+                        && k.iter()
+                            .enumerate()
+                            .all(|(i, x)| !k.iter().take(i).any(|y| y == x))
+                })
+            },
+        )?;
+        let ddg_html_url = r.url(
+            "WEBSEARCHD_DDG_HTML_URL",
+            "https://html.duckduckgo.com/html/",
+        )?;
+        let ddg_lite_url = r.url(
+            "WEBSEARCHD_DDG_LITE_URL",
+            "https://lite.duckduckgo.com/lite/",
+        )?;
+        let searxng_urls = r.list(
+            "WEBSEARCHD_SEARXNG_URLS",
+            "",
+            "a comma-separated list of http(s) base URLs",
+            |items| items.iter().map(|i| parse_base_url(i)).collect(),
+        )?;
+        let mojeek_url = r.url("WEBSEARCHD_MOJEEK_URL", "https://www.mojeek.com/search")?;
+        let region = r.string("WEBSEARCHD_REGION", "wt-wt");
+        if region.is_empty()
+            || region.len() > 16
+            || !region
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err(ConfigError {
+                var: "WEBSEARCHD_REGION".into(),
+                value: region,
+                allowed: "a region code like wt-wt or us-en".into(),
+            });
+        }
+        let source_connect_timeout_ms =
+            r.int("WEBSEARCHD_SOURCE_CONNECT_TIMEOUT_MS", 2_000, 100..=30_000)?;
+        let source_timeout_ms = r.int("WEBSEARCHD_SOURCE_TIMEOUT_MS", 5_000, 200..=60_000)?;
+        let source_body_bytes_max = r.int(
+            "WEBSEARCHD_SOURCE_BODY_BYTES_MAX",
+            2_097_152,
+            4_096..=33_554_432,
+        )?;
+        let source_interval_ms = r.int("WEBSEARCHD_SOURCE_INTERVAL_MS", 2_000, 0..=600_000)?;
+        let breaker_cooldown_ms =
+            r.int("WEBSEARCHD_BREAKER_COOLDOWN_MS", 60_000, 1_000..=86_400_000)?;
+        let breaker_cooldown_max_ms = r.int(
+            "WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS",
+            1_800_000,
+            1_000..=86_400_000,
+        )?;
+        let search_deadline_ms = r.int("WEBSEARCHD_SEARCH_DEADLINE_MS", 15_000, 500..=120_000)?;
+        let cache_ttl_s = r.int("WEBSEARCHD_CACHE_TTL_S", 600, 0..=86_400)?;
+        let cache_entries = r.int("WEBSEARCHD_CACHE_ENTRIES", 512, 0..=100_000)?;
         let log_default = source
             .lookup("RUST_LOG")
             .map_or("info", |(v, _)| v)
@@ -422,6 +640,21 @@ impl Config {
             write_timeout_ms,
             keepalive_requests_max,
             shutdown_grace_ms,
+            sources,
+            ddg_html_url,
+            ddg_lite_url,
+            searxng_urls,
+            mojeek_url,
+            region,
+            source_connect_timeout_ms,
+            source_timeout_ms,
+            source_body_bytes_max,
+            source_interval_ms,
+            breaker_cooldown_ms,
+            breaker_cooldown_max_ms,
+            search_deadline_ms,
+            cache_ttl_s,
+            cache_entries,
             log,
             resolved: r.resolved,
             unknown_vars,
@@ -517,6 +750,16 @@ mod tests {
         check_invalid("WEBSEARCHD_PUBLIC_URL", "https://x/?a=b", "no query");
         check_invalid("WEBSEARCHD_BODY_BYTES_MAX", "10", "256 to 1048576");
         check_invalid("WEBSEARCHD_LOG", "loud", "comma-separated");
+        check_invalid("WEBSEARCHD_SOURCES", "ddg_html,bing", "ddg_lite");
+        check_invalid("WEBSEARCHD_SOURCES", "ddg_html,ddg_html", "at most once");
+        check_invalid("WEBSEARCHD_SOURCES", ",", "ddg_lite");
+        check_invalid(
+            "WEBSEARCHD_SEARXNG_URLS",
+            "https://ok.example,notaurl",
+            "http(s)",
+        );
+        check_invalid("WEBSEARCHD_DDG_HTML_URL", "html.duckduckgo.com", "http");
+        check_invalid("WEBSEARCHD_REGION", "x y", "wt-wt");
     }
 
     #[test]

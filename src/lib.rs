@@ -6,6 +6,8 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod fetch;
+pub mod html;
 pub mod http;
 pub mod logger;
 pub mod metrics;

@@ -161,6 +161,9 @@ pub struct Server {
     listener: TcpListener,
     wake_rx: UnixStream,
     shared: Arc<Shared>,
+    jobs: SyncSender<Job>,
+    back: Receiver<Conn>,
+    workers: Vec<JoinHandle<()>>,
 }
 
 /// What the reactor and the workers share.
@@ -197,10 +200,26 @@ impl Server {
             waker: Arc::new(waker),
             ids: RequestIds::new(),
         };
+        let shared = Arc::new(shared);
+        // The pool starts with the server, so its size is fixed from the first request on.
+        let (jobs, job_rx) = mpsc::sync_channel::<Job>(shared.limits.queue_depth);
+        let (back_tx, back) = mpsc::channel::<Conn>();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let mut workers = Vec::with_capacity(shared.limits.workers);
+        for i in 0..shared.limits.workers {
+            let (rx, shared, back) = (job_rx.clone(), shared.clone(), back_tx.clone());
+            let handle = std::thread::Builder::new()
+                .name(format!("worker-{i}"))
+                .spawn(move || worker_loop(&rx, &shared, &back))?;
+            workers.push(handle);
+        }
         Ok(Server {
             listener,
             wake_rx,
-            shared: Arc::new(shared),
+            shared,
+            jobs,
+            back,
+            workers,
         })
     }
 
@@ -217,25 +236,14 @@ impl Server {
 
     /// Runs until shut down, then waits (at most the grace time) for requests in flight.
     pub fn run(self) -> io::Result<()> {
-        let (job_tx, job_rx) = mpsc::sync_channel::<Job>(self.shared.limits.queue_depth);
-        let (back_tx, back_rx) = mpsc::channel::<Conn>();
-        let job_rx = Arc::new(Mutex::new(job_rx));
-        let mut workers = Vec::with_capacity(self.shared.limits.workers);
-        for i in 0..self.shared.limits.workers {
-            let (rx, shared, back) = (job_rx.clone(), self.shared.clone(), back_tx.clone());
-            let handle = std::thread::Builder::new()
-                .name(format!("worker-{i}"))
-                .spawn(move || worker_loop(&rx, &shared, &back))?;
-            workers.push(handle);
-        }
-        drop(back_tx);
+        let workers = self.workers;
         let mut reactor = Reactor {
             listener: Some(self.listener),
             wake_rx: self.wake_rx,
             shared: self.shared,
             conns: Vec::new(),
-            jobs: job_tx,
-            back: back_rx,
+            jobs: self.jobs,
+            back: self.back,
             accept_paused_until: None,
             fds: Vec::new(),
         };
@@ -772,20 +780,26 @@ fn log_access(
 
 /// Request ids: 32 hex digits from SipHash of a counter under a random key (std's hasher seed): unpredictable, and
 /// they reveal nothing of the request count.
-struct RequestIds {
+pub struct RequestIds {
     seed: RandomState,
     counter: AtomicU64,
 }
 
+impl Default for RequestIds {
+    fn default() -> Self {
+        RequestIds::new()
+    }
+}
+
 impl RequestIds {
-    fn new() -> RequestIds {
+    pub fn new() -> RequestIds {
         RequestIds {
             seed: RandomState::new(),
             counter: AtomicU64::new(0),
         }
     }
 
-    fn next(&self) -> String {
+    pub fn next(&self) -> String {
         let n = self.counter.fetch_add(1, Relaxed);
         let half = |lane: u8| {
             let mut h = self.seed.build_hasher();

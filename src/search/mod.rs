@@ -1,23 +1,597 @@
-//! Search: the request, the sources and their fallback, the answer.
+//! Search: the request, the sources tried in order with fallback, and the answer.
+//!
+//! `Engine::search` asks one source endpoint at a time, in the configured order, skipping those whose breaker is
+//! open or that were asked too recently; the first that answers with results or a genuine "no results" ends the
+//! search. Every endpoint is reported with what happened to it, and a failure is never presented as "no results".
 
+mod breaker;
+mod cache;
 mod request;
+pub mod sources;
+pub mod url;
 
 pub use request::{SearchRequest, MAX_RESULTS_DEFAULT, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
 
-use serde_json::Value;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use serde_json::{json, Value};
+
+use crate::clock::{rfc3339, Clock};
+use crate::config::Config;
 use crate::error::ApiError;
+use crate::fetch;
+use breaker::Breaker;
+use cache::Cache;
+use sources::{Hit, Kind, Page};
 
-/// Runs searches. The sources arrive with the search issue; until then every search fails honestly.
-#[derive(Debug, Default)]
-pub struct Engine {}
+/// A browser's headers: the sources serve their plain HTML pages to browsers.
+const BROWSER_USER_AGENT: &str =
+    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+/// One place a source is asked: a kind and a URL (SearXNG has one endpoint per instance).
+struct Endpoint {
+    kind: Kind,
+    /// Empty for a source listed without any URL (SearXNG without instances): always skipped.
+    url: String,
+    state: Mutex<EndpointState>,
+    counters: Counters,
+}
+
+#[derive(Default)]
+struct EndpointState {
+    breaker: Breaker,
+    last_success_ms: Option<u64>,
+    last_failure_ms: Option<u64>,
+    last_error: Option<String>,
+}
+
+#[derive(Default)]
+struct Counters {
+    ok: AtomicU64,
+    empty: AtomicU64,
+    failed: AtomicU64,
+    skipped: AtomicU64,
+    blocked: AtomicU64,
+}
+
+/// What one endpoint did for one search.
+#[derive(Debug, Clone)]
+struct Attempt {
+    name: &'static str,
+    endpoint: String,
+    status: &'static str,
+    error: Option<String>,
+    detail: Option<String>,
+    elapsed_ms: u64,
+    results: Option<usize>,
+    retry_in: Option<Duration>,
+}
+
+impl Attempt {
+    fn to_json(&self) -> Value {
+        let mut v =
+            json!({ "name": self.name, "status": self.status, "elapsed_ms": self.elapsed_ms });
+        if let Some(map) = v.as_object_mut() {
+            if !self.endpoint.is_empty() {
+                map.insert("endpoint".into(), self.endpoint.clone().into());
+            }
+            if let Some(e) = &self.error {
+                map.insert("error".into(), e.clone().into());
+            }
+            if let Some(d) = &self.detail {
+                map.insert("detail".into(), d.clone().into());
+            }
+            if let Some(n) = self.results {
+                map.insert("results".into(), n.into());
+            }
+            if let Some(r) = self.retry_in {
+                map.insert("retry_in_s".into(), r.as_secs().max(1).into());
+            }
+        }
+        v
+    }
+}
+
+/// A result in the answer.
+#[derive(Debug, Clone)]
+struct Ranked {
+    hit: Hit,
+    source: &'static str,
+}
+
+/// What is cached: the results and the source report that produced them.
+#[derive(Debug, Clone)]
+struct Outcome {
+    results: Vec<Ranked>,
+    sources: Vec<Attempt>,
+}
+
+/// Settings of the engine, from the configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub region: String,
+    pub deadline: Duration,
+    pub breaker: breaker::Settings,
+    pub fetch: fetch::Limits,
+    pub cache_ttl: Duration,
+    pub cache_entries: usize,
+}
+
+pub struct Engine {
+    endpoints: Vec<Endpoint>,
+    settings: Settings,
+    client: fetch::Client,
+    cache: Cache<Outcome>,
+    clock: Arc<dyn Clock>,
+    cache_hits: AtomicU64,
+    cache_misses: AtomicU64,
+}
 
 impl Engine {
-    pub fn search(&self, _request: &SearchRequest) -> Result<Value, ApiError> {
-        Err(ApiError::unavailable(
-            "no_sources",
-            "no search source is configured",
-            60,
-        ))
+    pub fn from_config(config: &Config, clock: Arc<dyn Clock>) -> Engine {
+        let settings = Settings {
+            region: config.region.clone(),
+            deadline: Duration::from_millis(config.search_deadline_ms),
+            breaker: breaker::Settings {
+                interval: Duration::from_millis(config.source_interval_ms),
+                cooldown: Duration::from_millis(config.breaker_cooldown_ms),
+                cooldown_max: Duration::from_millis(config.breaker_cooldown_max_ms),
+            },
+            fetch: fetch::Limits {
+                connect_timeout: Duration::from_millis(config.source_connect_timeout_ms),
+                total_timeout: Duration::from_millis(config.source_timeout_ms),
+                body_bytes_max: config.source_body_bytes_max,
+                redirects_max: 3,
+            },
+            cache_ttl: Duration::from_secs(config.cache_ttl_s),
+            cache_entries: config.cache_entries,
+        };
+        let mut endpoints = Vec::new();
+        for &kind in &config.sources {
+            let urls = match kind {
+                Kind::DdgHtml => vec![config.ddg_html_url.clone()],
+                Kind::DdgLite => vec![config.ddg_lite_url.clone()],
+                Kind::Mojeek => vec![config.mojeek_url.clone()],
+                Kind::Searxng if config.searxng_urls.is_empty() => vec![String::new()],
+                Kind::Searxng => config.searxng_urls.clone(),
+            };
+            for url in urls {
+                endpoints.push(Endpoint {
+                    kind,
+                    url,
+                    state: Mutex::default(),
+                    counters: Counters::default(),
+                });
+            }
+        }
+        Engine::new(endpoints, settings, clock)
+    }
+
+    fn new(endpoints: Vec<Endpoint>, settings: Settings, clock: Arc<dyn Clock>) -> Engine {
+        Engine {
+            client: fetch::Client::new(settings.fetch.clone()),
+            cache: Cache::new(settings.cache_ttl, settings.cache_entries),
+            endpoints,
+            settings,
+            clock,
+            cache_hits: AtomicU64::new(0),
+            cache_misses: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs a search and builds the answer body (`request_id` ties it to the HTTP exchange).
+    pub fn search(&self, request: &SearchRequest, request_id: &str) -> Result<Value, ApiError> {
+        let started = Instant::now();
+        let key = format!("{}\n{}", request.query.to_lowercase(), request.max_results);
+        let (outcome, age) = match self.cache.get(&key, started) {
+            Some((outcome, age)) => {
+                self.cache_hits.fetch_add(1, Relaxed);
+                (outcome, Some(age))
+            }
+            None => {
+                self.cache_misses.fetch_add(1, Relaxed);
+                let outcome = self.run(request, started)?;
+                self.cache.put(key, outcome.clone(), Instant::now());
+                (outcome, None)
+            }
+        };
+        let results: Vec<Value> = outcome
+            .results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut v = json!({
+                    "position": i + 1,
+                    "title": r.hit.title,
+                    "url": r.hit.url,
+                    "snippet": r.hit.snippet,
+                    "source": r.source,
+                });
+                if let (Some(date), Some(map)) = (&r.hit.date, v.as_object_mut()) {
+                    map.insert("date".into(), date.clone().into());
+                }
+                v
+            })
+            .collect();
+        let mut answer = json!({
+            "request_id": request_id,
+            "query": request.query,
+            "results": results,
+            "sources": outcome.sources.iter().map(Attempt::to_json).collect::<Vec<_>>(),
+            "cached": age.is_some(),
+            "issued_at": rfc3339(self.clock.now_unix_ms()),
+            "elapsed_ms": started.elapsed().as_millis() as u64,
+        });
+        if let (Some(age), Some(map)) = (age, answer.as_object_mut()) {
+            map.insert("age_s".into(), age.as_secs().into());
+        }
+        Ok(answer)
+    }
+
+    /// Asks the endpoints in order until one answers.
+    fn run(&self, request: &SearchRequest, started: Instant) -> Result<Outcome, ApiError> {
+        let deadline = started + self.settings.deadline;
+        let mut attempts = Vec::with_capacity(self.endpoints.len());
+        let mut answer: Option<(Vec<Hit>, &'static str)> = None;
+        for ep in &self.endpoints {
+            if answer.is_some() {
+                break;
+            }
+            let now = Instant::now();
+            let skip = |code: &str, retry_in: Option<Duration>, detail: Option<String>| Attempt {
+                name: ep.kind.name(),
+                endpoint: ep.url.clone(),
+                status: "skipped",
+                error: Some(code.to_owned()),
+                detail,
+                elapsed_ms: 0,
+                results: None,
+                retry_in,
+            };
+            if ep.url.is_empty() {
+                attempts.push(skip(
+                    "not_configured",
+                    None,
+                    Some("no instance URL is configured".into()),
+                ));
+                continue;
+            }
+            if now >= deadline {
+                ep.counters.skipped.fetch_add(1, Relaxed);
+                attempts.push(skip("deadline", None, None));
+                continue;
+            }
+            let admitted = ep.lock().breaker.admit(now, &self.settings.breaker);
+            if let Err(s) = admitted {
+                ep.counters.skipped.fetch_add(1, Relaxed);
+                attempts.push(skip(s.code(), Some(s.retry_in()), None));
+                continue;
+            }
+            let t0 = Instant::now();
+            let result = self.ask(ep, &request.query);
+            let elapsed_ms = t0.elapsed().as_millis() as u64;
+            let now_ms = self.clock.now_unix_ms();
+            let mut attempt = Attempt {
+                name: ep.kind.name(),
+                endpoint: ep.url.clone(),
+                status: "ok",
+                error: None,
+                detail: None,
+                elapsed_ms,
+                results: None,
+                retry_in: None,
+            };
+            let mut state = ep.lock();
+            match result {
+                Ok(Page::Results(hits)) => {
+                    state.breaker.success();
+                    state.last_success_ms = Some(now_ms);
+                    ep.counters.ok.fetch_add(1, Relaxed);
+                    attempt.results = Some(hits.len());
+                    answer = Some((hits, ep.kind.name()));
+                }
+                Ok(Page::NoResults) => {
+                    state.breaker.success();
+                    state.last_success_ms = Some(now_ms);
+                    ep.counters.empty.fetch_add(1, Relaxed);
+                    attempt.status = "empty";
+                    attempt.results = Some(0);
+                    answer = Some((Vec::new(), ep.kind.name()));
+                }
+                Ok(Page::Blocked(why)) => {
+                    state
+                        .breaker
+                        .blocked(Instant::now(), &self.settings.breaker);
+                    ep.counters.blocked.fetch_add(1, Relaxed);
+                    attempt.fail("blocked", why);
+                }
+                Ok(Page::Unparseable(why)) => {
+                    state.breaker.failed(Instant::now(), &self.settings.breaker);
+                    attempt.fail("unparseable", why);
+                }
+                Err(Failure::Status(status)) => {
+                    state.breaker.failed(Instant::now(), &self.settings.breaker);
+                    attempt.fail("http_status", format!("HTTP {status}"));
+                }
+                Err(Failure::Fetch(e)) => {
+                    state.breaker.failed(Instant::now(), &self.settings.breaker);
+                    attempt.fail(e.code(), e.to_string());
+                }
+            }
+            if attempt.status == "failed" {
+                ep.counters.failed.fetch_add(1, Relaxed);
+                state.last_failure_ms = Some(now_ms);
+                state.last_error = attempt.detail.clone();
+                log::warn!(
+                    "source {} ({}) failed: {}: {}",
+                    ep.kind.name(),
+                    ep.url,
+                    attempt.error.as_deref().unwrap_or(""),
+                    attempt.detail.as_deref().unwrap_or("")
+                );
+            }
+            drop(state);
+            attempts.push(attempt);
+        }
+        // Endpoints not reached because an earlier one answered are not part of this search's report.
+        let Some((hits, source)) = answer else {
+            return Err(no_answer(attempts));
+        };
+        let mut seen = HashSet::new();
+        let results = hits
+            .into_iter()
+            .filter(|h| seen.insert(url::dedupe_key(&h.url)))
+            .take(request.max_results)
+            .map(|hit| Ranked { hit, source })
+            .collect();
+        Ok(Outcome {
+            results,
+            sources: attempts,
+        })
+    }
+
+    /// One request to one endpoint, read into a `Page`.
+    fn ask(&self, ep: &Endpoint, query: &str) -> Result<Page, Failure> {
+        let fetched = match ep.kind {
+            Kind::DdgHtml | Kind::DdgLite => {
+                let origin = origin(&ep.url);
+                let referer = format!("{origin}/");
+                let headers = [
+                    ("User-Agent", BROWSER_USER_AGENT),
+                    ("Accept", ACCEPT_HTML),
+                    ("Accept-Language", "en-US,en;q=0.5"),
+                    ("Origin", origin),
+                    ("Referer", referer.as_str()),
+                ];
+                let fields = [
+                    ("q", query),
+                    ("b", ""),
+                    ("kl", self.settings.region.as_str()),
+                ];
+                self.client.post_form(&ep.url, &headers, &fields)
+            }
+            Kind::Searxng => {
+                let url = format!(
+                    "{}/search?q={}&format=json",
+                    ep.url.trim_end_matches('/'),
+                    url::form_encode(query)
+                );
+                let headers = [
+                    ("User-Agent", BROWSER_USER_AGENT),
+                    ("Accept", "application/json"),
+                ];
+                self.client.get(&url, &headers)
+            }
+            Kind::Mojeek => {
+                let url = format!("{}?q={}", ep.url, url::form_encode(query));
+                let headers = [
+                    ("User-Agent", BROWSER_USER_AGENT),
+                    ("Accept", ACCEPT_HTML),
+                    ("Accept-Language", "en-US,en;q=0.5"),
+                ];
+                self.client.get(&url, &headers)
+            }
+        }
+        .map_err(Failure::Fetch)?;
+        if !ep.kind.parses_status(fetched.status) {
+            return Err(Failure::Status(fetched.status));
+        }
+        Ok(ep.kind.parse(fetched.status, &fetched.body))
+    }
+
+    /// Per-endpoint state, for `/health`.
+    pub fn health(&self) -> Value {
+        let now = Instant::now();
+        let list: Vec<Value> = self
+            .endpoints
+            .iter()
+            .map(|ep| {
+                let state = ep.lock();
+                json!({
+                    "name": ep.kind.name(),
+                    "endpoint": ep.url,
+                    "breaker": if ep.url.is_empty() { "unconfigured" } else { state.breaker.state(now) },
+                    "open_for_s": state.breaker.open_for(now).map(|d| d.as_secs()),
+                    "last_success": state.last_success_ms.map(rfc3339),
+                    "last_failure": state.last_failure_ms.map(rfc3339),
+                    "last_error": state.last_error,
+                })
+            })
+            .collect();
+        Value::Array(list)
+    }
+
+    /// Prometheus text for the sources and the cache.
+    pub fn metrics(&self) -> String {
+        let now = Instant::now();
+        let mut out = String::new();
+        let name = "websearchd_source_requests_total";
+        crate::metrics::family(
+            &mut out,
+            name,
+            "counter",
+            "Search source outcomes, by endpoint.",
+        );
+        for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
+            let c = &ep.counters;
+            for (outcome, n) in [
+                ("ok", &c.ok),
+                ("empty", &c.empty),
+                ("failed", &c.failed),
+                ("skipped", &c.skipped),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "{name}{{source=\"{}\",endpoint=\"{}\",outcome=\"{outcome}\"}} {}",
+                    ep.kind.name(),
+                    escape_label(&ep.url),
+                    n.load(Relaxed)
+                );
+            }
+        }
+        let name = "websearchd_source_blocks_total";
+        crate::metrics::family(
+            &mut out,
+            name,
+            "counter",
+            "Times a source blocked us (bot wall, 403, 429).",
+        );
+        for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
+            let (source, endpoint) = (ep.kind.name(), escape_label(&ep.url));
+            let _ = writeln!(
+                out,
+                "{name}{{source=\"{source}\",endpoint=\"{endpoint}\"}} {}",
+                ep.counters.blocked.load(Relaxed)
+            );
+        }
+        let name = "websearchd_source_breaker_open";
+        crate::metrics::family(
+            &mut out,
+            name,
+            "gauge",
+            "1 while the endpoint's breaker is open (cooling down).",
+        );
+        for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
+            let open = u8::from(ep.lock().breaker.state(now) == "open");
+            let _ = writeln!(
+                out,
+                "{name}{{source=\"{}\",endpoint=\"{}\"}} {open}",
+                ep.kind.name(),
+                escape_label(&ep.url)
+            );
+        }
+        let counters = [
+            (
+                "websearchd_cache_hits_total",
+                "Answers served from the cache.",
+                self.cache_hits.load(Relaxed),
+            ),
+            (
+                "websearchd_cache_misses_total",
+                "Searches not in the cache.",
+                self.cache_misses.load(Relaxed),
+            ),
+        ];
+        for (name, help, v) in counters {
+            crate::metrics::family(&mut out, name, "counter", help);
+            let _ = writeln!(out, "{name} {v}");
+        }
+        crate::metrics::family(
+            &mut out,
+            "websearchd_cache_entries",
+            "gauge",
+            "Answers in the cache.",
+        );
+        let _ = writeln!(out, "websearchd_cache_entries {}", self.cache.len());
+        out
+    }
+}
+
+impl Endpoint {
+    fn lock(&self) -> std::sync::MutexGuard<'_, EndpointState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Attempt {
+    fn fail(&mut self, code: &str, detail: String) {
+        self.status = "failed";
+        self.error = Some(code.to_owned());
+        self.detail = Some(detail);
+    }
+}
+
+enum Failure {
+    Status(u16),
+    Fetch(fetch::Error),
+}
+
+/// The error when no endpoint answered: 503 if every one was skipped (with the shortest wait), else 502.
+fn no_answer(attempts: Vec<Attempt>) -> ApiError {
+    let report: Vec<Value> = attempts.iter().map(Attempt::to_json).collect();
+    let summary: Vec<String> = attempts
+        .iter()
+        .map(|a| format!("{} {}", a.name, a.error.as_deref().unwrap_or(a.status)))
+        .collect();
+    let all_skipped = attempts.iter().all(|a| a.status == "skipped");
+    if all_skipped {
+        let retry = attempts
+            .iter()
+            .filter_map(|a| a.retry_in)
+            .min()
+            .unwrap_or(Duration::from_secs(60));
+        let retry_s = u32::try_from(retry.as_secs().max(1)).unwrap_or(u32::MAX);
+        ApiError::unavailable(
+            "all_sources_skipped",
+            format!(
+                "no source can be asked right now ({}); retry in {retry_s} s",
+                summary.join(", ")
+            ),
+            retry_s,
+        )
+        .detail("sources", report)
+    } else {
+        ApiError::new(
+            502,
+            "all_sources_failed",
+            format!("no source answered ({})", summary.join(", ")),
+        )
+        .detail("sources", report)
+    }
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let end = url
+        .get(after_scheme..)
+        .and_then(|r| r.find('/'))
+        .map_or(url.len(), |i| after_scheme + i);
+    url.get(..end).unwrap_or(url)
+}
+
+fn escape_label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins() {
+        assert_eq!(
+            origin("https://html.duckduckgo.com/html/"),
+            "https://html.duckduckgo.com"
+        );
+        assert_eq!(origin("http://127.0.0.1:9/x"), "http://127.0.0.1:9");
+        assert_eq!(origin("http://h"), "http://h");
     }
 }

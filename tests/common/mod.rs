@@ -14,6 +14,36 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub mod upstream;
+
+/// A fixture the project wrote (`fixtures/`).
+pub fn own_fixture(rel: &str) -> Vec<u8> {
+    let path = format!("{}/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The shared third-party folder: `$WEBSEARCHD_SHARED_DIR`, else `../shared` beside the project.
+pub fn shared_dir() -> std::path::PathBuf {
+    std::env::var_os("WEBSEARCHD_SHARED_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// A recorded file from the shared folder, or `None` with a notice when it is absent (a user's fresh clone).
+pub fn shared_fixture(rel: &str) -> Option<Vec<u8>> {
+    let path = shared_dir().join("fixtures").join(rel);
+    match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            eprintln!(
+                "notice: {} is absent; skipping (set WEBSEARCHD_SHARED_DIR)",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
 pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,

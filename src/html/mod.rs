@@ -1,0 +1,648 @@
+//! A streaming HTML tokenizer, shared by the search-page parsers and the main-content extractor.
+//!
+//! It is a push parser: `feed` takes chunks of any size as they arrive and `finish` ends the input; a tag, an
+//! entity or a UTF-8 sequence split across chunks is an ordinary state, and the tokens are the same whatever the
+//! chunking. It follows the WHATWG tokenizer closely enough for real pages (any attribute quoting, named, decimal
+//! and hex character references in text and attributes, comments, doctype and processing instructions skipped,
+//! raw text in `script` and `style`, escapable raw text in `title` and `textarea`) and never panics: malformed
+//! input becomes text or is dropped, as browsers do. Tree building is left to the consumer.
+//!
+//! Memory: the pending text run and the tag being read are the only buffers; both are bounded by the input, which
+//! callers cap.
+
+mod entities;
+
+use std::borrow::Cow;
+
+/// Receives tokens in document order. Text arrives entity-decoded (raw in `script` and `style`) and may come in
+/// several pieces between two tags.
+pub trait Sink {
+    fn start_tag(&mut self, tag: &Tag);
+    fn end_tag(&mut self, name: &str);
+    fn text(&mut self, text: &str);
+    fn comment(&mut self, _text: &str) {}
+}
+
+/// A start tag. Names are ASCII-lowercased; attribute values are entity-decoded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tag {
+    pub name: String,
+    pub attrs: Vec<Attr>,
+    pub self_closing: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attr {
+    pub name: String,
+    pub value: String,
+}
+
+impl Tag {
+    /// The first attribute of that (lowercase) name.
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.value.as_str())
+    }
+
+    /// Whether the `class` attribute holds this class as one of its whitespace-separated tokens.
+    pub fn has_class(&self, class: &str) -> bool {
+        self.attr("class")
+            .is_some_and(|c| c.split_ascii_whitespace().any(|t| t == class))
+    }
+
+    /// Whether any class token starts with this prefix.
+    pub fn has_class_prefix(&self, prefix: &str) -> bool {
+        self.attr("class")
+            .is_some_and(|c| c.split_ascii_whitespace().any(|t| t.starts_with(prefix)))
+    }
+}
+
+/// Elements whose content is text up to the matching end tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RawKind {
+    /// `script`, `style`: no character references.
+    Raw(&'static str),
+    /// `title`, `textarea`: character references decoded.
+    Escapable(&'static str),
+}
+
+impl RawKind {
+    fn of(name: &str) -> Option<RawKind> {
+        Some(match name {
+            "script" => RawKind::Raw("script"),
+            "style" => RawKind::Raw("style"),
+            "xmp" => RawKind::Raw("xmp"),
+            "noembed" => RawKind::Raw("noembed"),
+            "title" => RawKind::Escapable("title"),
+            "textarea" => RawKind::Escapable("textarea"),
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            RawKind::Raw(n) | RawKind::Escapable(n) => n,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Data,
+    TagOpen,
+    EndTagOpen,
+    TagName,
+    BeforeAttrName,
+    AttrName,
+    AfterAttrName,
+    BeforeAttrValue,
+    AttrValueQuoted(u8),
+    AttrValueUnquoted,
+    AfterAttrValueQuoted,
+    SelfClosing,
+    /// After `<!`: how many `-` have been seen (0 or 1).
+    MarkupOpen(u8),
+    /// Inside `<!-- ... -->`: how many `-` in a row just before.
+    Comment(u8),
+    /// `<!doctype ...>`, `<?xml ...>`, `</ >` and the like, up to `>`.
+    Bogus,
+    /// Inside raw text; `matched` bytes of `</name` have been seen.
+    RawText {
+        kind: RawKind,
+        matched: u8,
+    },
+    /// A raw text element's end tag is complete up to its name: skip to `>`.
+    RawEndTail,
+}
+
+/// Longest comment kept (the rest of a longer one is dropped; comments only carry markers).
+const COMMENT_BYTES_MAX: usize = 4_096;
+
+pub struct Tokenizer {
+    state: State,
+    /// Raw bytes of the pending text run (entities not yet decoded).
+    text: Vec<u8>,
+    tag: Tag,
+    is_end_tag: bool,
+    name: Vec<u8>,
+    attr_name: Vec<u8>,
+    attr_value: Vec<u8>,
+    comment: Vec<u8>,
+    /// After a raw-text start tag, the kind of element we are in.
+    raw: Option<RawKind>,
+    decoded: String,
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Tokenizer::new()
+    }
+}
+
+impl Tokenizer {
+    pub fn new() -> Tokenizer {
+        Tokenizer {
+            state: State::Data,
+            text: Vec::new(),
+            tag: Tag::default(),
+            is_end_tag: false,
+            name: Vec::new(),
+            attr_name: Vec::new(),
+            attr_value: Vec::new(),
+            comment: Vec::new(),
+            raw: None,
+            decoded: String::new(),
+        }
+    }
+
+    /// Tokenizes a whole document in one call.
+    pub fn run(input: &[u8], sink: &mut impl Sink) {
+        let mut t = Tokenizer::new();
+        t.feed(input, sink);
+        t.finish(sink);
+    }
+
+    pub fn feed(&mut self, chunk: &[u8], sink: &mut impl Sink) {
+        let mut i = 0;
+        while i < chunk.len() {
+            match self.state {
+                State::Data => {
+                    // The hot loop: copy the run of text up to the next `<` in one go.
+                    let rest = chunk.get(i..).unwrap_or_default();
+                    match rest.iter().position(|&b| b == b'<') {
+                        Some(p) => {
+                            self.text
+                                .extend_from_slice(rest.get(..p).unwrap_or_default());
+                            self.state = State::TagOpen;
+                            i += p + 1;
+                        }
+                        None => {
+                            self.text.extend_from_slice(rest);
+                            i = chunk.len();
+                        }
+                    }
+                    continue;
+                }
+                State::RawText { kind, matched } => {
+                    let rest = chunk.get(i..).unwrap_or_default();
+                    if matched == 0 {
+                        match rest.iter().position(|&b| b == b'<') {
+                            Some(p) => {
+                                self.text
+                                    .extend_from_slice(rest.get(..p).unwrap_or_default());
+                                self.state = State::RawText { kind, matched: 1 };
+                                i += p + 1;
+                            }
+                            None => {
+                                self.text.extend_from_slice(rest);
+                                i = chunk.len();
+                            }
+                        }
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            let b = chunk.get(i).copied().unwrap_or(0);
+            if self.step(b, sink) {
+                i += 1;
+            }
+        }
+    }
+
+    /// Ends the input: pending text is delivered, an unfinished tag is dropped (as browsers do), an unfinished
+    /// comment is delivered.
+    pub fn finish(&mut self, sink: &mut impl Sink) {
+        match self.state {
+            State::TagOpen => self.text.push(b'<'),
+            State::EndTagOpen => self.text.extend_from_slice(b"</"),
+            State::RawText { kind, matched } if matched > 0 => {
+                let prefix = [b"</".as_slice(), kind.name().as_bytes()].concat();
+                self.text
+                    .extend_from_slice(prefix.get(..usize::from(matched)).unwrap_or_default());
+            }
+            State::Comment(_) | State::MarkupOpen(_) => {
+                self.flush_text(sink);
+                sink.comment(&String::from_utf8_lossy(&self.comment));
+            }
+            _ => {}
+        }
+        self.flush_text(sink);
+        self.state = State::Data;
+    }
+
+    /// One byte in a non-text state. Returns false when the byte must be looked at again in the new state.
+    fn step(&mut self, b: u8, sink: &mut impl Sink) -> bool {
+        match self.state {
+            State::Data => unreachable_state(self),
+            State::TagOpen => match b {
+                b'!' => {
+                    self.comment.clear();
+                    self.state = State::MarkupOpen(0);
+                }
+                b'/' => self.state = State::EndTagOpen,
+                b'?' => self.state = State::Bogus,
+                _ if b.is_ascii_alphabetic() => {
+                    self.begin_tag(false);
+                    self.name.push(b.to_ascii_lowercase());
+                    self.state = State::TagName;
+                }
+                _ => {
+                    self.text.push(b'<');
+                    self.state = State::Data;
+                    return false;
+                }
+            },
+            State::EndTagOpen => match b {
+                _ if b.is_ascii_alphabetic() => {
+                    self.begin_tag(true);
+                    self.name.push(b.to_ascii_lowercase());
+                    self.state = State::TagName;
+                }
+                b'>' => self.state = State::Data,
+                _ => self.state = State::Bogus,
+            },
+            State::TagName => match b {
+                b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => self.state = State::BeforeAttrName,
+                b'/' => self.state = State::SelfClosing,
+                b'>' => self.emit_tag(sink),
+                _ => self.name.push(b.to_ascii_lowercase()),
+            },
+            State::BeforeAttrName => match b {
+                b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {}
+                b'/' => self.state = State::SelfClosing,
+                b'>' => self.emit_tag(sink),
+                _ => {
+                    self.attr_name.push(b.to_ascii_lowercase());
+                    self.state = State::AttrName;
+                }
+            },
+            State::AttrName => match b {
+                b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => self.state = State::AfterAttrName,
+                b'/' => {
+                    self.end_attr();
+                    self.state = State::SelfClosing;
+                }
+                b'=' => self.state = State::BeforeAttrValue,
+                b'>' => {
+                    self.end_attr();
+                    self.emit_tag(sink);
+                }
+                _ => self.attr_name.push(b.to_ascii_lowercase()),
+            },
+            State::AfterAttrName => match b {
+                b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {}
+                b'/' => {
+                    self.end_attr();
+                    self.state = State::SelfClosing;
+                }
+                b'=' => self.state = State::BeforeAttrValue,
+                b'>' => {
+                    self.end_attr();
+                    self.emit_tag(sink);
+                }
+                _ => {
+                    self.end_attr();
+                    self.state = State::AttrName;
+                    return false;
+                }
+            },
+            State::BeforeAttrValue => match b {
+                b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {}
+                b'"' | b'\'' => self.state = State::AttrValueQuoted(b),
+                b'>' => {
+                    self.end_attr();
+                    self.emit_tag(sink);
+                }
+                _ => {
+                    self.state = State::AttrValueUnquoted;
+                    return false;
+                }
+            },
+            State::AttrValueQuoted(q) => {
+                if b == q {
+                    self.end_attr();
+                    self.state = State::AfterAttrValueQuoted;
+                } else {
+                    self.attr_value.push(b);
+                }
+            }
+            State::AttrValueUnquoted => match b {
+                b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {
+                    self.end_attr();
+                    self.state = State::BeforeAttrName;
+                }
+                b'>' => {
+                    self.end_attr();
+                    self.emit_tag(sink);
+                }
+                _ => self.attr_value.push(b),
+            },
+            State::AfterAttrValueQuoted => match b {
+                b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => self.state = State::BeforeAttrName,
+                b'/' => self.state = State::SelfClosing,
+                b'>' => self.emit_tag(sink),
+                _ => {
+                    self.state = State::BeforeAttrName;
+                    return false;
+                }
+            },
+            State::SelfClosing => match b {
+                b'>' => {
+                    self.tag.self_closing = true;
+                    self.emit_tag(sink);
+                }
+                _ => {
+                    self.state = State::BeforeAttrName;
+                    return false;
+                }
+            },
+            State::MarkupOpen(dashes) => match (b, dashes) {
+                (b'-', 0) => self.state = State::MarkupOpen(1),
+                (b'-', _) => self.state = State::Comment(0),
+                _ => {
+                    self.state = State::Bogus;
+                    return false;
+                }
+            },
+            State::Comment(dashes) => match b {
+                b'-' => self.state = State::Comment(dashes.saturating_add(1)),
+                b'>' if dashes >= 2 => {
+                    self.flush_text(sink);
+                    sink.comment(&String::from_utf8_lossy(&self.comment));
+                    self.comment.clear();
+                    self.state = State::Data;
+                }
+                _ => {
+                    if self.comment.len() < COMMENT_BYTES_MAX {
+                        for _ in 0..dashes.min(2) {
+                            self.comment.push(b'-');
+                        }
+                        self.comment.push(b);
+                    }
+                    self.state = State::Comment(0);
+                }
+            },
+            State::Bogus => {
+                if b == b'>' {
+                    self.state = State::Data;
+                }
+            }
+            State::RawText { kind, matched } => {
+                let want = kind.name().as_bytes();
+                let m = usize::from(matched);
+                // `matched` counts bytes of `</name`: 1 is `<`, 2 is `</`, then the name.
+                let expected = if m == 1 {
+                    Some(b'/')
+                } else {
+                    want.get(m - 2).copied()
+                };
+                match expected {
+                    Some(e) if b.to_ascii_lowercase() == e => {
+                        self.state = State::RawText {
+                            kind,
+                            matched: matched + 1,
+                        };
+                    }
+                    None if matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>') => {
+                        self.flush_text(sink);
+                        self.raw = None;
+                        sink.end_tag(kind.name());
+                        self.state = if b == b'>' {
+                            State::Data
+                        } else {
+                            State::RawEndTail
+                        };
+                    }
+                    _ => {
+                        let prefix = [b"</".as_slice(), want].concat();
+                        self.text
+                            .extend_from_slice(prefix.get(..m).unwrap_or_default());
+                        self.state = State::RawText { kind, matched: 0 };
+                        return false;
+                    }
+                }
+            }
+            State::RawEndTail => {
+                if b == b'>' {
+                    self.state = State::Data;
+                }
+            }
+        }
+        true
+    }
+
+    fn begin_tag(&mut self, is_end: bool) {
+        self.is_end_tag = is_end;
+        self.name.clear();
+        self.tag.attrs.clear();
+        self.tag.self_closing = false;
+        self.attr_name.clear();
+        self.attr_value.clear();
+    }
+
+    fn end_attr(&mut self) {
+        if self.attr_name.is_empty() {
+            self.attr_value.clear();
+            return;
+        }
+        let name = String::from_utf8_lossy(&self.attr_name);
+        // A repeated attribute is ignored, as browsers do.
+        if !self.tag.attrs.iter().any(|a| a.name == name) {
+            let mut value = String::new();
+            decode_into(&self.attr_value, true, &mut value);
+            self.tag.attrs.push(Attr {
+                name: name.into_owned(),
+                value,
+            });
+        }
+        self.attr_name.clear();
+        self.attr_value.clear();
+    }
+
+    fn emit_tag(&mut self, sink: &mut impl Sink) {
+        self.flush_text(sink);
+        self.tag.name = String::from_utf8_lossy(&self.name).into_owned();
+        self.state = State::Data;
+        if self.is_end_tag {
+            sink.end_tag(&self.tag.name);
+            return;
+        }
+        sink.start_tag(&self.tag);
+        if let Some(kind) = RawKind::of(&self.tag.name).filter(|_| !self.tag.self_closing) {
+            self.raw = Some(kind);
+            self.state = State::RawText { kind, matched: 0 };
+        }
+    }
+
+    fn flush_text(&mut self, sink: &mut impl Sink) {
+        if self.text.is_empty() {
+            return;
+        }
+        if matches!(self.raw, Some(RawKind::Raw(_))) {
+            sink.text(&String::from_utf8_lossy(&self.text));
+        } else {
+            self.decoded.clear();
+            decode_into(&self.text, false, &mut self.decoded);
+            sink.text(&self.decoded);
+        }
+        self.text.clear();
+    }
+}
+
+/// `step` is never called in `Data`; if it were, treat the byte as text.
+fn unreachable_state(t: &mut Tokenizer) {
+    t.state = State::Data;
+}
+
+/// Decodes character references in `raw` and appends the text to `out` (invalid UTF-8 becomes U+FFFD).
+pub fn decode_into(raw: &[u8], in_attr: bool, out: &mut String) {
+    let mut i = 0;
+    while i < raw.len() {
+        let rest = raw.get(i..).unwrap_or_default();
+        let Some(amp) = rest.iter().position(|&b| b == b'&') else {
+            out.push_str(&String::from_utf8_lossy(rest));
+            return;
+        };
+        out.push_str(&String::from_utf8_lossy(
+            rest.get(..amp).unwrap_or_default(),
+        ));
+        let after = rest.get(amp + 1..).unwrap_or_default();
+        match decode_reference(after, in_attr) {
+            Some((consumed, text)) => {
+                out.push_str(&text);
+                i += amp + 1 + consumed;
+            }
+            None => {
+                out.push('&');
+                i += amp + 1;
+            }
+        }
+    }
+}
+
+/// Decodes entities in a string (a convenience over `decode_into`).
+pub fn decode(text: &str) -> Cow<'_, str> {
+    if !text.contains('&') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    decode_into(text.as_bytes(), false, &mut out);
+    Cow::Owned(out)
+}
+
+/// The reference after a `&`: how many bytes it takes and what it stands for.
+fn decode_reference(after: &[u8], in_attr: bool) -> Option<(usize, Cow<'static, str>)> {
+    if after.first() == Some(&b'#') {
+        return decode_numeric(after);
+    }
+    let name_len = after
+        .iter()
+        .take(32)
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    if name_len == 0 {
+        return None;
+    }
+    let name = after.get(..name_len)?;
+    if after.get(name_len) == Some(&b';') {
+        let with_semi = after.get(..=name_len)?;
+        if let Some(v) = lookup(with_semi) {
+            return Some((name_len + 1, Cow::Borrowed(v)));
+        }
+    }
+    // Legacy references without `;`: the longest known prefix.
+    for len in (2..=name_len).rev() {
+        let prefix = name.get(..len)?;
+        if let Some(v) = lookup(prefix) {
+            let next = after.get(len).copied();
+            if in_attr && next.is_some_and(|n| n == b'=' || n.is_ascii_alphanumeric()) {
+                return None;
+            }
+            return Some((len, Cow::Borrowed(v)));
+        }
+    }
+    None
+}
+
+fn lookup(name: &[u8]) -> Option<&'static str> {
+    let name = std::str::from_utf8(name).ok()?;
+    entities::ENTITIES
+        .binary_search_by(|(k, _)| (*k).cmp(name))
+        .ok()
+        .and_then(|i| entities::ENTITIES.get(i))
+        .map(|(_, v)| *v)
+}
+
+/// `#123;` or `#x1F600;` (the `;` optional), with the replacements browsers apply.
+fn decode_numeric(after: &[u8]) -> Option<(usize, Cow<'static, str>)> {
+    let (hex, start) = match after.get(1) {
+        Some(b'x' | b'X') => (true, 2),
+        _ => (false, 1),
+    };
+    let digits = after
+        .get(start..)?
+        .iter()
+        .take_while(|b| {
+            if hex {
+                b.is_ascii_hexdigit()
+            } else {
+                b.is_ascii_digit()
+            }
+        })
+        .count();
+    if digits == 0 {
+        return None;
+    }
+    let mut value: u32 = 0;
+    for &d in after.get(start..start + digits)? {
+        let v = char::from(d)
+            .to_digit(if hex { 16 } else { 10 })
+            .unwrap_or(0);
+        value = value
+            .saturating_mul(if hex { 16 } else { 10 })
+            .saturating_add(v);
+    }
+    let mut consumed = start + digits;
+    if after.get(consumed) == Some(&b';') {
+        consumed += 1;
+    }
+    let c = match value {
+        0 => '\u{FFFD}',
+        0x80..=0x9F => windows_1252(value),
+        _ => char::from_u32(value).unwrap_or('\u{FFFD}'),
+    };
+    Some((consumed, Cow::Owned(c.to_string())))
+}
+
+/// The C1 range, read as Windows-1252 (what the page author meant).
+fn windows_1252(value: u32) -> char {
+    const TABLE: [u32; 32] = [
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+        0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013,
+        0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+    ];
+    let mapped = TABLE.get((value - 0x80) as usize).copied().unwrap_or(value);
+    char::from_u32(mapped).unwrap_or('\u{FFFD}')
+}
+
+/// Collapses runs of whitespace (including no-break spaces) into single spaces and trims: how titles and snippets
+/// are shown.
+pub fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text
+        .split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

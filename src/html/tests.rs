@@ -1,0 +1,152 @@
+use super::*;
+
+/// Records tokens as lines, merging adjacent text pieces (how text is split is not part of the contract).
+#[derive(Default)]
+struct Record(Vec<String>);
+
+impl Sink for Record {
+    fn start_tag(&mut self, tag: &Tag) {
+        let attrs: Vec<String> = tag
+            .attrs
+            .iter()
+            .map(|a| format!(" {}={:?}", a.name, a.value))
+            .collect();
+        let close = if tag.self_closing { "/" } else { "" };
+        self.0
+            .push(format!("<{}{}{close}>", tag.name, attrs.concat()));
+    }
+    fn end_tag(&mut self, name: &str) {
+        self.0.push(format!("</{name}>"));
+    }
+    fn text(&mut self, text: &str) {
+        match self.0.last_mut() {
+            Some(last) if last.starts_with('"') => {
+                last.pop();
+                last.push_str(&format!("{text}\""));
+            }
+            _ => self.0.push(format!("\"{text}\"")),
+        }
+    }
+    fn comment(&mut self, text: &str) {
+        self.0.push(format!("<!--{text}-->"));
+    }
+}
+
+pub fn tokens_chunked(input: &[u8], chunk: usize) -> Vec<String> {
+    let mut t = Tokenizer::new();
+    let mut r = Record::default();
+    for piece in input.chunks(chunk.max(1)) {
+        t.feed(piece, &mut r);
+    }
+    t.finish(&mut r);
+    r.0
+}
+
+/// Tokenizes at chunk sizes 1, 2, 3, 7, 64 and whole; asserts they agree and returns the tokens.
+#[track_caller]
+fn check(input: &str, expected: &[&str]) {
+    let whole = tokens_chunked(input.as_bytes(), input.len());
+    for size in [1, 2, 3, 7, 64] {
+        assert_eq!(
+            tokens_chunked(input.as_bytes(), size),
+            whole,
+            "chunk size {size} differs for {input:?}"
+        );
+    }
+    assert_eq!(whole, expected, "input {input:?}");
+}
+
+#[test]
+fn attribute_quoting() {
+    check(
+        r#"<a href=x class='y z' data-q="a&amp;b" checked title=t&gt;>"#,
+        &[r#"<a href="x" class="y z" data-q="a&b" checked="" title="t>">"#],
+    );
+    check("<img src=a.png/>", &[r#"<img src="a.png/">"#]);
+    check(
+        "<br/><input disabled/>",
+        &["<br/>", r#"<input disabled=""/>"#],
+    );
+    check(r#"<p a="1" a="2">"#, &[r#"<p a="1">"#]);
+    check(
+        "<DIV CLASS=Big>x</DIV>",
+        &[r#"<div class="Big">"#, "\"x\"", "</div>"],
+    );
+}
+
+#[test]
+fn character_references() {
+    check("&lt;&#65;&#x42;&#X43;&copy;&amp", &["\"<ABC©&\""]);
+    check(
+        "&notit; &nosuch; & &#; &#x;",
+        &["\"¬it; &nosuch; & &#; &#x;\""],
+    );
+    check("&#0;&#x110000;&#128;&#150;", &["\"\u{FFFD}\u{FFFD}€–\""]);
+    check("&NotEqualTilde; &nbsp;", &["\"≂̸ \u{a0}\""]);
+    // In attributes a legacy reference followed by `=` or a letter stays as written.
+    check(
+        r#"<a href="?a=1&copy=2&amp;b=&lt3&gt;">"#,
+        &[r#"<a href="?a=1&copy=2&b=&lt3>">"#],
+    );
+}
+
+#[test]
+fn comments_and_markup_declarations() {
+    check("a<!-- b -- c -->d", &["\"a\"", "<!-- b -- c -->", "\"d\""]);
+    check("<!DOCTYPE html><?xml x?><p>", &["<p>"]);
+    check("<!---->x", &["<!---->", "\"x\""]);
+    check("<!-- unterminated", &["<!-- unterminated-->"]);
+}
+
+#[test]
+fn raw_text_elements() {
+    check(
+        r#"<script>if (a<b && c) { s = "</scr" + "ipt>"; }</script>x"#,
+        &[
+            "<script>",
+            "\"if (a<b && c) { s = \"</scr\" + \"ipt>\"; }\"",
+            "</script>",
+            "\"x\"",
+        ],
+    );
+    check(
+        "<style>p > a { }</STYLE >y",
+        &["<style>", "\"p > a { }\"", "</style>", "\"y\""],
+    );
+    check(
+        "<title>A &amp; <b>B</title>",
+        &["<title>", "\"A & <b>B\"", "</title>"],
+    );
+    check("<script>x</scrip", &["<script>", "\"x</scrip\""]);
+    check("<script/>text", &["<script/>", "\"text\""]);
+}
+
+#[test]
+fn malformed_input_becomes_text_or_is_dropped() {
+    check("a < b <3 c", &["\"a < b <3 c\""]);
+    check("x</>y", &["\"xy\""]);
+    check("</ bogus>z", &["\"z\""]);
+    check("<div class=\"x", &[]);
+    check("<a <b>", &[r#"<a <b="">"#]);
+    check("t<", &["\"t<\""]);
+    check("t</", &["\"t</\""]);
+}
+
+#[test]
+fn utf8_split_across_chunks() {
+    check(
+        "<p>héllo wörld – 日本</p>",
+        &["<p>", "\"héllo wörld – 日本\"", "</p>"],
+    );
+    // Invalid UTF-8 becomes U+FFFD, identically at every chunk size.
+    let bytes = b"<p>a\xffb</p>";
+    let whole = tokens_chunked(bytes, bytes.len());
+    assert_eq!(whole, vec!["<p>", "\"a\u{FFFD}b\"", "</p>"]);
+    assert_eq!(tokens_chunked(bytes, 1), whole);
+}
+
+#[test]
+fn whitespace_collapse() {
+    assert_eq!(collapse_whitespace("  a \n\t b\u{a0}\u{a0}c  "), "a b c");
+    assert_eq!(collapse_whitespace(""), "");
+}

@@ -1,0 +1,162 @@
+//! Per-endpoint admission: a circuit breaker (a block opens it at once for a cool-down that doubles on each further
+//! block; three other failures in a row open it for the base cool-down) and a minimum interval between requests. An
+//! endpoint that is not ready is skipped, never waited for. Time is passed in (`Instant`), so tests can move it.
+
+use std::time::{Duration, Instant};
+
+/// Failures other than blocks that open the breaker.
+const FAILURES_TO_OPEN: u32 = 3;
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub interval: Duration,
+    pub cooldown: Duration,
+    pub cooldown_max: Duration,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Breaker {
+    last_request: Option<Instant>,
+    open_until: Option<Instant>,
+    blocks_in_a_row: u32,
+    failures_in_a_row: u32,
+}
+
+/// Why an endpoint is skipped, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// The breaker is open.
+    CoolingDown(Duration),
+    /// Asked too recently.
+    NotReady(Duration),
+}
+
+impl Skip {
+    pub fn code(self) -> &'static str {
+        match self {
+            Skip::CoolingDown(_) => "cooling_down",
+            Skip::NotReady(_) => "not_ready",
+        }
+    }
+
+    pub fn retry_in(self) -> Duration {
+        match self {
+            Skip::CoolingDown(d) | Skip::NotReady(d) => d,
+        }
+    }
+}
+
+impl Breaker {
+    /// Admits a request now (and records it), or says why not.
+    pub fn admit(&mut self, now: Instant, s: &Settings) -> Result<(), Skip> {
+        if let Some(until) = self.open_until {
+            if now < until {
+                return Err(Skip::CoolingDown(until - now));
+            }
+            self.open_until = None;
+        }
+        if let Some(last) = self.last_request {
+            let ready_at = last + s.interval;
+            if now < ready_at {
+                return Err(Skip::NotReady(ready_at - now));
+            }
+        }
+        self.last_request = Some(now);
+        Ok(())
+    }
+
+    pub fn success(&mut self) {
+        self.blocks_in_a_row = 0;
+        self.failures_in_a_row = 0;
+    }
+
+    pub fn blocked(&mut self, now: Instant, s: &Settings) {
+        self.blocks_in_a_row = self.blocks_in_a_row.saturating_add(1);
+        let factor = 1u32 << self.blocks_in_a_row.saturating_sub(1).min(16);
+        let cooldown = s
+            .cooldown
+            .saturating_mul(factor)
+            .min(s.cooldown_max.max(s.cooldown));
+        self.open_until = Some(now + cooldown);
+    }
+
+    pub fn failed(&mut self, now: Instant, s: &Settings) {
+        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
+        if self.failures_in_a_row >= FAILURES_TO_OPEN {
+            self.failures_in_a_row = 0;
+            self.open_until = Some(now + s.cooldown);
+        }
+    }
+
+    /// "closed" (admitting), or "open" (cooling down) at this instant.
+    pub fn state(&self, now: Instant) -> &'static str {
+        match self.open_until {
+            Some(until) if now < until => "open",
+            _ => "closed",
+        }
+    }
+
+    pub fn open_for(&self, now: Instant) -> Option<Duration> {
+        self.open_until.filter(|u| now < *u).map(|u| u - now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Settings = Settings {
+        interval: Duration::from_secs(2),
+        cooldown: Duration::from_secs(60),
+        cooldown_max: Duration::from_secs(200),
+    };
+
+    #[test]
+    fn interval_between_requests() {
+        let t0 = Instant::now();
+        let mut b = Breaker::default();
+        assert_eq!(b.admit(t0, &S), Ok(()));
+        assert_eq!(
+            b.admit(t0 + Duration::from_secs(1), &S),
+            Err(Skip::NotReady(Duration::from_secs(1)))
+        );
+        assert_eq!(b.admit(t0 + Duration::from_secs(2), &S), Ok(()));
+    }
+
+    #[test]
+    fn blocks_cool_down_and_grow() {
+        let t0 = Instant::now();
+        let mut b = Breaker::default();
+        b.blocked(t0, &S);
+        assert_eq!(
+            b.admit(t0 + Duration::from_secs(10), &S),
+            Err(Skip::CoolingDown(Duration::from_secs(50)))
+        );
+        assert_eq!(b.state(t0 + Duration::from_secs(10)), "open");
+        let t1 = t0 + Duration::from_secs(60);
+        assert_eq!(b.admit(t1, &S), Ok(()));
+        b.blocked(t1, &S);
+        assert_eq!(b.open_for(t1), Some(Duration::from_secs(120)), "doubled");
+        let t2 = t1 + Duration::from_secs(120);
+        b.blocked(t2, &S);
+        assert_eq!(b.open_for(t2), Some(Duration::from_secs(200)), "capped");
+        b.success();
+        b.blocked(t2, &S);
+        assert_eq!(
+            b.open_for(t2),
+            Some(Duration::from_secs(60)),
+            "a success resets the growth"
+        );
+    }
+
+    #[test]
+    fn three_failures_open_the_breaker() {
+        let t0 = Instant::now();
+        let mut b = Breaker::default();
+        b.failed(t0, &S);
+        b.failed(t0, &S);
+        assert_eq!(b.state(t0), "closed");
+        b.failed(t0, &S);
+        assert_eq!(b.open_for(t0), Some(Duration::from_secs(60)));
+    }
+}

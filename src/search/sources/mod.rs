@@ -1,0 +1,164 @@
+//! The search sources: how each is asked (`Source::request`) and how its answer is read (`Source::parse`). Parsing is
+//! pure: bytes and a status in, a `Page` out, which says what the page is (results, a genuine "no results", a block,
+//! or something we cannot read) and never guesses between them.
+
+mod ddg_html;
+mod ddg_lite;
+mod mojeek;
+mod searxng;
+
+use crate::html::{collapse_whitespace, Tag};
+
+pub use ddg_html::parse as parse_ddg_html;
+pub use ddg_lite::parse as parse_ddg_lite;
+pub use mojeek::parse as parse_mojeek;
+pub use searxng::parse as parse_searxng;
+
+/// What a source's page says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Page {
+    Results(Vec<Hit>),
+    /// The page says there is nothing: a valid, empty answer.
+    NoResults,
+    /// A bot wall, a challenge, a rate limit: the source refuses us for now.
+    Blocked(String),
+    /// Neither results nor a no-results marker: the markup changed, or this is not a results page.
+    Unparseable(String),
+}
+
+/// One organic result as the source gave it (titles and snippets already plain text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    pub title: String,
+    pub url: String,
+    pub snippet: String,
+    /// `YYYY-MM-DD`, when the source dates the result.
+    pub date: Option<String>,
+}
+
+/// The kinds of source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    DdgHtml,
+    DdgLite,
+    Searxng,
+    Mojeek,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::DdgHtml, Kind::DdgLite, Kind::Searxng, Kind::Mojeek];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::DdgHtml => "ddg_html",
+            Kind::DdgLite => "ddg_lite",
+            Kind::Searxng => "searxng",
+            Kind::Mojeek => "mojeek",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Reads a response. Statuses that mean "not now" (403, 429) are blocks whatever the body says.
+    pub fn parse(self, status: u16, body: &[u8]) -> Page {
+        if status == 429 || status == 403 {
+            return Page::Blocked(format!("HTTP {status}"));
+        }
+        match self {
+            Kind::DdgHtml => ddg_html::parse(body),
+            Kind::DdgLite => ddg_lite::parse(body),
+            Kind::Searxng => searxng::parse(body),
+            Kind::Mojeek => mojeek::parse(body),
+        }
+    }
+
+    /// Whether this HTTP status carries a page worth parsing (DuckDuckGo serves its bot wall with 202).
+    pub fn parses_status(self, status: u16) -> bool {
+        matches!(status, 200 | 202 | 403 | 429)
+    }
+}
+
+/// Text being collected for a field until the element that started it closes.
+#[derive(Debug)]
+struct Capture<F> {
+    field: F,
+    tag: String,
+    depth: u32,
+    text: String,
+}
+
+impl<F: Copy> Capture<F> {
+    fn new(field: F, tag: &Tag) -> Capture<F> {
+        Capture {
+            field,
+            tag: tag.name.clone(),
+            depth: 1,
+            text: String::new(),
+        }
+    }
+
+    fn start(&mut self, tag: &Tag) {
+        if tag.name == self.tag && !tag.self_closing {
+            self.depth += 1;
+        }
+    }
+
+    /// True when this end tag closes the captured element.
+    fn end(&mut self, name: &str) -> bool {
+        if name == self.tag {
+            self.depth -= 1;
+        }
+        self.depth == 0
+    }
+
+    fn finish(self) -> (F, String) {
+        (self.field, collapse_whitespace(&self.text))
+    }
+}
+
+/// DuckDuckGo's bot wall, by markup (never by the word "captcha", which appears in ordinary snippets).
+fn is_ddg_anomaly(tag: &Tag) -> bool {
+    tag.has_class_prefix("anomaly-modal")
+        || tag.attr("id") == Some("challenge-form")
+        || ["action", "src"]
+            .iter()
+            .any(|a| tag.attr(a).is_some_and(|v| v.contains("anomaly.js")))
+}
+
+/// `YYYY-MM-DD` from the start of a timestamp such as `2025-06-23T00:00:00.0000000` or `2026-02-03 00:00:00`,
+/// found anywhere in the text.
+fn iso_date(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(9)).find_map(|i| {
+        let w = bytes.get(i..i + 10)?;
+        let shape = w.iter().enumerate().all(|(j, b)| {
+            if j == 4 || j == 7 {
+                *b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+        let before_ok = i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_digit);
+        (shape && before_ok).then(|| String::from_utf8_lossy(w).into_owned())
+    })
+}
+
+/// Keeps results that are organic: an http(s) destination not on duckduckgo.com, and a title.
+fn organic(title: String, href: &str, snippet: String, date: Option<String>) -> Option<Hit> {
+    let url = super::url::unwrap_result_link(href)?;
+    let host = super::url::host(&url)?;
+    if host == "duckduckgo.com" || host.ends_with(".duckduckgo.com") || title.is_empty() {
+        return None;
+    }
+    Some(Hit {
+        title,
+        url,
+        snippet,
+        date,
+    })
+}
+
+#[cfg(test)]
+mod tests;

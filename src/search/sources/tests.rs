@@ -1,0 +1,363 @@
+use super::*;
+
+fn own(name: &str) -> Vec<u8> {
+    let path = format!("{}/fixtures/search/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A recorded page from `../shared/fixtures/search` (or `$WEBSEARCHD_SHARED_DIR/fixtures/search`); `None`, with a
+/// notice, when that folder is absent.
+fn shared(name: &str) -> Option<Vec<u8>> {
+    let dir = std::env::var("WEBSEARCHD_SHARED_DIR")
+        .unwrap_or_else(|_| format!("{}/../shared", env!("CARGO_MANIFEST_DIR")));
+    let path = format!("{dir}/fixtures/search/{name}");
+    match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            eprintln!("notice: {path} is absent; skipping this check (set WEBSEARCHD_SHARED_DIR)");
+            None
+        }
+    }
+}
+
+fn results(page: Page) -> Vec<Hit> {
+    match page {
+        Page::Results(hits) => hits,
+        other => panic!("expected results, got {other:?}"),
+    }
+}
+
+/// Checks the count and the first and last results (title, url).
+#[track_caller]
+fn check(page: Page, count: usize, first: (&str, &str), last: (&str, &str)) -> Vec<Hit> {
+    let hits = results(page);
+    assert_eq!(hits.len(), count, "{hits:#?}");
+    let f = &hits[0];
+    let l = &hits[hits.len() - 1];
+    assert_eq!((f.title.as_str(), f.url.as_str()), first);
+    assert_eq!((l.title.as_str(), l.url.as_str()), last);
+    for h in &hits {
+        let host = crate::search::url::host(&h.url).unwrap();
+        assert!(
+            !host.ends_with("duckduckgo.com"),
+            "an ad or internal link slipped through: {h:?}"
+        );
+        assert!(
+            !h.title.is_empty() && !h.title.contains("  ") && !h.title.contains('<'),
+            "{h:?}"
+        );
+        assert!(
+            !h.snippet.contains("  ") && !h.snippet.contains("<b>"),
+            "{h:?}"
+        );
+    }
+    hits
+}
+
+#[test]
+fn own_ddg_html() {
+    let hits = check(
+        parse_ddg_html(&own("ddg_html_results.html")),
+        2,
+        ("Rust & Cargo: a language", "https://www.rust-lang.org/"),
+        (
+            "The Rust Programming Language",
+            "https://doc.rust-lang.org/book/",
+        ),
+    );
+    assert_eq!(
+        hits[0].snippet,
+        "A language empowering everyone to build reliable software."
+    );
+    assert_eq!(hits[0].date.as_deref(), Some("2025-06-23"));
+    assert_eq!(hits[1].snippet, "by Steve Klabnik <and> Carol Nichols");
+    assert_eq!(hits[1].date, None);
+    assert_eq!(
+        parse_ddg_html(&own("ddg_html_no_results.html")),
+        Page::NoResults
+    );
+    assert!(matches!(
+        parse_ddg_html(&own("ddg_anomaly.html")),
+        Page::Blocked(_)
+    ));
+    assert!(matches!(
+        parse_ddg_html(&own("changed_markup.html")),
+        Page::Unparseable(_)
+    ));
+    assert!(matches!(parse_ddg_html(b""), Page::Unparseable(_)));
+}
+
+#[test]
+fn own_ddg_lite() {
+    let hits = check(
+        parse_ddg_lite(&own("ddg_lite_results.html")),
+        2,
+        ("Cat Ba & Island", "https://example.org/cat-ba"),
+        ("Second", "https://example.net/"),
+    );
+    assert_eq!(hits[0].snippet, "The largest island in Halong Bay.");
+    assert_eq!(hits[0].date.as_deref(), Some("2026-07-01"));
+    assert_eq!(
+        parse_ddg_lite(&own("ddg_lite_no_results.html")),
+        Page::NoResults
+    );
+    assert!(matches!(
+        parse_ddg_lite(&own("ddg_anomaly.html")),
+        Page::Blocked(_)
+    ));
+    assert!(matches!(
+        parse_ddg_lite(&own("changed_markup.html")),
+        Page::Unparseable(_)
+    ));
+}
+
+#[test]
+fn own_searxng() {
+    let hits = check(
+        parse_searxng(&own("searxng_results.json")),
+        2,
+        ("Rust Programming Language", "https://www.rust-lang.org/"),
+        ("The Book", "https://doc.rust-lang.org/book/"),
+    );
+    assert_eq!(hits[0].date.as_deref(), Some("2025-01-13"));
+    assert_eq!(hits[1].date.as_deref(), Some("2024-05-10"));
+    assert!(
+        matches!(parse_searxng(&own("searxng_unresponsive.json")), Page::Blocked(r) if r.contains("CAPTCHA"))
+    );
+    assert_eq!(parse_searxng(&own("searxng_empty.json")), Page::NoResults);
+    assert!(matches!(parse_searxng(b"{\"x\":1}"), Page::Unparseable(_)));
+    assert!(matches!(
+        parse_searxng(&own("changed_markup.html")),
+        Page::Unparseable(_)
+    ));
+}
+
+#[test]
+fn own_mojeek() {
+    let hits = check(
+        parse_mojeek(&own("mojeek_results.html")),
+        2,
+        ("The Modern JavaScript Tutorial", "https://javascript.info/"),
+        ("JS", "https://example.com/js"),
+    );
+    assert_eq!(hits[0].snippet, "The Modern JavaScript Tutorial.");
+    assert_eq!(hits[1].snippet, "");
+}
+
+#[test]
+fn statuses_that_mean_blocked() {
+    assert_eq!(
+        Kind::DdgHtml.parse(429, b""),
+        Page::Blocked("HTTP 429".into())
+    );
+    assert_eq!(
+        Kind::Searxng.parse(403, b"{}"),
+        Page::Blocked("HTTP 403".into())
+    );
+}
+
+// The real recorded pages: expected values written down by reading each page.
+
+#[test]
+fn recorded_ddg_html_pages() {
+    if let Some(page) = shared("ddg_html__eino__results_with_nextpage_form.html") {
+        let hits = check(
+            parse_ddg_html(&page),
+            10,
+            (
+                "GitHub - cloudwego/eino: The ultimate LLM/AI application development ...",
+                "https://github.com/cloudwego/eino",
+            ),
+            ("Eino - Wikipedia", "https://en.wikipedia.org/wiki/Eino"),
+        );
+        assert_eq!(hits[0].date, None, "the first result has no date span");
+        assert_eq!(hits[1].date.as_deref(), Some("2025-06-23"));
+        assert_eq!(hits.iter().filter(|h| h.date.is_some()).count(), 6);
+        assert!(hits[0]
+            .snippet
+            .starts_with("Eino is a framework for building LLM applications in Golang"));
+    }
+    if let Some(page) = shared("ddg_html_2020__antani__30results_with_ad.html") {
+        let hits = check(
+            parse_ddg_html(&page),
+            30,
+            ("Come se fosse antani significato - Lettera43 Come Fare", "https://www.lettera43.it/howto/come-se-fosse-antani-significato/"),
+            (
+                "Antani, Fogel face off in first candidate forum for Ohio ...",
+                "https://www.daytondailynews.com/news/antani-fogel-face-off-in-first-candidate-forum-for-ohio-senate-race/I4S44IJGNBEE3M2ZHKRTI577YY/",
+            ),
+        );
+        assert!(
+            hits.iter()
+                .all(|h| !h.title.contains("Scopri tutte le offerte")),
+            "the ad is dropped"
+        );
+        assert!(
+            hits.iter()
+                .any(|h| h.url == "https://www.amazon.it/LA-TOGNAZZA-ANTANI/dp/B072VQZ6GS"),
+            "organic kept"
+        );
+    }
+    if let Some(page) =
+        shared("ddg_html_GET__client-side-graph-database-javascript-typescript-b.html")
+    {
+        check(
+            parse_ddg_html(&page),
+            10,
+            (
+                "GitHub - nxpatterns/gitnexus: GitNexus: The Zero-Server Code ...",
+                "https://github.com/nxpatterns/gitnexus",
+            ),
+            (
+                "Client-Side GraphQL with TypeScript - rathorji.in",
+                "https://rathorji.in/p/Client-Side_GraphQL_with_TypeScript",
+            ),
+        );
+    }
+    if let Some(page) =
+        shared("ddg_html_GET__github-in-memory-graph-database-javascript-typescr.html")
+    {
+        check(
+            parse_ddg_html(&page),
+            10,
+            (
+                "GitHub - dxnn/dagoba: A tiny in-memory graph database",
+                "https://github.com/dxnn/dagoba",
+            ),
+            (
+                "500 Lines or LessDagoba: An In-Memory Graph Database",
+                "https://aosabook.org/en/500L/dagoba-an-in-memory-graph-database.html",
+            ),
+        );
+    }
+    if let Some(page) =
+        shared("ddg_html_GET__indexeddb-wrapper-javascript-typescript-idb-localf.html")
+    {
+        check(
+            parse_ddg_html(&page),
+            10,
+            (
+                "GitHub - dexie/Dexie.js: A Minimalistic Wrapper for IndexedDB",
+                "https://github.com/dexie/Dexie.js/",
+            ),
+            (
+                "RxDB Dexie.js Database - Fast, Reactive, Sync with Any Backend | RxDB ...",
+                "https://rxdb.info/rx-storage-dexie.html",
+            ),
+        );
+    }
+    if let Some(page) = shared("ddg_html__testtest__eof_google_fallback_no_results.html") {
+        assert_eq!(
+            parse_ddg_html(&page),
+            Page::NoResults,
+            "the EOF pseudo-result is not a result"
+        );
+    }
+    if let Some(page) = shared("ddg_html__eino__no_more_results_dfw.html") {
+        assert_eq!(parse_ddg_html(&page), Page::NoResults);
+    }
+}
+
+#[test]
+fn recorded_ddg_lite_pages() {
+    if let Some(page) = shared("ddg_lite__catba__200_results_with_ads.html") {
+        let hits = check(
+            parse_ddg_lite(&page),
+            10,
+            (
+                "Cat Ba Island: A Complete Travel Guide 2026 - Vietnam Travel",
+                "https://vietnamtravel.com/cat-ba-island/",
+            ),
+            (
+                "Cat Ba Island In Vietnam - Full Guide & 20 Best Things",
+                "https://travelnania.com/cat-ba-island/",
+            ),
+        );
+        assert!(hits[0]
+            .snippet
+            .starts_with("Discover the beauty and history of Cat Ba Island"));
+        assert!(hits
+            .iter()
+            .all(|h| h.title != "more info" && !h.title.contains("Top 10")));
+        assert_eq!(hits.iter().filter(|h| h.date.is_some()).count(), 4);
+    }
+    if let Some(page) = shared("ddg_lite__catba__202_anomaly_challenge.html") {
+        assert!(matches!(Kind::DdgLite.parse(202, &page), Page::Blocked(_)));
+        assert!(matches!(Kind::DdgLite.parse(200, &page), Page::Blocked(_)));
+    }
+}
+
+#[test]
+fn recorded_searxng_pages() {
+    if let Some(page) = shared("searxng_json__espresso-grind-size-extraction__2026.json") {
+        let hits = check(
+            parse_searxng(&page),
+            27,
+            (
+                "ground coffee - How does grind size affect the extraction time and taste of espresso? - Coffee Stack Exchange",
+                "https://coffee.stackexchange.com/questions/6402/how-does-grind-size-affect-the-extraction-time-and-taste-of-espresso",
+            ),
+            ("What grind size should I use? | AeroPress Grind Size", "https://aeropress.com/pages/what-grind-size-should-i-use"),
+        );
+        assert_eq!(
+            hits[2].date.as_deref(),
+            Some("2026-02-03"),
+            "the new shape's `pubdate`"
+        );
+        assert_eq!(
+            hits[8].date.as_deref(),
+            Some("2026-02-17"),
+            "the old shape's `publishedDate`"
+        );
+    }
+    if let Some(page) = shared("searx-be__verifying-your-request_interstitial__2026-04.html") {
+        assert!(matches!(Kind::Searxng.parse(200, &page), Page::Blocked(_)));
+    }
+}
+
+#[test]
+fn recorded_mojeek_page() {
+    if let Some(page) = shared("mojeek__javascript-tutorial__playwright-prettier__2026-04.html") {
+        let hits = check(
+            parse_mojeek(&page),
+            10,
+            ("The Modern JavaScript Tutorial", "https://javascript.info/"),
+            (
+                "Javascript/DHTML Tutorials",
+                "https://smartwebby.com/DHTML/",
+            ),
+        );
+        assert_eq!(hits.iter().filter(|h| h.snippet.is_empty()).count(), 1);
+    }
+}
+
+#[test]
+fn dates() {
+    assert_eq!(
+        iso_date("  2025-06-23T00:00:00.0000000").as_deref(),
+        Some("2025-06-23")
+    );
+    assert_eq!(iso_date("Aug 19, 2024").as_deref(), None);
+    assert_eq!(iso_date("12025-06-23").as_deref(), None);
+}
+
+/// Every page parses to the same outcome whatever the chunking of its tokenizer input.
+#[test]
+fn tokenizer_chunking_does_not_change_pages() {
+    for name in [
+        "ddg_html_results.html",
+        "ddg_lite_results.html",
+        "mojeek_results.html",
+        "ddg_anomaly.html",
+    ] {
+        let page = own(name);
+        let whole = crate::html::tests::tokens_chunked(&page, page.len());
+        for size in [1, 2, 3, 7, 64] {
+            assert_eq!(
+                crate::html::tests::tokens_chunked(&page, size),
+                whole,
+                "{name} at chunk size {size}"
+            );
+        }
+    }
+}

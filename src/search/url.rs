@@ -1,0 +1,188 @@
+//! URL handling for results: unwrapping DuckDuckGo's redirect links, the host, and the normal form used to
+//! deduplicate. Pure functions on strings; no URL crate (it would pull in IDNA tables for what is a few splits).
+
+/// Decodes `%XX` escapes once; `+` stays as it is. Invalid escapes are kept literally, invalid UTF-8 becomes U+FFFD.
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes.get(i).copied().unwrap_or(0);
+        if b == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `application/x-www-form-urlencoded` encoding of a value: unreserved characters stay, space becomes `+`, the rest
+/// is `%XX` per UTF-8 byte.
+pub fn form_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(char::from(b))
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// The value of a query parameter (raw, still percent-encoded).
+pub fn query_param<'a>(url: &'a str, name: &str) -> Option<&'a str> {
+    let query = url.split_once('?')?.1;
+    let query = query.split('#').next().unwrap_or(query);
+    query
+        .split('&')
+        .find_map(|pair| match pair.split_once('=') {
+            Some((k, v)) if k == name => Some(v),
+            _ => None,
+        })
+}
+
+/// Turns a result link into the destination URL: DuckDuckGo's `/l/?uddg=<encoded>` wrapper is unwrapped (decoded
+/// once), protocol-relative links get `https:`. Anything that is not then an absolute http(s) URL is `None`.
+pub fn unwrap_result_link(href: &str) -> Option<String> {
+    let href = href.trim();
+    let absolute = if let Some(rest) = href.strip_prefix("//") {
+        format!("https://{rest}")
+    } else if href.starts_with('/') {
+        format!("https://duckduckgo.com{href}")
+    } else {
+        href.to_owned()
+    };
+    let is_ddg_redirect = host(&absolute)
+        .is_some_and(|h| h == "duckduckgo.com" || h.ends_with(".duckduckgo.com"))
+        && path(&absolute).starts_with("/l/");
+    let url = if is_ddg_redirect {
+        percent_decode(query_param(&absolute, "uddg")?)
+    } else {
+        absolute
+    };
+    let lower = url.get(..8).unwrap_or(&url).to_ascii_lowercase();
+    if (lower.starts_with("http://") || lower.starts_with("https://"))
+        && host(&url).is_some_and(|h| !h.is_empty())
+    {
+        Some(url)
+    } else {
+        None
+    }
+}
+
+/// The host of an absolute URL, lowercased, without port or userinfo.
+pub fn host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        authority.split(':').next()?
+    };
+    Some(host.to_ascii_lowercase())
+}
+
+fn path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find('/').map_or("/", |i| rest.get(i..).unwrap_or("/"))
+}
+
+/// The key under which two URLs count as the same result: scheme, `www.`, default port, fragment and a trailing
+/// slash do not matter; case matters only in the path and query.
+pub fn dedupe_key(url: &str) -> String {
+    let Some((_, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let rest = rest.split('#').next().unwrap_or(rest);
+    let split = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(split);
+    let mut host = authority.to_ascii_lowercase();
+    for port in [":80", ":443"] {
+        if let Some(h) = host.strip_suffix(port) {
+            host = h.to_owned();
+        }
+    }
+    let host = host.strip_prefix("www.").unwrap_or(&host);
+    let tail = tail.strip_suffix('/').unwrap_or(tail);
+    format!("{host}{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwraps_duckduckgo_links() {
+        let href = "//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2Fa%3Fb%3D1%2520c&rut=abc";
+        assert_eq!(
+            unwrap_result_link(href).as_deref(),
+            Some("https://example.com/a?b=1%20c")
+        );
+        assert_eq!(
+            unwrap_result_link("https://example.com/x").as_deref(),
+            Some("https://example.com/x")
+        );
+        assert_eq!(
+            unwrap_result_link("//example.com/x").as_deref(),
+            Some("https://example.com/x")
+        );
+        assert_eq!(
+            unwrap_result_link("/l/?uddg=https%3A%2F%2Fe.org").as_deref(),
+            Some("https://e.org")
+        );
+        assert_eq!(unwrap_result_link("javascript:alert(1)"), None);
+        assert_eq!(unwrap_result_link("//duckduckgo.com/l/?rut=abc"), None);
+        assert_eq!(unwrap_result_link(""), None);
+    }
+
+    #[test]
+    fn hosts() {
+        assert_eq!(
+            host("https://User@Example.COM:8080/x").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(host("http://[::1]:80/").as_deref(), Some("::1"));
+        assert_eq!(host("no scheme"), None);
+    }
+
+    #[test]
+    fn dedupe_keys() {
+        assert_eq!(
+            dedupe_key("https://www.Example.com:443/a/#frag"),
+            "example.com/a"
+        );
+        assert_eq!(dedupe_key("http://example.com/a"), "example.com/a");
+        assert_ne!(
+            dedupe_key("https://example.com/A"),
+            dedupe_key("https://example.com/a")
+        );
+        assert_eq!(dedupe_key("https://example.com/?q=1"), "example.com/?q=1");
+    }
+
+    #[test]
+    fn form_encoding() {
+        assert_eq!(
+            form_encode("rust lang & c++/é"),
+            "rust+lang+%26+c%2B%2B%2F%C3%A9"
+        );
+    }
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%20b%zz%4"), "a b%zz%4");
+        assert_eq!(percent_decode("%E6%97%A5"), "日");
+        assert_eq!(percent_decode("a+b"), "a+b");
+    }
+}

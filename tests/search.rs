@@ -1,0 +1,524 @@
+//! Search end to end: the real server against loopback upstreams that serve recorded and hand-written pages, and
+//! fail in the ways real sources fail.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::upstream::{Answer, Seen, Upstream};
+use common::{own_fixture, shared_fixture, Server};
+use serde_json::Value;
+
+/// Environment pointing every source at the upstream, with no minimum interval (tests ask in quick succession).
+fn env_for(up: &Upstream, sources: &str) -> Vec<(String, String)> {
+    vec![
+        ("WEBSEARCHD_SOURCES".into(), sources.into()),
+        ("WEBSEARCHD_DDG_HTML_URL".into(), up.url("/html/")),
+        ("WEBSEARCHD_DDG_LITE_URL".into(), up.url("/lite/")),
+        ("WEBSEARCHD_SEARXNG_URLS".into(), up.url("/searx")),
+        ("WEBSEARCHD_MOJEEK_URL".into(), up.url("/mojeek")),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS".into(), "0".into()),
+    ]
+}
+
+fn start(up: &Upstream, sources: &str, extra: &[(&str, &str)]) -> Server {
+    let mut env = env_for(up, sources);
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    Server::start(&pairs)
+}
+
+fn search(server: &Server, query: &str) -> common::Reply {
+    server.post_json(
+        "/service",
+        &serde_json::json!({ "query": query, "max_results": 20 }).to_string(),
+    )
+}
+
+/// The upstream that serves the hand-written pages: each source's results.
+fn happy(seen: &Seen) -> Answer {
+    match seen.path() {
+        "/html/" => Answer::html(200, own_fixture("search/ddg_html_results.html")),
+        "/lite/" => Answer::html(200, own_fixture("search/ddg_lite_results.html")),
+        "/searx/search" => Answer::json(200, own_fixture("search/searxng_results.json")),
+        "/mojeek" => Answer::html(200, own_fixture("search/mojeek_results.html")),
+        _ => Answer::html(404, "no"),
+    }
+}
+
+fn statuses(answer: &Value) -> Vec<(String, String)> {
+    answer["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pair(a: &str, b: &str) -> (String, String) {
+    (a.to_string(), b.to_string())
+}
+
+#[test]
+fn each_source_alone() {
+    let up = Upstream::start(happy);
+    let cases = [
+        (
+            "ddg_html",
+            "Rust & Cargo: a language",
+            "https://www.rust-lang.org/",
+        ),
+        ("ddg_lite", "Cat Ba & Island", "https://example.org/cat-ba"),
+        (
+            "searxng",
+            "Rust Programming Language",
+            "https://www.rust-lang.org/",
+        ),
+        (
+            "mojeek",
+            "The Modern JavaScript Tutorial",
+            "https://javascript.info/",
+        ),
+    ];
+    for (source, title, url) in cases {
+        let server = start(&up, source, &[]);
+        let reply = search(&server, &format!("rust {source}"));
+        assert_eq!(reply.status, 200, "{source}: {}", reply.text());
+        let a = reply.json();
+        assert_eq!(a["results"][0]["title"], title, "{source}");
+        assert_eq!(a["results"][0]["url"], url, "{source}");
+        assert_eq!(a["results"][0]["position"], 1);
+        assert_eq!(a["results"][0]["source"], source);
+        assert_eq!(statuses(&a), vec![pair(source, "ok")]);
+        assert_eq!(a["cached"], false);
+        assert_eq!(a["query"], format!("rust {source}"));
+        assert_eq!(a["request_id"].as_str(), reply.header("x-request-id"));
+        assert!(a["issued_at"].as_str().unwrap().ends_with('Z'));
+    }
+    // The DuckDuckGo requests look like a browser's form submission.
+    let html = up
+        .seen()
+        .into_iter()
+        .find(|s| s.path() == "/html/")
+        .expect("a ddg_html request");
+    assert_eq!(html.method, "POST");
+    assert_eq!(html.param("q").as_deref(), Some("rust ddg_html"));
+    assert_eq!(html.param("kl").as_deref(), Some("wt-wt"));
+    assert!(html
+        .header("user-agent")
+        .unwrap()
+        .starts_with("Mozilla/5.0"));
+    assert_eq!(
+        html.header("content-type"),
+        Some("application/x-www-form-urlencoded")
+    );
+    assert!(html.header("referer").is_some());
+    let searx = up
+        .seen()
+        .into_iter()
+        .find(|s| s.path() == "/searx/search")
+        .expect("a searxng request");
+    assert_eq!(searx.param("format").as_deref(), Some("json"));
+    assert_eq!(searx.param("q").as_deref(), Some("rust searxng"));
+}
+
+#[test]
+fn results_are_capped_deduplicated_and_dated() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => {
+            let page = String::from_utf8(own_fixture("search/ddg_html_results.html")).unwrap();
+            // The same destination twice (once wrapped by DuckDuckGo, once direct with a fragment).
+            Answer::html(
+                200,
+                page.replace(
+                    "https://doc.rust-lang.org/book/",
+                    "https://rust-lang.org/#top",
+                ),
+            )
+        }
+        _ => Answer::html(404, ""),
+    });
+    let server = start(&up, "ddg_html", &[]);
+    let a = search(&server, "dedupe").json();
+    assert_eq!(a["results"].as_array().unwrap().len(), 1, "{a}");
+    assert_eq!(a["results"][0]["date"], "2025-06-23");
+    let one = server
+        .post_json("/service", r#"{"query":"cap","max_results":1}"#)
+        .json();
+    assert_eq!(one["results"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn html_blocked_then_lite_answers_and_the_breaker_skips_html() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
+        other => happy(&Seen {
+            target: other.to_string(),
+            ..seen.clone()
+        }),
+    });
+    let server = start(&up, "ddg_html,ddg_lite", &[]);
+    let a = search(&server, "blocked first").json();
+    assert_eq!(
+        statuses(&a),
+        vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]
+    );
+    assert_eq!(a["sources"][0]["error"], "blocked");
+    assert_eq!(a["results"][0]["source"], "ddg_lite");
+
+    // The next search does not ask the blocked source at all.
+    let a = search(&server, "blocked second").json();
+    assert_eq!(
+        statuses(&a),
+        vec![pair("ddg_html", "skipped"), pair("ddg_lite", "ok")]
+    );
+    assert_eq!(a["sources"][0]["error"], "cooling_down");
+    assert!(a["sources"][0]["retry_in_s"].as_u64().unwrap() >= 59);
+    assert_eq!(up.count("/html/"), 1);
+    let health = server.get("/health").json();
+    assert_eq!(health["sources"][0]["breaker"], "open");
+    let metrics = server.get("/metrics").text();
+    assert!(
+        metrics.contains("websearchd_source_blocks_total{source=\"ddg_html\""),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn recorded_anomaly_and_recorded_lite_page() {
+    let (Some(anomaly), Some(lite)) = (
+        shared_fixture("search/ddg_lite__catba__202_anomaly_challenge.html"),
+        shared_fixture("search/ddg_lite__catba__200_results_with_ads.html"),
+    ) else {
+        return;
+    };
+    let up = Upstream::start(move |seen| match seen.path() {
+        "/html/" => Answer::html(202, anomaly.clone()),
+        "/lite/" => Answer::html(200, lite.clone()),
+        _ => Answer::html(404, ""),
+    });
+    let server = start(&up, "ddg_html,ddg_lite", &[]);
+    let a = search(&server, "Cat Ba Island Vietnam").json();
+    assert_eq!(
+        statuses(&a),
+        vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]
+    );
+    assert_eq!(a["results"].as_array().unwrap().len(), 10);
+    assert_eq!(
+        a["results"][0]["url"],
+        "https://vietnamtravel.com/cat-ba-island/"
+    );
+    assert!(a["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| !r["url"].as_str().unwrap().contains("duckduckgo.com")));
+}
+
+#[test]
+fn all_failing_is_a_502_with_the_report() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::html(500, "oops"),
+        "/lite/" => Answer::html(200, own_fixture("search/changed_markup.html")),
+        "/searx/search" => Answer::json(200, own_fixture("search/searxng_unresponsive.json")),
+        _ => Answer::Reset,
+    });
+    let server = start(&up, "ddg_html,ddg_lite,searxng,mojeek", &[]);
+    let r = search(&server, "nothing works");
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (502, "all_sources_failed"),
+        "{}",
+        r.text()
+    );
+    let report = &r.json()["error"]["sources"];
+    let errors: Vec<&str> = report
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["error"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        errors,
+        vec!["http_status", "unparseable", "blocked", "connect"]
+    );
+    assert!(report
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["status"] == "failed"));
+}
+
+#[test]
+fn genuine_no_results_is_an_empty_answer() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::html(200, own_fixture("search/ddg_html_no_results.html")),
+        _ => Answer::html(500, ""),
+    });
+    let server = start(&up, "ddg_html,ddg_lite", &[]);
+    let r = search(&server, "zzqqxx");
+    assert_eq!(r.status, 200);
+    let a = r.json();
+    assert_eq!(a["results"], serde_json::json!([]));
+    assert_eq!(
+        statuses(&a),
+        vec![pair("ddg_html", "empty")],
+        "lite is not asked after a genuine empty answer"
+    );
+    assert_eq!(up.count("/lite/"), 0);
+}
+
+#[test]
+fn a_hanging_upstream_times_out_and_the_next_answers() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::Hang(Duration::from_secs(5)),
+        other => happy(&Seen {
+            target: other.to_string(),
+            ..seen.clone()
+        }),
+    });
+    let server = start(
+        &up,
+        "ddg_html,ddg_lite",
+        &[("WEBSEARCHD_SOURCE_TIMEOUT_MS", "400")],
+    );
+    let started = Instant::now();
+    let a = search(&server, "hang").json();
+    let took = started.elapsed();
+    assert_eq!(
+        statuses(&a),
+        vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]
+    );
+    assert_eq!(a["sources"][0]["error"], "timeout");
+    assert!(
+        took < Duration::from_secs(3),
+        "the timeout did not hold: {took:?}"
+    );
+    assert!(a["sources"][0]["elapsed_ms"].as_u64().unwrap() >= 400);
+}
+
+#[test]
+fn garbage_and_oversized_bodies_fail_cleanly() {
+    let big = vec![b'x'; 20_000];
+    let up = Upstream::start(move |seen| match seen.path() {
+        "/html/" => Answer::Garbage(b"\x00\x01 this is not HTTP \xff\r\n\r\n".to_vec()),
+        "/lite/" => Answer::html(200, big.clone()),
+        "/mojeek" => happy(seen),
+        _ => Answer::html(404, ""),
+    });
+    let server = start(
+        &up,
+        "ddg_html,ddg_lite,mojeek",
+        &[("WEBSEARCHD_SOURCE_BODY_BYTES_MAX", "8192")],
+    );
+    let a = search(&server, "garbage").json();
+    assert_eq!(
+        statuses(&a),
+        vec![
+            pair("ddg_html", "failed"),
+            pair("ddg_lite", "failed"),
+            pair("mojeek", "ok")
+        ]
+    );
+    assert_eq!(a["sources"][0]["error"], "protocol");
+    assert_eq!(a["sources"][1]["error"], "too_large");
+}
+
+#[test]
+fn cache_hit() {
+    let up = Upstream::start(happy);
+    let server = start(&up, "ddg_html", &[]);
+    let first = search(&server, "Cache Me").json();
+    assert_eq!(first["cached"], false);
+    let second = search(&server, "cache   me").json();
+    assert_eq!(second["cached"], true);
+    assert!(second["age_s"].as_u64().is_some());
+    assert_eq!(second["results"], first["results"]);
+    assert_ne!(second["request_id"], first["request_id"]);
+    assert_eq!(up.count("/html/"), 1);
+    let metrics = server.get("/metrics").text();
+    assert!(
+        metrics.contains("websearchd_cache_hits_total 1"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn all_skipped_is_a_503_with_retry_after() {
+    let up = Upstream::start(happy);
+    let server = start(
+        &up,
+        "ddg_html",
+        &[
+            ("WEBSEARCHD_SOURCE_INTERVAL_MS", "60000"),
+            ("WEBSEARCHD_CACHE_TTL_S", "0"),
+        ],
+    );
+    assert_eq!(search(&server, "one").status, 200);
+    let r = search(&server, "two");
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (503, "all_sources_skipped"),
+        "{}",
+        r.text()
+    );
+    let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((50..=60).contains(&retry), "{retry}");
+    assert_eq!(r.json()["error"]["sources"][0]["error"], "not_ready");
+}
+
+#[test]
+fn searxng_without_instances_is_reported_not_configured() {
+    let up = Upstream::start(|_| Answer::html(500, ""));
+    let server = start(&up, "ddg_html,searxng", &[("WEBSEARCHD_SEARXNG_URLS", " ")]);
+    let r = search(&server, "q");
+    assert_eq!(r.status, 502);
+    let report = &r.json()["error"]["sources"];
+    assert_eq!(report[1]["status"], "skipped");
+    assert_eq!(report[1]["error"], "not_configured");
+}
+
+/// Every recorded DuckDuckGo HTML page, served by the upstream, comes out of `/service` as its organic results.
+#[test]
+fn recorded_html_pages_end_to_end() {
+    let Some(page) = shared_fixture(
+        "search/ddg_html_GET__indexeddb-wrapper-javascript-typescript-idb-localf.html",
+    ) else {
+        return;
+    };
+    let up = Upstream::start(move |_| Answer::html(200, page.clone()));
+    let server = start(&up, "ddg_html", &[]);
+    let a = search(&server, "indexeddb wrapper").json();
+    assert_eq!(a["results"].as_array().unwrap().len(), 10);
+    assert_eq!(a["results"][0]["url"], "https://github.com/dexie/Dexie.js/");
+}
+
+/// With one worker and a queue of one, a third request arriving while both are taken gets 503 at once.
+#[test]
+fn full_queue_is_a_503_with_retry_after() {
+    let up = Upstream::start(|seen| match seen.param("q").as_deref() {
+        Some("slow") => Answer::Delay(Duration::from_millis(1_500), Box::new(happy(seen))),
+        _ => happy(seen),
+    });
+    let server = start(
+        &up,
+        "ddg_html",
+        &[("WEBSEARCHD_WORKERS", "1"), ("WEBSEARCHD_QUEUE_DEPTH", "1")],
+    );
+    let addr = server.addr;
+    let slow = std::thread::spawn(move || {
+        common::request(
+            addr,
+            "POST",
+            "/service",
+            &[("Content-Type", "application/json")],
+            br#"{"query":"slow"}"#,
+        )
+    });
+    up.wait_for("/html/", 1);
+    // The worker is busy: of two more requests, one waits in the queue and the other is refused at once.
+    let started = Instant::now();
+    let others: Vec<_> = ["b", "c"]
+        .into_iter()
+        .map(|q| {
+            std::thread::spawn(move || {
+                let body = format!(r#"{{"query":"{q}"}}"#);
+                let r = common::request(
+                    addr,
+                    "POST",
+                    "/service",
+                    &[("Content-Type", "application/json")],
+                    body.as_bytes(),
+                );
+                (r, Instant::now())
+            })
+        })
+        .collect();
+    let replies: Vec<_> = others.into_iter().map(|t| t.join().unwrap()).collect();
+    let refused: Vec<_> = replies.iter().filter(|(r, _)| r.status == 503).collect();
+    assert_eq!(
+        refused.len(),
+        1,
+        "{:?}",
+        replies.iter().map(|(r, _)| r.status).collect::<Vec<_>>()
+    );
+    let (r, at) = refused[0];
+    assert_eq!(r.error_code(), "overloaded");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert!(
+        *at - started < Duration::from_millis(1_000),
+        "the refusal waited"
+    );
+    assert_eq!(slow.join().unwrap().status, 200);
+    assert!(replies.iter().any(|(r, _)| r.status == 200));
+}
+
+/// SIGTERM while a search is in flight: the search is answered, then the process exits 0.
+#[test]
+fn sigterm_finishes_the_request_in_flight() {
+    let up =
+        Upstream::start(|seen| Answer::Delay(Duration::from_millis(800), Box::new(happy(seen))));
+    let mut server = start(&up, "ddg_html", &[]);
+    let addr = server.addr;
+    let inflight = std::thread::spawn(move || {
+        common::request(
+            addr,
+            "POST",
+            "/service",
+            &[("Content-Type", "application/json")],
+            br#"{"query":"inflight"}"#,
+        )
+    });
+    up.wait_for("/html/", 1);
+    server.signal("TERM");
+    let reply = inflight.join().unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(
+        reply.json()["results"][0]["url"],
+        "https://www.rust-lang.org/"
+    );
+    let status = server.child.wait().expect("exit");
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        server.log_text().contains("SIGTERM received"),
+        "{}",
+        server.log_text()
+    );
+}
+
+#[test]
+fn the_search_command_uses_the_same_pipeline() {
+    let up = Upstream::start(happy);
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .envs(env_for(&up, "ddg_lite"))
+        .args(["search", "cat", "ba", "--max-results", "1"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(a["query"], "cat ba");
+    assert_eq!(a["results"].as_array().unwrap().len(), 1);
+    assert_eq!(a["results"][0]["source"], "ddg_lite");
+
+    let down = Upstream::start(|_| Answer::html(500, ""));
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .envs(env_for(&down, "ddg_lite"))
+        .args(["search", "x"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let e: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(e["error"]["code"], "all_sources_failed");
+}
