@@ -828,6 +828,17 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// The README's configuration table says what `VARS` says.
+    #[test]
+    fn readme_documents_every_variable() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README");
+        for v in VARS {
+            let row = format!("| `{}` | `{}` | {} |", v.name, v.default, v.allowed);
+            assert!(readme.contains(&row), "README lacks the row {row}");
+        }
+    }
+
     #[test]
     fn missing_env_file_is_an_error() {
         let err = Source::from_pairs([], Some(Path::new("/nonexistent/websearchd.env")))

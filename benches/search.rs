@@ -1,0 +1,228 @@
+//! Search benchmarks (`cargo bench --bench search`): parse time per recorded page, and `/service` requests per
+//! second against a loopback source, with and without the answer cache. Bounded in time; prints a table.
+//!
+//! Pages come from `$WEBSEARCHD_SHARED_DIR/fixtures/search` (default `../shared`); without it, from `fixtures/`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use websearchd::app::App;
+use websearchd::clock::SystemClock;
+use websearchd::config::{Config, Source};
+use websearchd::http::{Limits, Server, ServerStats};
+use websearchd::search::sources::Kind;
+use websearchd::search::Engine;
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument filters nothing here.
+    parse_pages();
+    service_throughput();
+}
+
+fn pages() -> Vec<(Kind, PathBuf)> {
+    let shared = std::env::var_os("WEBSEARCHD_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared")))
+        .join("fixtures/search");
+    let own = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search"));
+    let dir = if shared.is_dir() { shared } else { own };
+    let mut out: Vec<(Kind, PathBuf)> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_owned();
+            let kind = if name.starts_with("ddg_html") {
+                Kind::DdgHtml
+            } else if name.starts_with("ddg_lite") {
+                Kind::DdgLite
+            } else if name.starts_with("searxng") {
+                Kind::Searxng
+            } else if name.starts_with("mojeek") {
+                Kind::Mojeek
+            } else {
+                return None;
+            };
+            Some((kind, p))
+        })
+        .collect();
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out
+}
+
+fn parse_pages() {
+    println!("parse time per page (one thread, page in memory)");
+    println!(
+        "{:<70} {:>9} {:>11} {:>9}",
+        "page", "bytes", "us/page", "MB/s"
+    );
+    for (kind, path) in pages() {
+        let body = std::fs::read(&path).expect("page");
+        let budget = Duration::from_millis(400);
+        let started = Instant::now();
+        let mut n = 0u32;
+        while started.elapsed() < budget {
+            std::hint::black_box(kind.parse(200, std::hint::black_box(&body)));
+            n += 1;
+        }
+        let per = started.elapsed() / n;
+        let mbps = body.len() as f64 / per.as_secs_f64() / 1e6;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        println!(
+            "{name:<70} {:>9} {:>11.1} {mbps:>9.1}",
+            body.len(),
+            per.as_secs_f64() * 1e6
+        );
+    }
+}
+
+/// A loopback source that answers every request with `body` (Connection: close).
+fn upstream(body: Vec<u8>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let body = Arc::new(body);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut s = stream;
+                let mut buf = [0u8; 8_192];
+                let mut got = Vec::new();
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(head.as_bytes());
+                let _ = s.write_all(&body);
+            });
+        }
+    });
+    addr
+}
+
+fn service_throughput() {
+    let page = pages()
+        .into_iter()
+        .find(|(k, _)| *k == Kind::DdgHtml)
+        .map(|(_, p)| std::fs::read(p).expect("page"))
+        .expect("a ddg_html page");
+    let up = upstream(page);
+    println!("\n/service against a loopback ddg_html source (8 keep-alive clients, 3 s each)");
+    println!(
+        "{:<28} {:>10} {:>10} {:>10}",
+        "case", "req/s", "p50 ms", "p99 ms"
+    );
+    for (case, cache_ttl) in [("upstream fetch every call", "0"), ("warm cache", "600")] {
+        let vars = [
+            ("WEBSEARCHD_LISTEN", "127.0.0.1:0".to_string()),
+            ("WEBSEARCHD_SOURCES", "ddg_html".to_string()),
+            ("WEBSEARCHD_DDG_HTML_URL", format!("http://{up}/html/")),
+            ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0".to_string()),
+            ("WEBSEARCHD_CACHE_TTL_S", cache_ttl.to_string()),
+            ("WEBSEARCHD_LOG", "off".to_string()),
+        ];
+        let source = Source::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.clone())), None)
+            .expect("env");
+        let config = Config::from_source(&source).expect("config");
+        let stats = Arc::new(ServerStats::default());
+        let limits = Limits::from_config(&config);
+        let listen = config.listen;
+        let engine = Engine::from_config(&config, Arc::new(SystemClock));
+        let app = Arc::new(App::new(config, stats.clone(), engine));
+        let server = Server::bind(listen, limits, app, stats).expect("bind");
+        let addr = server.local_addr().expect("addr");
+        let shutdown = server.shutdown_handle();
+        let running = std::thread::spawn(move || server.run());
+        let (rps, p50, p99) = load(addr, 8, Duration::from_secs(3));
+        println!("{case:<28} {rps:>10.0} {p50:>10.2} {p99:>10.2}");
+        shutdown.shutdown();
+        let _ = running.join();
+    }
+}
+
+/// Keep-alive clients POSTing the same search for `duration`; requests/s and latency percentiles in ms.
+fn load(addr: SocketAddr, clients: usize, duration: Duration) -> (f64, f64, f64) {
+    let body = br#"{"query":"bench query","max_results":10}"#;
+    let request = [
+        format!(
+            "POST /service HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+        body,
+    ]
+    .concat();
+    let started = Instant::now();
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            let request = request.clone();
+            std::thread::spawn(move || {
+                let mut latencies = Vec::new();
+                let mut s = TcpStream::connect(addr).expect("connect");
+                let mut buf = vec![0u8; 65_536];
+                while started.elapsed() < duration {
+                    let t0 = Instant::now();
+                    if s.write_all(&request).is_err() {
+                        s = TcpStream::connect(addr).expect("reconnect");
+                        continue;
+                    }
+                    if !read_one(&mut s, &mut buf) {
+                        s = TcpStream::connect(addr).expect("reconnect");
+                        continue;
+                    }
+                    latencies.push(t0.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all: Vec<Duration> = threads
+        .into_iter()
+        .flat_map(|t| t.join().expect("client"))
+        .collect();
+    let elapsed = started.elapsed();
+    all.sort();
+    let pct = |p: f64| all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)));
+    let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
+    (
+        all.len() as f64 / elapsed.as_secs_f64(),
+        ms(pct(0.5)),
+        ms(pct(0.99)),
+    )
+}
+
+/// Reads one response framed by Content-Length; false if the connection ended.
+fn read_one(s: &mut TcpStream, buf: &mut [u8]) -> bool {
+    let mut got = Vec::new();
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while got.len() < end + 4 + len {
+                match s.read(buf) {
+                    Ok(0) | Err(_) => return false,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            return true;
+        }
+        match s.read(buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
