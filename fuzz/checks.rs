@@ -1,0 +1,110 @@
+//! The properties each fuzz target checks, in one file shared by the fuzz targets (`fuzz_targets/*.rs`) and the
+//! corpus replay test (`tests/fuzz_replay.rs`), which runs them on stable Rust in CI.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing
+)]
+
+use websearchd::html::{Sink, Tag, Tokenizer};
+use websearchd::http::parse_head;
+use websearchd::search::sources::{Kind, Page};
+use websearchd::search::{url, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
+
+#[derive(Default, PartialEq, Debug)]
+struct Record(Vec<String>);
+
+impl Sink for Record {
+    fn start_tag(&mut self, tag: &Tag) {
+        self.0.push(format!(
+            "<{} {:?} {}",
+            tag.name, tag.attrs, tag.self_closing
+        ));
+    }
+    fn end_tag(&mut self, name: &str) {
+        self.0.push(format!("</{name}"));
+    }
+    fn text(&mut self, text: &str) {
+        // Text may arrive in pieces: merge them, so only the token stream is compared.
+        match self.0.last_mut() {
+            Some(last) if last.starts_with('"') => last.push_str(text),
+            _ => self.0.push(format!("\"{text}")),
+        }
+    }
+    fn comment(&mut self, text: &str) {
+        self.0.push(format!("<!--{text}"));
+    }
+}
+
+/// The first byte picks a chunk size; the tokens must not depend on it.
+pub fn html_tokenizer(data: &[u8]) {
+    let Some((&first, input)) = data.split_first() else {
+        return;
+    };
+    let chunk = usize::from(first % 64) + 1;
+    let mut whole = Record::default();
+    Tokenizer::run(input, &mut whole);
+    let mut t = Tokenizer::new();
+    let mut chunked = Record::default();
+    for piece in input.chunks(chunk) {
+        t.feed(piece, &mut chunked);
+    }
+    t.finish(&mut chunked);
+    assert_eq!(whole, chunked, "chunk size {chunk}");
+}
+
+/// The first byte picks the source; results are always organic, absolute http(s) links with a title.
+pub fn search_page(data: &[u8]) {
+    let Some((&first, body)) = data.split_first() else {
+        return;
+    };
+    let kind = Kind::ALL[usize::from(first) % Kind::ALL.len()];
+    let status = if first & 0x80 != 0 { 202 } else { 200 };
+    if let Page::Results(hits) = kind.parse(status, body) {
+        assert!(!hits.is_empty());
+        for h in hits {
+            assert!(!h.title.is_empty());
+            let scheme = h.url.get(..8).unwrap_or(&h.url).to_ascii_lowercase();
+            assert!(
+                scheme.starts_with("http://") || scheme.starts_with("https://"),
+                "{h:?}"
+            );
+            let host = url::host(&h.url).unwrap_or_default();
+            assert!(
+                kind == Kind::Searxng || !host.ends_with("duckduckgo.com"),
+                "{h:?}"
+            );
+        }
+    }
+}
+
+pub fn http_head(data: &[u8]) {
+    match parse_head(data, 8_192, 64, 16_384) {
+        Ok(Some(head)) => {
+            assert!(head.head_bytes <= data.len());
+            assert!(head.content_length <= 16_384);
+            assert!(head.headers.len() <= 64);
+        }
+        Ok(None) => assert!(data.len() <= 8_192),
+        Err(_) => {}
+    }
+}
+
+pub fn service_request(data: &[u8]) {
+    if let Ok(r) = SearchRequest::from_json(data) {
+        assert!(!r.query.is_empty() && r.query.chars().count() <= QUERY_CHARS_MAX);
+        assert!(r.query == r.query.trim() && !r.query.contains("  "));
+        assert!((1..=MAX_RESULTS_MAX).contains(&r.max_results));
+    }
+}
+
+pub fn result_url(data: &[u8]) {
+    let s = String::from_utf8_lossy(data);
+    if let Some(u) = url::unwrap_result_link(&s) {
+        assert!(url::host(&u).is_some_and(|h| !h.is_empty()));
+    }
+    let _ = url::dedupe_key(&s);
+    let _ = url::percent_decode(&s);
+    let _ = url::form_encode(&s);
+}

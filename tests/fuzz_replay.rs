@@ -1,0 +1,126 @@
+//! Replays the fuzz targets' checks (fuzz/checks.rs) on stable Rust: over the project's fixtures, the recorded pages
+//! in ../shared (when present), every regression input in fuzz/regressions/<target>/, and truncations of each, so
+//! CI exercises every parser of untrusted input with what the fuzzers found.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+#[path = "../fuzz/checks.rs"]
+mod checks;
+
+use std::path::Path;
+
+fn files_in(dir: &Path) -> Vec<Vec<u8>> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .collect()
+}
+
+fn seeds(target: &str) -> Vec<Vec<u8>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = files_in(&root.join("fixtures/search"));
+    let shared = common::shared_dir().join("fixtures/search");
+    if shared.is_dir() {
+        all.extend(files_in(&shared).into_iter().filter(|f| f.len() < 200_000));
+    } else {
+        eprintln!(
+            "notice: {} is absent; replaying the project's own seeds only",
+            shared.display()
+        );
+    }
+    all.extend(files_in(&root.join("fuzz/regressions").join(target)));
+    all
+}
+
+/// Runs `check` on each seed with each prefix byte in `prefixes`, and on truncations of it.
+fn replay(target: &str, prefixes: &[u8], check: fn(&[u8])) {
+    let seeds = seeds(target);
+    assert!(!seeds.is_empty());
+    for seed in &seeds {
+        for &p in prefixes {
+            let mut input = vec![p];
+            input.extend_from_slice(seed);
+            check(&input);
+            let step = (input.len() / 13).max(1);
+            for end in (1..input.len()).step_by(step) {
+                check(&input[..end]);
+            }
+        }
+    }
+}
+
+#[test]
+fn html_tokenizer() {
+    replay("html_tokenizer", &[0, 1, 2, 6, 63], checks::html_tokenizer);
+}
+
+#[test]
+fn search_page() {
+    replay(
+        "search_page",
+        &[0, 1, 2, 3, 0x80, 0x81],
+        checks::search_page,
+    );
+}
+
+#[test]
+fn http_head() {
+    let heads: [&[u8]; 4] = [
+        b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"POST /service HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+        b"GET http://x/y?z HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 99999\r\n\r\n",
+    ];
+    for h in heads {
+        for end in 0..=h.len() {
+            checks::http_head(&h[..end]);
+        }
+    }
+    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/http_head")) {
+        checks::http_head(&f);
+    }
+}
+
+#[test]
+fn service_request() {
+    let bodies: [&[u8]; 5] = [
+        br#"{"query":"rust","max_results":5,"extract":true}"#,
+        br#"{"query":"  a  b  "}"#,
+        br#"{"query":"\u0000"}"#,
+        br#"{"query":"q","max_results":1e3}"#,
+        br#"[{"query":"q"}]"#,
+    ];
+    for b in bodies {
+        for end in 0..=b.len() {
+            checks::service_request(&b[..end]);
+        }
+    }
+    for f in
+        files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/service_request"))
+    {
+        checks::service_request(&f);
+    }
+}
+
+#[test]
+fn result_url() {
+    for u in [
+        "//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2F&rut=x",
+        "https://[::1]:80/a#b",
+        "http://user@host:99/%zz%",
+        "/l/?uddg=%",
+    ] {
+        for end in 0..=u.len() {
+            checks::result_url(&u.as_bytes()[..end]);
+        }
+    }
+}
