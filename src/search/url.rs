@@ -73,12 +73,31 @@ pub fn unwrap_result_link(href: &str) -> Option<String> {
     };
     let lower = url.get(..8).unwrap_or(&url).to_ascii_lowercase();
     if (lower.starts_with("http://") || lower.starts_with("https://"))
-        && host(&url).is_some_and(|h| !h.is_empty())
+        && host(&url).is_some_and(|h| valid_host(&h))
     {
         Some(url)
     } else {
         None
     }
+}
+
+/// A host a browser could open: an IPv6 literal, or dot-separated labels that are not empty and hold letters,
+/// digits, hyphens, underscores or non-ASCII (internationalised) characters.
+pub fn valid_host(host: &str) -> bool {
+    if host.contains(':') {
+        return host.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    let host = host.strip_suffix('.').unwrap_or(host);
+    !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && label
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        })
 }
 
 /// The host of an absolute URL, lowercased, without port or userinfo.
@@ -145,6 +164,23 @@ mod tests {
         assert_eq!(unwrap_result_link("javascript:alert(1)"), None);
         assert_eq!(unwrap_result_link("//duckduckgo.com/l/?rut=abc"), None);
         assert_eq!(unwrap_result_link(""), None);
+    }
+
+    #[test]
+    fn host_validity() {
+        assert!(
+            valid_host("example.com")
+                && valid_host("bücher.de")
+                && valid_host("::1")
+                && valid_host("a.b.")
+        );
+        assert!(
+            !valid_host(".wikiquote.orgduckduckgo.com")
+                && !valid_host("a..b")
+                && !valid_host("a b.com")
+        );
+        assert!(!valid_host("") && !valid_host("-x.com") && !valid_host("[::1"));
+        assert_eq!(unwrap_result_link("https://.bad.example/"), None);
     }
 
     #[test]

@@ -43,11 +43,7 @@ pub fn parse(body: &[u8]) -> Page {
 }
 
 fn hit(r: &Value) -> Option<Hit> {
-    let url = r.get("url")?.as_str()?;
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-        return None;
-    }
+    let url = crate::search::url::unwrap_result_link(r.get("url")?.as_str()?)?;
     let title = collapse_whitespace(r.get("title")?.as_str()?);
     if title.is_empty() {
         return None;

@@ -315,6 +315,22 @@ fn recorded_searxng_pages() {
     }
 }
 
+/// JSON documents of other services are not SearXNG answers: unreadable, never "no results".
+#[test]
+fn recorded_json_that_is_not_a_searxng_answer() {
+    for name in [
+        "wikipedia_api_list-search__caffeine-sleep.json",
+        "searx_space_instances_2022-06-02.json",
+    ] {
+        if let Some(page) = shared(name) {
+            assert!(
+                matches!(parse_searxng(&page), Page::Unparseable(_)),
+                "{name}"
+            );
+        }
+    }
+}
+
 #[test]
 fn recorded_mojeek_page() {
     if let Some(page) = shared("mojeek__javascript-tutorial__playwright-prettier__2026-04.html") {
