@@ -4,11 +4,14 @@
 pub mod app;
 pub mod cli;
 pub mod clock;
+pub mod codec;
 pub mod config;
 pub mod error;
 pub mod fetch;
 pub mod html;
 pub mod http;
+pub mod journal;
 pub mod logger;
 pub mod metrics;
 pub mod search;
+pub mod x402;

@@ -1,0 +1,147 @@
+//! The terms the service publishes and the 402 challenge built from them (x402 v2 `PaymentRequired`, with the v1
+//! requirement shape for payments that arrive as v1).
+
+use serde_json::{json, Value};
+
+use super::eip712::{checksum_address, parse_address, Address, Domain};
+
+/// The chains on which USDC payments are accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    Base,
+    BaseSepolia,
+}
+
+impl Network {
+    pub fn from_name(name: &str) -> Option<Network> {
+        match name {
+            "base" | "eip155:8453" => Some(Network::Base),
+            "base-sepolia" | "eip155:84532" => Some(Network::BaseSepolia),
+            _ => None,
+        }
+    }
+
+    /// CAIP-2 name (x402 v2).
+    pub fn caip2(self) -> &'static str {
+        match self {
+            Network::Base => "eip155:8453",
+            Network::BaseSepolia => "eip155:84532",
+        }
+    }
+
+    /// x402 v1 name.
+    pub fn v1_name(self) -> &'static str {
+        match self {
+            Network::Base => "base",
+            Network::BaseSepolia => "base-sepolia",
+        }
+    }
+
+    pub fn chain_id(self) -> u64 {
+        match self {
+            Network::Base => 8_453,
+            Network::BaseSepolia => 84_532,
+        }
+    }
+
+    /// The USDC contract.
+    pub fn usdc(self) -> Address {
+        let hex = match self {
+            Network::Base => "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+            Network::BaseSepolia => "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+        };
+        parse_address(hex).unwrap_or([0; 20])
+    }
+
+    /// The EIP-712 domain name of USDC on this chain (mainnet and testnet differ: the most common real failure).
+    pub fn usdc_domain_name(self) -> &'static str {
+        match self {
+            Network::Base => "USD Coin",
+            Network::BaseSepolia => "USDC",
+        }
+    }
+
+    pub fn domain(self) -> Domain {
+        Domain {
+            name: self.usdc_domain_name().into(),
+            version: "2".into(),
+            chain_id: self.chain_id(),
+            verifying_contract: self.usdc(),
+        }
+    }
+}
+
+/// What one paid operation costs and where the money goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    pub network: Network,
+    pub pay_to: Address,
+    /// Atomic units of USDC.
+    pub price: u128,
+    pub max_timeout_s: u64,
+}
+
+/// The resource a challenge is for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    pub url: String,
+    pub description: String,
+    pub mime_type: String,
+    /// The bazaar discovery extension (`info` and `schema`), if the operation publishes one.
+    pub bazaar: Option<Value>,
+}
+
+impl Terms {
+    /// The v2 `PaymentRequirements` entry.
+    pub fn requirement_v2(&self) -> Value {
+        json!({
+            "scheme": "exact",
+            "network": self.network.caip2(),
+            "amount": self.price.to_string(),
+            "asset": checksum_address(&self.network.usdc()),
+            "payTo": checksum_address(&self.pay_to),
+            "maxTimeoutSeconds": self.max_timeout_s,
+            "extra": { "name": self.network.usdc_domain_name(), "version": "2" },
+        })
+    }
+
+    /// The v1 `PaymentRequirements` entry (for payments sent as v1).
+    pub fn requirement_v1(&self, resource: &Resource) -> Value {
+        json!({
+            "scheme": "exact",
+            "network": self.network.v1_name(),
+            "maxAmountRequired": self.price.to_string(),
+            "asset": checksum_address(&self.network.usdc()),
+            "payTo": checksum_address(&self.pay_to),
+            "resource": resource.url,
+            "description": resource.description,
+            "mimeType": resource.mime_type,
+            "maxTimeoutSeconds": self.max_timeout_s,
+            "extra": { "name": self.network.usdc_domain_name(), "version": "2" },
+        })
+    }
+
+    /// The v2 `PaymentRequired` object: the 402 body, and (base64) the `PAYMENT-REQUIRED` header. `error` is a
+    /// stable code when a payment was refused; `message` says why in words.
+    pub fn challenge(&self, resource: &Resource, error: Option<(&str, &str)>) -> Value {
+        let mut v = json!({
+            "x402Version": 2,
+            "resource": {
+                "url": resource.url,
+                "description": resource.description,
+                "mimeType": resource.mime_type,
+            },
+            "accepts": [self.requirement_v2()],
+        });
+        if let Some(map) = v.as_object_mut() {
+            if let Some((code, message)) = error {
+                map.insert("error".into(), code.into());
+                map.insert("message".into(), message.into());
+            }
+            if let Some(bazaar) = &resource.bazaar {
+                map.insert("extensions".into(), json!({ "bazaar": bazaar }));
+            }
+        }
+        v
+    }
+}
