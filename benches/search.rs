@@ -56,10 +56,7 @@ fn pages() -> Vec<(Kind, PathBuf)> {
 
 fn parse_pages() {
     println!("parse time per page (one thread, page in memory)");
-    println!(
-        "{:<70} {:>9} {:>11} {:>9}",
-        "page", "bytes", "us/page", "MB/s"
-    );
+    println!("{:<70} {:>9} {:>11} {:>9}", "page", "bytes", "us/page", "MB/s");
     for (kind, path) in pages() {
         let body = std::fs::read(&path).expect("page");
         let budget = Duration::from_millis(400);
@@ -72,11 +69,7 @@ fn parse_pages() {
         let per = started.elapsed() / n;
         let mbps = body.len() as f64 / per.as_secs_f64() / 1e6;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        println!(
-            "{name:<70} {:>9} {:>11.1} {mbps:>9.1}",
-            body.len(),
-            per.as_secs_f64() * 1e6
-        );
+        println!("{name:<70} {:>9} {:>11.1} {mbps:>9.1}", body.len(), per.as_secs_f64() * 1e6);
     }
 }
 
@@ -118,10 +111,7 @@ fn service_throughput() {
         .expect("a ddg_html page");
     let up = upstream(page);
     println!("\n/service against a loopback ddg_html source (8 keep-alive clients, 3 s each)");
-    println!(
-        "{:<28} {:>10} {:>10} {:>10}",
-        "case", "req/s", "p50 ms", "p99 ms"
-    );
+    println!("{:<28} {:>10} {:>10} {:>10}", "case", "req/s", "p50 ms", "p99 ms");
     for (case, cache_ttl) in [("upstream fetch every call", "0"), ("warm cache", "600")] {
         let vars = [
             ("WEBSEARCHD_LISTEN", "127.0.0.1:0".to_string()),
@@ -131,14 +121,14 @@ fn service_throughput() {
             ("WEBSEARCHD_CACHE_TTL_S", cache_ttl.to_string()),
             ("WEBSEARCHD_LOG", "off".to_string()),
         ];
-        let source = Source::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.clone())), None)
-            .expect("env");
+        let source = Source::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.clone())), None).expect("env");
         let config = Config::from_source(&source).expect("config");
         let stats = Arc::new(ServerStats::default());
         let limits = Limits::from_config(&config);
         let listen = config.listen;
         let engine = Engine::from_config(&config, Arc::new(SystemClock));
-        let app = Arc::new(App::new(config, stats.clone(), engine));
+        let gate = websearchd::x402::Gate::from_config(&config, Arc::new(SystemClock)).expect("gate");
+        let app = Arc::new(App::new(config, stats.clone(), engine, gate));
         let server = Server::bind(listen, limits, app, stats).expect("bind");
         let addr = server.local_addr().expect("addr");
         let shutdown = server.shutdown_handle();
@@ -186,19 +176,12 @@ fn load(addr: SocketAddr, clients: usize, duration: Duration) -> (f64, f64, f64)
             })
         })
         .collect();
-    let mut all: Vec<Duration> = threads
-        .into_iter()
-        .flat_map(|t| t.join().expect("client"))
-        .collect();
+    let mut all: Vec<Duration> = threads.into_iter().flat_map(|t| t.join().expect("client")).collect();
     let elapsed = started.elapsed();
     all.sort();
     let pct = |p: f64| all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)));
     let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
-    (
-        all.len() as f64 / elapsed.as_secs_f64(),
-        ms(pct(0.5)),
-        ms(pct(0.99)),
-    )
+    (all.len() as f64 / elapsed.as_secs_f64(), ms(pct(0.5)), ms(pct(0.99)))
 }
 
 /// Reads one response framed by Content-Length; false if the connection ended.

@@ -1,11 +1,6 @@
 //! The properties each fuzz target checks, in one file shared by the fuzz targets (`fuzz_targets/*.rs`) and the
 //! corpus replay test (`tests/fuzz_replay.rs`), which runs them on stable Rust in CI.
-#![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing
-)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use websearchd::html::{Sink, Tag, Tokenizer};
 use websearchd::http::parse_head;
@@ -17,10 +12,7 @@ struct Record(Vec<String>);
 
 impl Sink for Record {
     fn start_tag(&mut self, tag: &Tag) {
-        self.0.push(format!(
-            "<{} {:?} {}",
-            tag.name, tag.attrs, tag.self_closing
-        ));
+        self.0.push(format!("<{} {:?} {}", tag.name, tag.attrs, tag.self_closing));
     }
     fn end_tag(&mut self, name: &str) {
         self.0.push(format!("</{name}"));
@@ -66,10 +58,7 @@ pub fn search_page(data: &[u8]) {
         for h in hits {
             assert!(!h.title.is_empty());
             let scheme = h.url.get(..8).unwrap_or(&h.url).to_ascii_lowercase();
-            assert!(
-                scheme.starts_with("http://") || scheme.starts_with("https://"),
-                "{h:?}"
-            );
+            assert!(scheme.starts_with("http://") || scheme.starts_with("https://"), "{h:?}");
             let host = url::host(&h.url).unwrap_or_default();
             assert!(url::valid_host(&host), "{h:?}");
             let ddg = host == "duckduckgo.com" || host.ends_with(".duckduckgo.com");

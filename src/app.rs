@@ -4,13 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::{Handler, Request, Response, ServerStats};
 use crate::metrics::Metrics;
-use crate::search::{Engine, SearchRequest};
+use crate::search::{Engine, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
+use crate::x402::{Admission, Gate, Resource};
 
 pub struct App {
     config: Config,
@@ -18,7 +19,14 @@ pub struct App {
     stats: Arc<ServerStats>,
     metrics: Metrics,
     engine: Engine,
+    gate: Gate,
+    search_resource: Resource,
 }
+
+/// Headers a browser-based client may read, and those it may send (x402 clients send the last one too).
+const CORS_EXPOSE: &str = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-Id, Retry-After";
+const CORS_ALLOW_HEADERS: &str =
+    "Content-Type, PAYMENT-SIGNATURE, X-PAYMENT, X-WALLET, Access-Control-Expose-Headers, X-Request-Id";
 
 /// The routes, as metric labels and for `Allow` headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,14 +58,21 @@ impl Route {
 }
 
 impl App {
-    pub fn new(config: Config, stats: Arc<ServerStats>, engine: Engine) -> App {
-        App {
-            config,
-            started: Instant::now(),
-            stats,
-            metrics: Metrics::default(),
-            engine,
-        }
+    pub fn new(config: Config, stats: Arc<ServerStats>, engine: Engine, gate: Gate) -> App {
+        let search_resource = Resource {
+            url: format!("{}/service", config.public_url),
+            description: "Web search for agents: ranked organic results (title, url, snippet) from live public \
+                          sources with fallback, every source reported; optionally the top page as token-budgeted \
+                          markdown. Answers are signed with Ed25519."
+                .into(),
+            mime_type: "application/json".into(),
+            bazaar: Some(search_bazaar()),
+        };
+        App { config, started: Instant::now(), stats, metrics: Metrics::default(), engine, gate, search_resource }
+    }
+
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     pub fn config(&self) -> &Config {
@@ -74,10 +89,10 @@ impl App {
             (Route::Health, "GET" | "HEAD") => Ok(self.health()),
             (Route::Metrics, "GET" | "HEAD") => Ok(self.metrics()),
             (Route::Service, "POST") => self.service(req),
-            (Route::Health | Route::Metrics, _) => {
-                Err(ApiError::method_not_allowed(method, "GET, HEAD"))
-            }
-            (Route::Service, _) => Err(ApiError::method_not_allowed(method, "POST")),
+            (Route::Health | Route::Metrics, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
+            (Route::Service, "OPTIONS") => Ok(preflight("POST, OPTIONS")),
+            (Route::Health | Route::Metrics, _) => Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS")),
+            (Route::Service, _) => Err(ApiError::method_not_allowed(method, "POST, OPTIONS")),
             (Route::Unknown, _) => Err(ApiError::not_found(&req.path)),
         }
     }
@@ -89,32 +104,48 @@ impl App {
                 "status": "ok",
                 "version": env!("CARGO_PKG_VERSION"),
                 "uptime_s": self.started.elapsed().as_secs(),
+                "mode": if self.gate.terms().is_some() { "paid" } else { "free" },
                 "sources": self.engine.health(),
             }),
         )
     }
 
     fn metrics(&self) -> Response {
-        let text = self
-            .metrics
-            .render(&self.stats, self.started.elapsed(), &self.engine.metrics());
-        Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text)
-            .header("Cache-Control", "no-store")
+        let text = self.metrics.render(&self.stats, self.started.elapsed(), &self.engine.metrics());
+        Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text).header("Cache-Control", "no-store")
     }
 
+    /// Validation first (400s never ask for payment), then the gate, the search, and settlement only for an answer.
     fn service(&self, req: &Request) -> Result<Response, ApiError> {
         require_json(req)?;
         let search = SearchRequest::from_json(&req.body)?;
-        let answer = self.engine.search(&search, &req.request_id)?;
-        Ok(Response::json(200, &answer))
+        let admission = match self.gate.admit(req, &self.search_resource) {
+            Ok(a) => a,
+            Err(refusal) => return Ok(refusal),
+        };
+        let answer = match self.engine.search(&search, &req.request_id) {
+            Ok(answer) => answer,
+            Err(e) => {
+                if let Admission::Paid(pending) = admission {
+                    self.gate.abandon(pending, e.code);
+                }
+                return Err(e);
+            }
+        };
+        let response = Response::json(200, &answer);
+        match admission {
+            Admission::Free(_) => Ok(response),
+            Admission::Paid(pending) => match self.gate.settle(pending, &self.search_resource) {
+                Ok((name, value)) => Ok(response.header(name, value)),
+                Err(refusal) => Ok(refusal),
+            },
+        }
     }
 }
 
 /// 415 unless the body is declared as `application/json` (parameters such as `charset=utf-8` are fine).
 fn require_json(req: &Request) -> Result<(), ApiError> {
-    let media_type = req
-        .header("content-type")
-        .map(|v| v.split(';').next().unwrap_or("").trim());
+    let media_type = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
     match media_type {
         Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(()),
         Some(t) => Err(ApiError::new(
@@ -122,21 +153,121 @@ fn require_json(req: &Request) -> Result<(), ApiError> {
             "unsupported_media_type",
             format!("Content-Type must be application/json, not {t:?}"),
         )),
-        None => Err(ApiError::new(
-            415,
-            "unsupported_media_type",
-            "Content-Type: application/json is required",
-        )),
+        None => Err(ApiError::new(415, "unsupported_media_type", "Content-Type: application/json is required")),
     }
+}
+
+/// The answer to a CORS preflight.
+fn preflight(methods: &str) -> Response {
+    Response::new(204, "text/plain", Vec::new())
+        .header("Access-Control-Allow-Methods", methods)
+        .header("Access-Control-Allow-Headers", CORS_ALLOW_HEADERS)
+        .header("Access-Control-Max-Age", "86400")
+}
+
+/// The bazaar discovery extension of `/service`: how to call it and what it returns, with JSON Schemas.
+fn search_bazaar() -> Value {
+    json!({
+        "info": {
+            "input": {
+                "type": "http",
+                "method": "POST",
+                "bodyType": "json",
+                "body": { "query": "rust async runtime comparison", "max_results": 5, "extract": false },
+            },
+            "output": {
+                "type": "json",
+                "example": {
+                    "request_id": "0f2c9a7e5b1d4c3a8e6f0b9d2c4a6e8f",
+                    "query": "rust async runtime comparison",
+                    "results": [{
+                        "position": 1,
+                        "title": "Async runtimes compared",
+                        "url": "https://example.org/async-runtimes",
+                        "snippet": "A comparison of async runtimes for Rust.",
+                        "source": "ddg_html",
+                    }],
+                    "sources": [{ "name": "ddg_html", "status": "ok", "elapsed_ms": 420, "results": 10 }],
+                    "cached": false,
+                    "issued_at": "2026-11-22T07:18:52Z",
+                    "elapsed_ms": 431,
+                },
+            },
+        },
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "input": {
+                    "type": "object",
+                    "properties": {
+                        "type": { "type": "string", "const": "http" },
+                        "method": { "type": "string", "enum": ["POST"] },
+                        "bodyType": { "type": "string", "enum": ["json"] },
+                        "body": {
+                            "type": "object",
+                            "properties": {
+                                "query": { "type": "string", "minLength": 1, "maxLength": QUERY_CHARS_MAX },
+                                "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS_MAX, "default": 5 },
+                                "extract": { "type": "boolean", "default": false },
+                            },
+                            "required": ["query"],
+                        },
+                        "queryParams": { "type": "object", "additionalProperties": { "type": "string" } },
+                        "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+                    },
+                    "required": ["type", "method", "bodyType", "body"],
+                    "additionalProperties": false,
+                },
+                "output": {
+                    "type": "object",
+                    "properties": {
+                        "type": { "type": "string" },
+                        "example": {
+                            "type": "object",
+                            "properties": {
+                                "request_id": { "type": "string" },
+                                "query": { "type": "string" },
+                                "results": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "position": { "type": "integer" },
+                                            "title": { "type": "string" },
+                                            "url": { "type": "string" },
+                                            "snippet": { "type": "string" },
+                                            "source": { "type": "string" },
+                                            "date": { "type": "string" },
+                                        },
+                                        "required": ["position", "title", "url", "snippet", "source"],
+                                    },
+                                },
+                                "sources": { "type": "array" },
+                                "cached": { "type": "boolean" },
+                                "issued_at": { "type": "string" },
+                                "elapsed_ms": { "type": "integer" },
+                            },
+                            "required": ["request_id", "query", "results", "sources", "cached", "issued_at"],
+                        },
+                    },
+                    "required": ["type"],
+                },
+            },
+            "required": ["input"],
+        },
+    })
 }
 
 impl Handler for App {
     fn handle(&self, request: &Request) -> Response {
-        self.route(request).unwrap_or_else(ApiError::into_response)
+        self.route(request)
+            .unwrap_or_else(ApiError::into_response)
+            .header("Access-Control-Allow-Origin", "*")
+            .header("Access-Control-Expose-Headers", CORS_EXPOSE)
     }
 
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {
-        self.metrics
-            .record(Route::of(&request.path).label(), status, elapsed);
+        self.metrics.record(Route::of(&request.path).label(), status, elapsed);
     }
 }

@@ -20,6 +20,7 @@ Usage:
   websearchd search QUERY [--max-results N] [--extract]
                                             run one search through the same pipeline, print the JSON answer
   websearchd check-config                   print the resolved configuration, secrets hidden
+  websearchd payments                       list the payment ledger (one JSON record per line) and a summary
   websearchd --help | --version
 
 Options:
@@ -31,12 +32,9 @@ Configuration comes from WEBSEARCHD_* environment variables: see `check-config` 
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
     Serve,
-    Search {
-        query: String,
-        max_results: Option<String>,
-        extract: bool,
-    },
+    Search { query: String, max_results: Option<String>, extract: bool },
     CheckConfig,
+    Payments,
     Help,
     Version,
 }
@@ -48,10 +46,7 @@ struct Invocation {
 }
 
 fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
-    let mut args = args.into_iter().map(|a| {
-        a.into_string()
-            .map_err(|a| format!("argument {a:?} is not UTF-8"))
-    });
+    let mut args = args.into_iter().map(|a| a.into_string().map_err(|a| format!("argument {a:?} is not UTF-8")));
     let mut env_file = None;
     let mut positional = Vec::new();
     let mut max_results = None;
@@ -94,16 +89,13 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         let command = match positional.next().as_deref() {
             None | Some("serve") => Command::Serve,
             Some("check-config") => Command::CheckConfig,
+            Some("payments") => Command::Payments,
             Some("search") => {
                 let query = positional.by_ref().collect::<Vec<_>>().join(" ");
                 if query.trim().is_empty() {
                     return Err("search needs a QUERY".into());
                 }
-                Command::Search {
-                    query,
-                    max_results: max_results.take(),
-                    extract,
-                }
+                Command::Search { query, max_results: max_results.take(), extract }
             }
             Some(other) => return Err(format!("unknown command {other:?}")),
         };
@@ -137,9 +129,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
         _ => {}
     }
-    let config = match Source::from_process(invocation.env_file.as_deref())
-        .and_then(|s| Config::from_source(&s))
-    {
+    let config = match Source::from_process(invocation.env_file.as_deref()).and_then(|s| Config::from_source(&s)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("websearchd: {e}");
@@ -151,11 +141,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             print!("{}", config.render());
             ExitCode::SUCCESS
         }
-        Command::Search {
-            query,
-            max_results,
-            extract,
-        } => search(config, &query, max_results, extract),
+        Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),
+        Command::Payments => payments(&config),
         _ => serve(config),
     }
 }
@@ -176,8 +163,7 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
             }
         }
     }
-    let request = match SearchRequest::from_fields(body.as_object().unwrap_or(&Default::default()))
-    {
+    let request = match SearchRequest::from_fields(body.as_object().unwrap_or(&Default::default())) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("websearchd: {}", e.message);
@@ -190,10 +176,7 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
         Ok(answer) => (answer, ExitCode::SUCCESS),
         Err(e) => (e.body(), ExitCode::from(1)),
     };
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&value).unwrap_or_default()
-    );
+    println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
     code
 }
 
@@ -203,10 +186,7 @@ fn serve(config: Config) -> ExitCode {
         log::warn!("{name} is not a known variable (a typo?); it is ignored");
     }
     if let Err(e) = create_state_dir(&config) {
-        log::error!(
-            "cannot create the state directory {}: {e}",
-            config.state_dir.display()
-        );
+        log::error!("cannot create the state directory {}: {e}", config.state_dir.display());
         return ExitCode::from(1);
     }
     // Before any thread exists, so that every thread inherits the mask and only the signal thread sees them.
@@ -220,8 +200,26 @@ fn serve(config: Config) -> ExitCode {
     let stats = Arc::new(ServerStats::default());
     let limits = Limits::from_config(&config);
     let listen = config.listen;
-    let engine = Engine::from_config(&config, Arc::new(SystemClock));
-    let app = Arc::new(App::new(config, stats.clone(), engine));
+    let clock: Arc<dyn crate::clock::Clock> = Arc::new(SystemClock);
+    let gate = match crate::x402::Gate::from_config(&config, clock.clone()) {
+        Ok(g) => g,
+        Err(e) => {
+            log::error!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    match gate.terms() {
+        Some(t) => log::info!(
+            "payments on: {} atomic USDC per search on {} to {}, facilitator {}",
+            t.price,
+            t.network.caip2(),
+            crate::x402::eip712::checksum_address(&t.pay_to),
+            config.facilitator_url
+        ),
+        None => log::info!("payments off (no WEBSEARCHD_PAY_TO): searches are free"),
+    }
+    let engine = Engine::from_config(&config, clock);
+    let app = Arc::new(App::new(config, stats.clone(), engine, gate));
     let server = match Server::bind(listen, limits.clone(), app, stats) {
         Ok(s) => s,
         Err(e) => {
@@ -238,17 +236,15 @@ fn serve(config: Config) -> ExitCode {
         limits.connections_max
     );
     let handle = server.shutdown_handle();
-    let spawned = std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            let name = signals.wait();
-            log::info!("{name} received: no new connections; finishing requests in flight");
-            handle.shutdown();
-            let name = signals.wait();
-            log::warn!("{name} received again: exiting now");
-            log::logger().flush();
-            std::process::exit(130);
-        });
+    let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
+        let name = signals.wait();
+        log::info!("{name} received: no new connections; finishing requests in flight");
+        handle.shutdown();
+        let name = signals.wait();
+        log::warn!("{name} received again: exiting now");
+        log::logger().flush();
+        std::process::exit(130);
+    });
     if let Err(e) = spawned {
         log::error!("cannot start the signal thread: {e}");
         return ExitCode::from(1);
@@ -267,16 +263,52 @@ fn serve(config: Config) -> ExitCode {
     }
 }
 
+/// Prints the payment ledger: every record as a JSON line, then counts by event (to stderr).
+fn payments(config: &Config) -> ExitCode {
+    let path = config.state_dir.join(crate::x402::gate::LEDGER_FILE);
+    let opened = match crate::journal::Journal::read(&path) {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("no payment ledger at {} (no payment has been verified yet)", path.display());
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("websearchd: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    let mut settled_value: u128 = 0;
+    for r in &opened.records {
+        println!("{r}");
+        let event = r.get("event").and_then(|e| e.as_str()).unwrap_or("?").to_owned();
+        if event == "settled" {
+            settled_value += r.get("value").and_then(|v| v.as_str()).and_then(|v| v.parse::<u128>().ok()).unwrap_or(0);
+        }
+        *counts.entry(event).or_default() += 1;
+    }
+    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    eprintln!(
+        "{} records ({}); settled {} atomic USDC{}",
+        opened.records.len(),
+        summary.join(", "),
+        settled_value,
+        if opened.torn_bytes > 0 {
+            format!("; a torn last record of {} bytes", opened.torn_bytes)
+        } else {
+            String::new()
+        }
+    );
+    ExitCode::SUCCESS
+}
+
 /// Creates the state directory with mode 0700 if it does not exist.
 fn create_state_dir(config: &Config) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if config.state_dir.is_dir() {
         return Ok(());
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&config.state_dir)
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&config.state_dir)
 }
 
 #[cfg(test)]
@@ -291,25 +323,12 @@ mod tests {
     fn commands() {
         assert_eq!(parse(&[]).map(|i| i.command), Ok(Command::Serve));
         assert_eq!(parse(&["serve"]).map(|i| i.command), Ok(Command::Serve));
-        assert_eq!(
-            parse(&["check-config"]).map(|i| i.command),
-            Ok(Command::CheckConfig)
-        );
-        assert_eq!(
-            parse(&["--version"]).map(|i| i.command),
-            Ok(Command::Version)
-        );
-        assert_eq!(
-            parse(&["search", "-h"]).map(|i| i.command),
-            Ok(Command::Help)
-        );
+        assert_eq!(parse(&["check-config"]).map(|i| i.command), Ok(Command::CheckConfig));
+        assert_eq!(parse(&["--version"]).map(|i| i.command), Ok(Command::Version));
+        assert_eq!(parse(&["search", "-h"]).map(|i| i.command), Ok(Command::Help));
         assert_eq!(
             parse(&["search", "rust", "lang", "--max-results=3", "--extract"]).map(|i| i.command),
-            Ok(Command::Search {
-                query: "rust lang".into(),
-                max_results: Some("3".into()),
-                extract: true
-            })
+            Ok(Command::Search { query: "rust lang".into(), max_results: Some("3".into()), extract: true })
         );
         let inv = parse(&["--env-file", "/etc/x.env", "serve"]).expect("valid");
         assert_eq!(inv.env_file, Some(PathBuf::from("/etc/x.env")));

@@ -17,9 +17,7 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now_unix_ms(&self) -> u64 {
         // A clock before 1970 is a broken machine; 0 keeps every caller's arithmetic well defined.
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
     }
 }
 
@@ -79,10 +77,7 @@ impl Civil {
 /// `2026-11-22T07:18:52Z`: RFC 3339 in UTC, to the second.
 pub fn rfc3339(unix_ms: u64) -> String {
     let c = Civil::from_unix_ms(unix_ms);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        c.year, c.month, c.day, c.hour, c.minute, c.second
-    )
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second)
 }
 
 /// `2026-11-22T07:18:52.123Z`: RFC 3339 in UTC, to the millisecond (log lines).
@@ -97,19 +92,11 @@ pub fn rfc3339_ms(unix_ms: u64) -> String {
 /// `Sun, 22 Nov 2026 07:18:52 GMT`: the IMF-fixdate of RFC 9110, for the `Date` header.
 pub fn http_date(unix_ms: u64) -> String {
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let c = Civil::from_unix_ms(unix_ms);
     let weekday = DAYS.get(c.weekday as usize).copied().unwrap_or("Mon");
-    let month = MONTHS
-        .get(c.month.saturating_sub(1) as usize)
-        .copied()
-        .unwrap_or("Jan");
-    format!(
-        "{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} GMT",
-        c.day, c.year, c.hour, c.minute, c.second
-    )
+    let month = MONTHS.get(c.month.saturating_sub(1) as usize).copied().unwrap_or("Jan");
+    format!("{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} GMT", c.day, c.year, c.hour, c.minute, c.second)
 }
 
 #[cfg(test)]
@@ -125,21 +112,9 @@ mod tests {
     #[test]
     fn known_instants() {
         check(0, "1970-01-01T00:00:00Z", "Thu, 01 Jan 1970 00:00:00 GMT");
-        check(
-            951_782_400_000,
-            "2000-02-29T00:00:00Z",
-            "Tue, 29 Feb 2000 00:00:00 GMT",
-        );
-        check(
-            1_795_331_932_000,
-            "2026-11-22T07:18:52Z",
-            "Sun, 22 Nov 2026 07:18:52 GMT",
-        );
-        check(
-            4_102_444_799_000,
-            "2099-12-31T23:59:59Z",
-            "Thu, 31 Dec 2099 23:59:59 GMT",
-        );
+        check(951_782_400_000, "2000-02-29T00:00:00Z", "Tue, 29 Feb 2000 00:00:00 GMT");
+        check(1_795_331_932_000, "2026-11-22T07:18:52Z", "Sun, 22 Nov 2026 07:18:52 GMT");
+        check(4_102_444_799_000, "2099-12-31T23:59:59Z", "Thu, 31 Dec 2099 23:59:59 GMT");
     }
 
     #[test]

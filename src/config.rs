@@ -211,6 +211,70 @@ pub const VARS: &[VarDoc] = &[
         meaning: "Answers kept in the cache (the oldest is dropped first).",
     },
     VarDoc {
+        name: "WEBSEARCHD_PAY_TO",
+        default: "(none: payments off)",
+        allowed: "an Ethereum address, 0x and 40 hex digits (EIP-55 checksum checked when mixed case)",
+        meaning: "The operator's public address that payments go to. Without it payments are off and the server \
+                  listens only on loopback unless WEBSEARCHD_OPEN=1.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_NETWORK",
+        default: "base",
+        allowed: "base, base-sepolia",
+        meaning: "Where USDC is paid: Base mainnet (eip155:8453) or the Base Sepolia testnet (eip155:84532).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_PRICE_ATOMIC",
+        default: "5000",
+        allowed: "1 to 1000000000",
+        meaning: "Price of one search in atomic USDC units (6 decimals: 5000 = 0.005 USDC).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAX_TIMEOUT_S",
+        default: "60",
+        allowed: "10 to 3600",
+        meaning: "`maxTimeoutSeconds` of the payment requirement.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FACILITATOR_URL",
+        default: "https://x402.org/facilitator",
+        allowed: "an http:// or https:// URL",
+        meaning: "The x402 facilitator (`/verify`, `/settle`). The default serves testnets only; mainnet needs \
+                  another facilitator.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FACILITATOR_AUTH_FILE",
+        default: "(none)",
+        allowed: "a file path (mode 0600)",
+        meaning: "A file whose content is sent as the `Authorization` header to the facilitator (secret; never \
+                  printed).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FACILITATOR_TIMEOUT_MS",
+        default: "10000",
+        allowed: "500 to 60000",
+        meaning: "Total time for one facilitator call.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_OPEN",
+        default: "0",
+        allowed: "0 or 1",
+        meaning: "1 allows listening on a non-loopback address with payments off (an open, free service).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_TRIAL_CALLS_PER_DAY",
+        default: "0",
+        allowed: "0 (off) to 1000000",
+        meaning: "Free calls per client IP address per UTC day before payment is asked; announced in the challenge.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FREE_LOOPBACK",
+        default: "0",
+        allowed: "0 or 1",
+        meaning: "1 lets calls from loopback through without payment (the operator's own agents); announced in the \
+                  challenge.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_LOG",
         default: "info",
         allowed: "off, error, warn, info, debug, trace, or a list like `info,websearchd::http=debug`",
@@ -251,6 +315,16 @@ pub struct Config {
     pub search_deadline_ms: u64,
     pub cache_ttl_s: u64,
     pub cache_entries: usize,
+    pub pay_to: Option<crate::x402::eip712::Address>,
+    pub network: crate::x402::Network,
+    pub price_atomic: u128,
+    pub max_timeout_s: u64,
+    pub facilitator_url: String,
+    pub facilitator_auth_file: Option<PathBuf>,
+    pub facilitator_timeout_ms: u64,
+    pub open: bool,
+    pub trial_calls_per_day: u32,
+    pub free_loopback: bool,
     pub log: String,
     /// What each variable resolved to and where it came from, for `check-config`.
     pub resolved: Vec<Resolved>,
@@ -292,11 +366,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid {}={:?}: allowed: {}",
-            self.var, self.value, self.allowed
-        )
+        write!(f, "invalid {}={:?}: allowed: {}", self.var, self.value, self.allowed)
     }
 }
 
@@ -313,8 +383,7 @@ impl Source {
     /// The process environment, plus the file named by `WEBSEARCHD_ENV_FILE` or `env_file`.
     pub fn from_process(env_file: Option<&Path>) -> Result<Source, ConfigError> {
         Source::from_pairs(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+            std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
             env_file,
         )
     }
@@ -324,9 +393,7 @@ impl Source {
         env_file: Option<&Path>,
     ) -> Result<Source, ConfigError> {
         let env: BTreeMap<String, String> = pairs.into_iter().collect();
-        let path = env_file
-            .map(Path::to_path_buf)
-            .or_else(|| env.get("WEBSEARCHD_ENV_FILE").map(PathBuf::from));
+        let path = env_file.map(Path::to_path_buf).or_else(|| env.get("WEBSEARCHD_ENV_FILE").map(PathBuf::from));
         let file = match path {
             Some(path) => {
                 let text = std::fs::read_to_string(&path).map_err(|e| ConfigError {
@@ -366,10 +433,8 @@ pub fn parse_env_file(text: &str) -> BTreeMap<String, String> {
             continue;
         }
         let value = value.trim();
-        let unquoted = ['"', '\'']
-            .iter()
-            .find_map(|&q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)))
-            .unwrap_or(value);
+        let unquoted =
+            ['"', '\''].iter().find_map(|&q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q))).unwrap_or(value);
         vars.insert(key.to_owned(), unquoted.to_owned());
     }
     vars
@@ -383,18 +448,11 @@ struct Resolver<'a> {
 
 impl Resolver<'_> {
     fn raw(&mut self, name: &'static str) -> Option<(String, Origin)> {
-        self.source
-            .lookup(name)
-            .map(|(v, o)| (v.trim().to_owned(), o))
-            .filter(|(v, _)| !v.is_empty())
+        self.source.lookup(name).map(|(v, o)| (v.trim().to_owned(), o)).filter(|(v, _)| !v.is_empty())
     }
 
     fn record(&mut self, name: &'static str, value: String, origin: Origin) {
-        self.resolved.push(Resolved {
-            name,
-            value,
-            origin,
-        });
+        self.resolved.push(Resolved { name, value, origin });
     }
 
     fn parsed<T: FromStr + fmt::Display>(
@@ -413,20 +471,11 @@ impl Resolver<'_> {
                 self.record(name, v.to_string(), origin);
                 Ok(v)
             }
-            _ => Err(ConfigError {
-                var: name.into(),
-                value: raw,
-                allowed: allowed.into(),
-            }),
+            _ => Err(ConfigError { var: name.into(), value: raw, allowed: allowed.into() }),
         }
     }
 
-    fn int<T>(
-        &mut self,
-        name: &'static str,
-        default: T,
-        range: RangeInclusive<T>,
-    ) -> Result<T, ConfigError>
+    fn int<T>(&mut self, name: &'static str, default: T, range: RangeInclusive<T>) -> Result<T, ConfigError>
     where
         T: FromStr + fmt::Display + PartialOrd + Copy,
     {
@@ -442,14 +491,8 @@ impl Resolver<'_> {
         allowed: &str,
         convert: impl Fn(&[&str]) -> Option<Vec<T>>,
     ) -> Result<Vec<T>, ConfigError> {
-        let (raw, origin) = self
-            .raw(name)
-            .unwrap_or_else(|| (default.to_owned(), Origin::Default));
-        let items: Vec<&str> = raw
-            .split(',')
-            .map(str::trim)
-            .filter(|i| !i.is_empty())
-            .collect();
+        let (raw, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        let items: Vec<&str> = raw.split(',').map(str::trim).filter(|i| !i.is_empty()).collect();
         let value = convert(&items).ok_or_else(|| ConfigError {
             var: name.into(),
             value: raw.clone(),
@@ -460,29 +503,28 @@ impl Resolver<'_> {
     }
 
     fn url(&mut self, name: &'static str, default: &str) -> Result<String, ConfigError> {
-        let (raw, origin) = self
-            .raw(name)
-            .unwrap_or_else(|| (default.to_owned(), Origin::Default));
-        match raw
-            .strip_prefix("http://")
-            .or_else(|| raw.strip_prefix("https://"))
-        {
+        let (raw, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        match raw.strip_prefix("http://").or_else(|| raw.strip_prefix("https://")) {
             Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !raw.contains(' ') => {
                 self.record(name, raw.clone(), origin);
                 Ok(raw)
             }
-            _ => Err(ConfigError {
-                var: name.into(),
-                value: raw,
-                allowed: "an http:// or https:// URL".into(),
-            }),
+            _ => Err(ConfigError { var: name.into(), value: raw, allowed: "an http:// or https:// URL".into() }),
         }
     }
 
+    fn flag(&mut self, name: &'static str) -> Result<bool, ConfigError> {
+        self.parsed(name, 0u8, "0 or 1", |v| *v <= 1).map(|v| v == 1)
+    }
+
+    fn path_opt(&mut self, name: &'static str) -> Option<PathBuf> {
+        let (raw, origin) = self.raw(name)?;
+        self.record(name, raw.clone(), origin);
+        Some(PathBuf::from(raw))
+    }
+
     fn string(&mut self, name: &'static str, default: &str) -> String {
-        let (value, origin) = self
-            .raw(name)
-            .unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        let (value, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
         self.record(name, value.clone(), origin);
         value
     }
@@ -490,10 +532,7 @@ impl Resolver<'_> {
 
 impl Config {
     pub fn from_source(source: &Source) -> Result<Config, ConfigError> {
-        let mut r = Resolver {
-            source,
-            resolved: Vec::new(),
-        };
+        let mut r = Resolver { source, resolved: Vec::new() };
         let env_file = r.string("WEBSEARCHD_ENV_FILE", "");
         if env_file.is_empty() {
             r.resolved.pop();
@@ -509,8 +548,7 @@ impl Config {
                 let url = parse_base_url(&raw).ok_or_else(|| ConfigError {
                     var: "WEBSEARCHD_PUBLIC_URL".into(),
                     value: raw.clone(),
-                    allowed: "an http:// or https:// URL with a host and no query or fragment"
-                        .into(),
+                    allowed: "an http:// or https:// URL with a host and no query or fragment".into(),
                 })?;
                 r.record("WEBSEARCHD_PUBLIC_URL", url.clone(), origin);
                 url
@@ -532,8 +570,7 @@ impl Config {
         let request_timeout_ms = r.int("WEBSEARCHD_REQUEST_TIMEOUT_MS", 10_000, 100..=120_000)?;
         let idle_timeout_ms = r.int("WEBSEARCHD_IDLE_TIMEOUT_MS", 5_000, 100..=600_000)?;
         let write_timeout_ms = r.int("WEBSEARCHD_WRITE_TIMEOUT_MS", 10_000, 100..=120_000)?;
-        let keepalive_requests_max =
-            r.int("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", 100, 1..=100_000)?;
+        let keepalive_requests_max = r.int("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", 100, 1..=100_000)?;
         let shutdown_grace_ms = r.int("WEBSEARCHD_SHUTDOWN_GRACE_MS", 10_000, 0..=300_000)?;
         let sources = r.list(
             "WEBSEARCHD_SOURCES",
@@ -541,78 +578,86 @@ impl Config {
             "a comma-separated list of \
             ddg_html, ddg_lite, searxng, mojeek, each at most once",
             |items| {
-                let kinds: Option<Vec<_>> = items
-                    .iter()
-                    .map(|i| crate::search::sources::Kind::from_name(i))
-                    .collect();
-                kinds.filter(|k| {
-                    !k.is_empty()
-                        && k.iter()
-                            .enumerate()
-                            .all(|(i, x)| !k.iter().take(i).any(|y| y == x))
-                })
+                let kinds: Option<Vec<_>> = items.iter().map(|i| crate::search::sources::Kind::from_name(i)).collect();
+                kinds.filter(|k| !k.is_empty() && k.iter().enumerate().all(|(i, x)| !k.iter().take(i).any(|y| y == x)))
             },
         )?;
-        let ddg_html_url = r.url(
-            "WEBSEARCHD_DDG_HTML_URL",
-            "https://html.duckduckgo.com/html/",
-        )?;
-        let ddg_lite_url = r.url(
-            "WEBSEARCHD_DDG_LITE_URL",
-            "https://lite.duckduckgo.com/lite/",
-        )?;
-        let searxng_urls = r.list(
-            "WEBSEARCHD_SEARXNG_URLS",
-            "",
-            "a comma-separated list of http(s) base URLs",
-            |items| items.iter().map(|i| parse_base_url(i)).collect(),
-        )?;
+        let ddg_html_url = r.url("WEBSEARCHD_DDG_HTML_URL", "https://html.duckduckgo.com/html/")?;
+        let ddg_lite_url = r.url("WEBSEARCHD_DDG_LITE_URL", "https://lite.duckduckgo.com/lite/")?;
+        let searxng_urls =
+            r.list("WEBSEARCHD_SEARXNG_URLS", "", "a comma-separated list of http(s) base URLs", |items| {
+                items.iter().map(|i| parse_base_url(i)).collect()
+            })?;
         let mojeek_url = r.url("WEBSEARCHD_MOJEEK_URL", "https://www.mojeek.com/search")?;
         let region = r.string("WEBSEARCHD_REGION", "wt-wt");
-        if region.is_empty()
-            || region.len() > 16
-            || !region
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        {
+        if region.is_empty() || region.len() > 16 || !region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
             return Err(ConfigError {
                 var: "WEBSEARCHD_REGION".into(),
                 value: region,
                 allowed: "a region code like wt-wt or us-en".into(),
             });
         }
-        let source_connect_timeout_ms =
-            r.int("WEBSEARCHD_SOURCE_CONNECT_TIMEOUT_MS", 2_000, 100..=30_000)?;
+        let source_connect_timeout_ms = r.int("WEBSEARCHD_SOURCE_CONNECT_TIMEOUT_MS", 2_000, 100..=30_000)?;
         let source_timeout_ms = r.int("WEBSEARCHD_SOURCE_TIMEOUT_MS", 5_000, 200..=60_000)?;
-        let source_body_bytes_max = r.int(
-            "WEBSEARCHD_SOURCE_BODY_BYTES_MAX",
-            2_097_152,
-            4_096..=33_554_432,
-        )?;
+        let source_body_bytes_max = r.int("WEBSEARCHD_SOURCE_BODY_BYTES_MAX", 2_097_152, 4_096..=33_554_432)?;
         let source_interval_ms = r.int("WEBSEARCHD_SOURCE_INTERVAL_MS", 2_000, 0..=600_000)?;
-        let breaker_cooldown_ms =
-            r.int("WEBSEARCHD_BREAKER_COOLDOWN_MS", 60_000, 1_000..=86_400_000)?;
-        let breaker_cooldown_max_ms = r.int(
-            "WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS",
-            1_800_000,
-            1_000..=86_400_000,
-        )?;
+        let breaker_cooldown_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MS", 60_000, 1_000..=86_400_000)?;
+        let breaker_cooldown_max_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS", 1_800_000, 1_000..=86_400_000)?;
         let search_deadline_ms = r.int("WEBSEARCHD_SEARCH_DEADLINE_MS", 15_000, 500..=120_000)?;
         let cache_ttl_s = r.int("WEBSEARCHD_CACHE_TTL_S", 600, 0..=86_400)?;
         let cache_entries = r.int("WEBSEARCHD_CACHE_ENTRIES", 512, 0..=100_000)?;
-        let log_default = source
-            .lookup("RUST_LOG")
-            .map_or("info", |(v, _)| v)
-            .to_owned();
+        let pay_to = match r.raw("WEBSEARCHD_PAY_TO") {
+            None => {
+                r.record("WEBSEARCHD_PAY_TO", "(none: payments off)".into(), Origin::Default);
+                None
+            }
+            Some((raw, origin)) => {
+                let address = crate::x402::eip712::parse_address(&raw)
+                    .filter(|_| crate::x402::eip712::checksum_ok(&raw))
+                    .filter(|a| *a != [0u8; 20])
+                    .ok_or_else(|| ConfigError {
+                        var: "WEBSEARCHD_PAY_TO".into(),
+                        value: raw.clone(),
+                        allowed: "an Ethereum address: 0x and 40 hex digits, with a valid EIP-55 checksum if mixed \
+                                  case, not the zero address"
+                            .into(),
+                    })?;
+                r.record("WEBSEARCHD_PAY_TO", crate::x402::eip712::checksum_address(&address), origin);
+                Some(address)
+            }
+        };
+        let network_name = r.string("WEBSEARCHD_NETWORK", "base");
+        let network = crate::x402::Network::from_name(&network_name).ok_or_else(|| ConfigError {
+            var: "WEBSEARCHD_NETWORK".into(),
+            value: network_name.clone(),
+            allowed: "base or base-sepolia".into(),
+        })?;
+        let price_atomic = r.int("WEBSEARCHD_PRICE_ATOMIC", 5_000u128, 1..=1_000_000_000)?;
+        let max_timeout_s = r.int("WEBSEARCHD_MAX_TIMEOUT_S", 60, 10..=3_600)?;
+        let facilitator_url = r.url("WEBSEARCHD_FACILITATOR_URL", "https://x402.org/facilitator")?;
+        let facilitator_auth_file = r.path_opt("WEBSEARCHD_FACILITATOR_AUTH_FILE");
+        let facilitator_timeout_ms = r.int("WEBSEARCHD_FACILITATOR_TIMEOUT_MS", 10_000, 500..=60_000)?;
+        let open = r.flag("WEBSEARCHD_OPEN")?;
+        let trial_calls_per_day = r.int("WEBSEARCHD_TRIAL_CALLS_PER_DAY", 0, 0..=1_000_000)?;
+        let free_loopback = r.flag("WEBSEARCHD_FREE_LOOPBACK")?;
+        if pay_to.is_none() && !open && !listen.ip().is_loopback() {
+            return Err(ConfigError {
+                var: "WEBSEARCHD_LISTEN".into(),
+                value: listen.to_string(),
+                allowed: "a loopback address while payments are off (set WEBSEARCHD_PAY_TO to take payments, or \
+                          WEBSEARCHD_OPEN=1 to serve for free on this address)"
+                    .into(),
+            });
+        }
+        let log_default = source.lookup("RUST_LOG").map_or("info", |(v, _)| v).to_owned();
         let log = r.string("WEBSEARCHD_LOG", &log_default);
         if !valid_log_filter(&log) {
             return Err(ConfigError {
                 var: "WEBSEARCHD_LOG".into(),
                 value: log,
-                allowed:
-                    "off, error, warn, info, debug or trace, or a comma-separated list of them and \
+                allowed: "off, error, warn, info, debug or trace, or a comma-separated list of them and \
                           module=level"
-                        .into(),
+                    .into(),
             });
         }
 
@@ -655,6 +700,16 @@ impl Config {
             search_deadline_ms,
             cache_ttl_s,
             cache_entries,
+            pay_to,
+            network,
+            price_atomic,
+            max_timeout_s,
+            facilitator_url,
+            facilitator_auth_file,
+            facilitator_timeout_ms,
+            open,
+            trial_calls_per_day,
+            free_loopback,
             log,
             resolved: r.resolved,
             unknown_vars,
@@ -676,9 +731,7 @@ impl Config {
             out.push_str(&format!("{}={}  # {}\n", r.name, r.value, r.origin));
         }
         for name in &self.unknown_vars {
-            out.push_str(&format!(
-                "# warning: {name} is not a known variable (a typo?)\n"
-            ));
+            out.push_str(&format!("# warning: {name} is not a known variable (a typo?)\n"));
         }
         out
     }
@@ -686,9 +739,7 @@ impl Config {
 
 /// Normalises a base URL: scheme http or https, a host, no query or fragment, no trailing slash.
 fn parse_base_url(raw: &str) -> Option<String> {
-    let rest = raw
-        .strip_prefix("http://")
-        .or_else(|| raw.strip_prefix("https://"))?;
+    let rest = raw.strip_prefix("http://").or_else(|| raw.strip_prefix("https://"))?;
     let host = rest.split('/').next()?;
     if host.is_empty() || raw.contains(['?', '#', ' ']) || host.contains('@') {
         return None;
@@ -699,14 +750,10 @@ fn parse_base_url(raw: &str) -> Option<String> {
 fn valid_log_filter(filter: &str) -> bool {
     const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
     let is_level = |s: &str| LEVELS.contains(&s.to_ascii_lowercase().as_str());
-    filter
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .all(|d| match d.split_once('=') {
-            Some((module, level)) => !module.is_empty() && is_level(level),
-            None => is_level(d),
-        })
+    filter.split(',').map(str::trim).filter(|d| !d.is_empty()).all(|d| match d.split_once('=') {
+        Some((module, level)) => !module.is_empty() && is_level(level),
+        None => is_level(d),
+    })
 }
 
 #[cfg(test)]
@@ -714,11 +761,8 @@ mod tests {
     use super::*;
 
     fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let source = Source::from_pairs(
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
-            None,
-        )
-        .expect("source");
+        let source =
+            Source::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())), None).expect("source");
         Config::from_source(&source)
     }
 
@@ -753,39 +797,41 @@ mod tests {
         check_invalid("WEBSEARCHD_SOURCES", "ddg_html,bing", "ddg_lite");
         check_invalid("WEBSEARCHD_SOURCES", "ddg_html,ddg_html", "at most once");
         check_invalid("WEBSEARCHD_SOURCES", ",", "ddg_lite");
-        check_invalid(
-            "WEBSEARCHD_SEARXNG_URLS",
-            "https://ok.example,notaurl",
-            "http(s)",
-        );
+        check_invalid("WEBSEARCHD_SEARXNG_URLS", "https://ok.example,notaurl", "http(s)");
         check_invalid("WEBSEARCHD_DDG_HTML_URL", "html.duckduckgo.com", "http");
         check_invalid("WEBSEARCHD_REGION", "x y", "wt-wt");
+        check_invalid("WEBSEARCHD_PAY_TO", "0x1234", "40 hex");
+        check_invalid("WEBSEARCHD_PAY_TO", "0x833589FCD6eDb6E08f4c7C32D4f71b54bdA02913", "checksum");
+        check_invalid("WEBSEARCHD_PAY_TO", "0x0000000000000000000000000000000000000000", "zero");
+        check_invalid("WEBSEARCHD_NETWORK", "ethereum", "base-sepolia");
+        check_invalid("WEBSEARCHD_OPEN", "yes", "0 or 1");
+        check_invalid("WEBSEARCHD_LISTEN", "0.0.0.0:8402", "loopback address while payments are off");
     }
 
     #[test]
     fn values_are_trimmed_and_recorded() {
-        let c = config(&[
-            ("WEBSEARCHD_WORKERS", " 3 "),
-            ("WEBSEARCHD_PUBLIC_URL", "https://search.example/"),
-        ])
-        .expect("valid");
+        let c = config(&[("WEBSEARCHD_WORKERS", " 3 "), ("WEBSEARCHD_PUBLIC_URL", "https://search.example/")])
+            .expect("valid");
         assert_eq!(c.workers, 3);
         assert_eq!(c.public_url, "https://search.example");
-        let workers = c
-            .resolved
-            .iter()
-            .find(|r| r.name == "WEBSEARCHD_WORKERS")
-            .expect("recorded");
+        let workers = c.resolved.iter().find(|r| r.name == "WEBSEARCHD_WORKERS").expect("recorded");
         assert_eq!((workers.value.as_str(), workers.origin), ("3", Origin::Env));
+    }
+
+    #[test]
+    fn public_listen_needs_payments_or_open() {
+        let pay_to = ("WEBSEARCHD_PAY_TO", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C");
+        let c = config(&[("WEBSEARCHD_LISTEN", "0.0.0.0:8402"), pay_to]).expect("payments on");
+        assert!(c.pay_to.is_some());
+        assert!(config(&[("WEBSEARCHD_LISTEN", "[::]:8402"), ("WEBSEARCHD_OPEN", "1")]).is_ok());
+        assert!(config(&[("WEBSEARCHD_LISTEN", "[::1]:8402")]).is_ok());
     }
 
     #[test]
     fn unknown_variables_are_reported() {
         let c = config(&[("WEBSEARCHD_WORKRES", "3")]).expect("valid");
         assert_eq!(c.unknown_vars, vec!["WEBSEARCHD_WORKRES".to_string()]);
-        assert!(c
-            .render()
-            .contains("WEBSEARCHD_WORKRES is not a known variable"));
+        assert!(c.render().contains("WEBSEARCHD_WORKRES is not a known variable"));
     }
 
     #[test]
@@ -794,14 +840,8 @@ mod tests {
             "# comment\n; also a comment\n\nWEBSEARCHD_WORKERS=4\nWEBSEARCHD_LOG=\"debug\"\n  A_B = 'x y'  \n\
              not an assignment\n=novalue\n",
         );
-        assert_eq!(
-            vars.get("WEBSEARCHD_WORKERS").map(String::as_str),
-            Some("4")
-        );
-        assert_eq!(
-            vars.get("WEBSEARCHD_LOG").map(String::as_str),
-            Some("debug")
-        );
+        assert_eq!(vars.get("WEBSEARCHD_WORKERS").map(String::as_str), Some("4"));
+        assert_eq!(vars.get("WEBSEARCHD_LOG").map(String::as_str), Some("debug"));
         assert_eq!(vars.get("A_B").map(String::as_str), Some("x y"));
         assert_eq!(vars.len(), 3);
     }
@@ -812,18 +852,11 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let file = dir.join("env");
         std::fs::write(&file, "WEBSEARCHD_WORKERS=4\nWEBSEARCHD_QUEUE_DEPTH=7\n").expect("write");
-        let source = Source::from_pairs(
-            [("WEBSEARCHD_WORKERS".to_string(), "5".to_string())],
-            Some(&file),
-        )
-        .expect("source");
+        let source =
+            Source::from_pairs([("WEBSEARCHD_WORKERS".to_string(), "5".to_string())], Some(&file)).expect("source");
         let c = Config::from_source(&source).expect("valid");
         assert_eq!((c.workers, c.queue_depth), (5, 7));
-        let depth = c
-            .resolved
-            .iter()
-            .find(|r| r.name == "WEBSEARCHD_QUEUE_DEPTH")
-            .expect("recorded");
+        let depth = c.resolved.iter().find(|r| r.name == "WEBSEARCHD_QUEUE_DEPTH").expect("recorded");
         assert_eq!(depth.origin, Origin::File);
         std::fs::remove_dir_all(&dir).ok();
     }
@@ -831,8 +864,7 @@ mod tests {
     /// The README's configuration table says what `VARS` says.
     #[test]
     fn readme_documents_every_variable() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-            .expect("README");
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
         for v in VARS {
             let row = format!("| `{}` | `{}` | {} |", v.name, v.default, v.allowed);
             assert!(readme.contains(&row), "README lacks the row {row}");
@@ -841,8 +873,7 @@ mod tests {
 
     #[test]
     fn missing_env_file_is_an_error() {
-        let err = Source::from_pairs([], Some(Path::new("/nonexistent/websearchd.env")))
-            .expect_err("missing");
+        let err = Source::from_pairs([], Some(Path::new("/nonexistent/websearchd.env"))).expect_err("missing");
         assert_eq!(err.var, "WEBSEARCHD_ENV_FILE");
     }
 }

@@ -22,13 +22,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
-            details: Map::new(),
-            headers: Vec::new(),
-        }
+        ApiError { status, code, message: message.into(), details: Map::new(), headers: Vec::new() }
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
@@ -45,28 +39,16 @@ impl ApiError {
     }
 
     pub fn method_not_allowed(method: &str, allow: &'static str) -> ApiError {
-        ApiError::new(
-            405,
-            "method_not_allowed",
-            format!("method {method} is not allowed here; allowed: {allow}"),
-        )
-        .header("Allow", allow)
+        ApiError::new(405, "method_not_allowed", format!("method {method} is not allowed here; allowed: {allow}"))
+            .header("Allow", allow)
     }
 
     pub fn internal() -> ApiError {
-        ApiError::new(
-            500,
-            "internal_error",
-            "the server failed while handling this request; it has been logged",
-        )
+        ApiError::new(500, "internal_error", "the server failed while handling this request; it has been logged")
     }
 
     /// 503 that tells the client when to come back.
-    pub fn unavailable(
-        code: &'static str,
-        message: impl Into<String>,
-        retry_after_s: u32,
-    ) -> ApiError {
+    pub fn unavailable(code: &'static str, message: impl Into<String>, retry_after_s: u32) -> ApiError {
         ApiError::new(503, code, message).header("Retry-After", retry_after_s.to_string())
     }
 

@@ -30,12 +30,7 @@ impl Journal {
     pub fn open(path: &Path) -> io::Result<(Journal, Opened)> {
         use std::os::unix::fs::OpenOptionsExt;
         let existed = path.exists();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)?;
+        let mut file = OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path)?;
         if !existed {
             sync_dir(path)?;
         }
@@ -44,32 +39,26 @@ impl Journal {
         let (records, good_len) = parse(&bytes).map_err(|line| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!(
-                    "{}: record {line} is damaged and is not the last one; refusing to guess",
-                    path.display()
-                ),
+                format!("{}: record {line} is damaged and is not the last one; refusing to guess", path.display()),
             )
         })?;
         let torn_bytes = (bytes.len() - good_len) as u64;
         if torn_bytes > 0 {
             file.set_len(good_len as u64)?;
             file.sync_all()?;
-            log::warn!(
-                "{}: cut a torn last record of {torn_bytes} bytes",
-                path.display()
-            );
+            log::warn!("{}: cut a torn last record of {torn_bytes} bytes", path.display());
         }
         file.seek(SeekFrom::End(0))?;
-        Ok((
-            Journal {
-                path: path.to_owned(),
-                file: Mutex::new(file),
-            },
-            Opened {
-                records,
-                torn_bytes,
-            },
-        ))
+        Ok((Journal { path: path.to_owned(), file: Mutex::new(file) }, Opened { records, torn_bytes }))
+    }
+
+    /// Reads a journal without changing it (a torn tail is reported, not cut): for listing while a server runs.
+    pub fn read(path: &Path) -> io::Result<Opened> {
+        let bytes = std::fs::read(path)?;
+        let (records, good_len) = parse(&bytes).map_err(|line| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("{}: record {line} is damaged", path.display()))
+        })?;
+        Ok(Opened { records, torn_bytes: (bytes.len() - good_len) as u64 })
     }
 
     /// Appends one record and waits until it is on disk.
@@ -138,11 +127,7 @@ pub fn crc32(data: &[u8]) -> u32 {
             let mut c = i as u32;
             let mut k = 0;
             while k < 8 {
-                c = if c & 1 != 0 {
-                    0xEDB8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
+                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
                 k += 1;
             }
             // A const context: indexing is checked at compile time (i < 256).
@@ -156,11 +141,7 @@ pub fn crc32(data: &[u8]) -> u32 {
     };
     let mut crc = !0u32;
     for &b in data {
-        crc = TABLE
-            .get(usize::from((crc as u8) ^ b))
-            .copied()
-            .unwrap_or(0)
-            ^ (crc >> 8);
+        crc = TABLE.get(usize::from((crc as u8) ^ b)).copied().unwrap_or(0) ^ (crc >> 8);
     }
     !crc
 }
@@ -171,8 +152,7 @@ mod tests {
     use serde_json::json;
 
     fn temp(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("websearchd-journal-{}-{name}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("websearchd-journal-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir.join("journal")
@@ -192,10 +172,7 @@ mod tests {
         j.append(&json!({"n": 2, "s": "é\n"})).unwrap();
         drop(j);
         let (_, opened) = Journal::open(&path).unwrap();
-        assert_eq!(
-            opened.records,
-            vec![json!({"n": 1}), json!({"n": 2, "s": "é\n"})]
-        );
+        assert_eq!(opened.records, vec![json!({"n": 1}), json!({"n": 2, "s": "é\n"})]);
         assert_eq!(opened.torn_bytes, 0);
     }
 

@@ -18,21 +18,10 @@ pub fn init(filter: &str) {
     builder.parse_filters(filter).format(move |buf, record| {
         let target = record.target();
         if journald {
-            writeln!(
-                buf,
-                "<{}>{}: {}",
-                priority(record.level()),
-                target,
-                record.args()
-            )
+            writeln!(buf, "<{}>{}: {}", priority(record.level()), target, record.args())
         } else {
             let now = rfc3339_ms(SystemClock.now_unix_ms());
-            writeln!(
-                buf,
-                "{now} {:<5} {target}: {}",
-                record.level(),
-                record.args()
-            )
+            writeln!(buf, "{now} {:<5} {target}: {}", record.level(), record.args())
         }
     });
     // A second init (tests, or `search` after a failed start) keeps the first logger.

@@ -14,15 +14,9 @@ fn files_in(dir: &Path) -> Vec<Vec<u8>> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .collect();
+    let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
     paths.sort();
-    paths
-        .into_iter()
-        .filter_map(|p| std::fs::read(p).ok())
-        .collect()
+    paths.into_iter().filter_map(|p| std::fs::read(p).ok()).collect()
 }
 
 fn seeds(target: &str) -> Vec<Vec<u8>> {
@@ -32,10 +26,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     if shared.is_dir() {
         all.extend(files_in(&shared).into_iter().filter(|f| f.len() < 200_000));
     } else {
-        eprintln!(
-            "notice: {} is absent; replaying the project's own seeds only",
-            shared.display()
-        );
+        eprintln!("notice: {} is absent; replaying the project's own seeds only", shared.display());
     }
     all.extend(files_in(&root.join("fuzz/regressions").join(target)));
     all
@@ -65,11 +56,7 @@ fn html_tokenizer() {
 
 #[test]
 fn search_page() {
-    replay(
-        "search_page",
-        &[0, 1, 2, 3, 0x80, 0x81],
-        checks::search_page,
-    );
+    replay("search_page", &[0, 1, 2, 3, 0x80, 0x81], checks::search_page);
 }
 
 #[test]
@@ -104,9 +91,7 @@ fn service_request() {
             checks::service_request(&b[..end]);
         }
     }
-    for f in
-        files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/service_request"))
-    {
+    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/service_request")) {
         checks::service_request(&f);
     }
 }

@@ -35,32 +35,16 @@ fn start(handler: Arc<dyn Handler>, workers: usize) -> Running {
     let mut limits = Limits::from_config(&Config::defaults());
     limits.workers = workers;
     let stats = Arc::new(ServerStats::default());
-    let server = Server::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        limits,
-        handler,
-        stats.clone(),
-    )
-    .expect("bind");
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), limits, handler, stats.clone()).expect("bind");
     let addr = server.local_addr().expect("addr");
     let shutdown = server.shutdown_handle();
     let thread = std::thread::spawn(move || server.run().expect("run"));
-    Running {
-        addr,
-        stats,
-        shutdown,
-        thread,
-    }
+    Running { addr, stats, shutdown, thread }
 }
 
 #[test]
 fn a_panic_is_a_500_and_the_worker_survives() {
-    let Running {
-        addr,
-        shutdown,
-        thread,
-        ..
-    } = start(Arc::new(Panicky), 1);
+    let Running { addr, shutdown, thread, .. } = start(Arc::new(Panicky), 1);
     for _ in 0..3 {
         let r = common::request(addr, "GET", "/panic", &[], b"");
         assert_eq!((r.status, r.error_code().as_str()), (500, "internal_error"));
@@ -87,15 +71,9 @@ impl Handler for Gate {
 #[test]
 fn shutdown_finishes_the_request_in_flight() {
     let open = Arc::new(AtomicBool::new(false));
-    let Running {
-        addr,
-        stats,
-        shutdown,
-        thread,
-    } = start(Arc::new(Gate(open.clone())), 2);
+    let Running { addr, stats, shutdown, thread } = start(Arc::new(Gate(open.clone())), 2);
     let mut s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     common::write_request(&mut s, "GET", "/slow", &[], b"");
     while stats.in_flight.load(Ordering::SeqCst) == 0 {
         std::thread::yield_now();
@@ -106,10 +84,7 @@ fn shutdown_finishes_the_request_in_flight() {
     while TcpStream::connect(addr).is_ok() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(
-        TcpStream::connect(addr).is_err(),
-        "listener still open after shutdown"
-    );
+    assert!(TcpStream::connect(addr).is_err(), "listener still open after shutdown");
     open.store(true, Ordering::SeqCst);
     let reply = common::read_reply(&mut s).expect("the request in flight is answered");
     assert_eq!((reply.status, reply.text().as_str()), (200, "finished"));

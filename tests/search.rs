@@ -30,10 +30,7 @@ fn start(up: &Upstream, sources: &str, extra: &[(&str, &str)]) -> Server {
 }
 
 fn search(server: &Server, query: &str) -> common::Reply {
-    server.post_json(
-        "/service",
-        &serde_json::json!({ "query": query, "max_results": 20 }).to_string(),
-    )
+    server.post_json("/service", &serde_json::json!({ "query": query, "max_results": 20 }).to_string())
 }
 
 /// The upstream that serves the hand-written pages: each source's results.
@@ -52,12 +49,7 @@ fn statuses(answer: &Value) -> Vec<(String, String)> {
         .as_array()
         .expect("sources")
         .iter()
-        .map(|s| {
-            (
-                s["name"].as_str().unwrap().to_string(),
-                s["status"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|s| (s["name"].as_str().unwrap().to_string(), s["status"].as_str().unwrap().to_string()))
         .collect()
 }
 
@@ -69,22 +61,10 @@ fn pair(a: &str, b: &str) -> (String, String) {
 fn each_source_alone() {
     let up = Upstream::start(happy);
     let cases = [
-        (
-            "ddg_html",
-            "Rust & Cargo: a language",
-            "https://www.rust-lang.org/",
-        ),
+        ("ddg_html", "Rust & Cargo: a language", "https://www.rust-lang.org/"),
         ("ddg_lite", "Cat Ba & Island", "https://example.org/cat-ba"),
-        (
-            "searxng",
-            "Rust Programming Language",
-            "https://www.rust-lang.org/",
-        ),
-        (
-            "mojeek",
-            "The Modern JavaScript Tutorial",
-            "https://javascript.info/",
-        ),
+        ("searxng", "Rust Programming Language", "https://www.rust-lang.org/"),
+        ("mojeek", "The Modern JavaScript Tutorial", "https://javascript.info/"),
     ];
     for (source, title, url) in cases {
         let server = start(&up, source, &[]);
@@ -102,28 +82,14 @@ fn each_source_alone() {
         assert!(a["issued_at"].as_str().unwrap().ends_with('Z'));
     }
     // The DuckDuckGo requests look like a browser's form submission.
-    let html = up
-        .seen()
-        .into_iter()
-        .find(|s| s.path() == "/html/")
-        .expect("a ddg_html request");
+    let html = up.seen().into_iter().find(|s| s.path() == "/html/").expect("a ddg_html request");
     assert_eq!(html.method, "POST");
     assert_eq!(html.param("q").as_deref(), Some("rust ddg_html"));
     assert_eq!(html.param("kl").as_deref(), Some("wt-wt"));
-    assert!(html
-        .header("user-agent")
-        .unwrap()
-        .starts_with("Mozilla/5.0"));
-    assert_eq!(
-        html.header("content-type"),
-        Some("application/x-www-form-urlencoded")
-    );
+    assert!(html.header("user-agent").unwrap().starts_with("Mozilla/5.0"));
+    assert_eq!(html.header("content-type"), Some("application/x-www-form-urlencoded"));
     assert!(html.header("referer").is_some());
-    let searx = up
-        .seen()
-        .into_iter()
-        .find(|s| s.path() == "/searx/search")
-        .expect("a searxng request");
+    let searx = up.seen().into_iter().find(|s| s.path() == "/searx/search").expect("a searxng request");
     assert_eq!(searx.param("format").as_deref(), Some("json"));
     assert_eq!(searx.param("q").as_deref(), Some("rust searxng"));
 }
@@ -134,13 +100,7 @@ fn results_are_capped_deduplicated_and_dated() {
         "/html/" => {
             let page = String::from_utf8(own_fixture("search/ddg_html_results.html")).unwrap();
             // The same destination twice (once wrapped by DuckDuckGo, once direct with a fragment).
-            Answer::html(
-                200,
-                page.replace(
-                    "https://doc.rust-lang.org/book/",
-                    "https://rust-lang.org/#top",
-                ),
-            )
+            Answer::html(200, page.replace("https://doc.rust-lang.org/book/", "https://rust-lang.org/#top"))
         }
         _ => Answer::html(404, ""),
     });
@@ -148,9 +108,7 @@ fn results_are_capped_deduplicated_and_dated() {
     let a = search(&server, "dedupe").json();
     assert_eq!(a["results"].as_array().unwrap().len(), 1, "{a}");
     assert_eq!(a["results"][0]["date"], "2025-06-23");
-    let one = server
-        .post_json("/service", r#"{"query":"cap","max_results":1}"#)
-        .json();
+    let one = server.post_json("/service", r#"{"query":"cap","max_results":1}"#).json();
     assert_eq!(one["results"].as_array().unwrap().len(), 1);
 }
 
@@ -158,36 +116,24 @@ fn results_are_capped_deduplicated_and_dated() {
 fn html_blocked_then_lite_answers_and_the_breaker_skips_html() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
-        other => happy(&Seen {
-            target: other.to_string(),
-            ..seen.clone()
-        }),
+        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
     });
     let server = start(&up, "ddg_html,ddg_lite", &[]);
     let a = search(&server, "blocked first").json();
-    assert_eq!(
-        statuses(&a),
-        vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]
-    );
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]);
     assert_eq!(a["sources"][0]["error"], "blocked");
     assert_eq!(a["results"][0]["source"], "ddg_lite");
 
     // The next search does not ask the blocked source at all.
     let a = search(&server, "blocked second").json();
-    assert_eq!(
-        statuses(&a),
-        vec![pair("ddg_html", "skipped"), pair("ddg_lite", "ok")]
-    );
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "skipped"), pair("ddg_lite", "ok")]);
     assert_eq!(a["sources"][0]["error"], "cooling_down");
     assert!(a["sources"][0]["retry_in_s"].as_u64().unwrap() >= 59);
     assert_eq!(up.count("/html/"), 1);
     let health = server.get("/health").json();
     assert_eq!(health["sources"][0]["breaker"], "open");
     let metrics = server.get("/metrics").text();
-    assert!(
-        metrics.contains("websearchd_source_blocks_total{source=\"ddg_html\""),
-        "{metrics}"
-    );
+    assert!(metrics.contains("websearchd_source_blocks_total{source=\"ddg_html\""), "{metrics}");
 }
 
 #[test]
@@ -205,20 +151,10 @@ fn recorded_anomaly_and_recorded_lite_page() {
     });
     let server = start(&up, "ddg_html,ddg_lite", &[]);
     let a = search(&server, "Cat Ba Island Vietnam").json();
-    assert_eq!(
-        statuses(&a),
-        vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]
-    );
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]);
     assert_eq!(a["results"].as_array().unwrap().len(), 10);
-    assert_eq!(
-        a["results"][0]["url"],
-        "https://vietnamtravel.com/cat-ba-island/"
-    );
-    assert!(a["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| !r["url"].as_str().unwrap().contains("duckduckgo.com")));
+    assert_eq!(a["results"][0]["url"], "https://vietnamtravel.com/cat-ba-island/");
+    assert!(a["results"].as_array().unwrap().iter().all(|r| !r["url"].as_str().unwrap().contains("duckduckgo.com")));
 }
 
 #[test]
@@ -231,28 +167,11 @@ fn all_failing_is_a_502_with_the_report() {
     });
     let server = start(&up, "ddg_html,ddg_lite,searxng,mojeek", &[]);
     let r = search(&server, "nothing works");
-    assert_eq!(
-        (r.status, r.error_code().as_str()),
-        (502, "all_sources_failed"),
-        "{}",
-        r.text()
-    );
+    assert_eq!((r.status, r.error_code().as_str()), (502, "all_sources_failed"), "{}", r.text());
     let report = &r.json()["error"]["sources"];
-    let errors: Vec<&str> = report
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["error"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        errors,
-        vec!["http_status", "unparseable", "blocked", "connect"]
-    );
-    assert!(report
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|s| s["status"] == "failed"));
+    let errors: Vec<&str> = report.as_array().unwrap().iter().map(|s| s["error"].as_str().unwrap()).collect();
+    assert_eq!(errors, vec!["http_status", "unparseable", "blocked", "connect"]);
+    assert!(report.as_array().unwrap().iter().all(|s| s["status"] == "failed"));
 }
 
 #[test]
@@ -266,11 +185,7 @@ fn genuine_no_results_is_an_empty_answer() {
     assert_eq!(r.status, 200);
     let a = r.json();
     assert_eq!(a["results"], serde_json::json!([]));
-    assert_eq!(
-        statuses(&a),
-        vec![pair("ddg_html", "empty")],
-        "lite is not asked after a genuine empty answer"
-    );
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "empty")], "lite is not asked after a genuine empty answer");
     assert_eq!(up.count("/lite/"), 0);
 }
 
@@ -278,28 +193,15 @@ fn genuine_no_results_is_an_empty_answer() {
 fn a_hanging_upstream_times_out_and_the_next_answers() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::Hang(Duration::from_secs(5)),
-        other => happy(&Seen {
-            target: other.to_string(),
-            ..seen.clone()
-        }),
+        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
     });
-    let server = start(
-        &up,
-        "ddg_html,ddg_lite",
-        &[("WEBSEARCHD_SOURCE_TIMEOUT_MS", "400")],
-    );
+    let server = start(&up, "ddg_html,ddg_lite", &[("WEBSEARCHD_SOURCE_TIMEOUT_MS", "400")]);
     let started = Instant::now();
     let a = search(&server, "hang").json();
     let took = started.elapsed();
-    assert_eq!(
-        statuses(&a),
-        vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]
-    );
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok")]);
     assert_eq!(a["sources"][0]["error"], "timeout");
-    assert!(
-        took < Duration::from_secs(3),
-        "the timeout did not hold: {took:?}"
-    );
+    assert!(took < Duration::from_secs(3), "the timeout did not hold: {took:?}");
     assert!(a["sources"][0]["elapsed_ms"].as_u64().unwrap() >= 400);
 }
 
@@ -312,20 +214,9 @@ fn garbage_and_oversized_bodies_fail_cleanly() {
         "/mojeek" => happy(seen),
         _ => Answer::html(404, ""),
     });
-    let server = start(
-        &up,
-        "ddg_html,ddg_lite,mojeek",
-        &[("WEBSEARCHD_SOURCE_BODY_BYTES_MAX", "8192")],
-    );
+    let server = start(&up, "ddg_html,ddg_lite,mojeek", &[("WEBSEARCHD_SOURCE_BODY_BYTES_MAX", "8192")]);
     let a = search(&server, "garbage").json();
-    assert_eq!(
-        statuses(&a),
-        vec![
-            pair("ddg_html", "failed"),
-            pair("ddg_lite", "failed"),
-            pair("mojeek", "ok")
-        ]
-    );
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "failed"), pair("mojeek", "ok")]);
     assert_eq!(a["sources"][0]["error"], "protocol");
     assert_eq!(a["sources"][1]["error"], "too_large");
 }
@@ -343,31 +234,16 @@ fn cache_hit() {
     assert_ne!(second["request_id"], first["request_id"]);
     assert_eq!(up.count("/html/"), 1);
     let metrics = server.get("/metrics").text();
-    assert!(
-        metrics.contains("websearchd_cache_hits_total 1"),
-        "{metrics}"
-    );
+    assert!(metrics.contains("websearchd_cache_hits_total 1"), "{metrics}");
 }
 
 #[test]
 fn all_skipped_is_a_503_with_retry_after() {
     let up = Upstream::start(happy);
-    let server = start(
-        &up,
-        "ddg_html",
-        &[
-            ("WEBSEARCHD_SOURCE_INTERVAL_MS", "60000"),
-            ("WEBSEARCHD_CACHE_TTL_S", "0"),
-        ],
-    );
+    let server = start(&up, "ddg_html", &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "60000"), ("WEBSEARCHD_CACHE_TTL_S", "0")]);
     assert_eq!(search(&server, "one").status, 200);
     let r = search(&server, "two");
-    assert_eq!(
-        (r.status, r.error_code().as_str()),
-        (503, "all_sources_skipped"),
-        "{}",
-        r.text()
-    );
+    assert_eq!((r.status, r.error_code().as_str()), (503, "all_sources_skipped"), "{}", r.text());
     let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
     assert!((50..=60).contains(&retry), "{retry}");
     assert_eq!(r.json()["error"]["sources"][0]["error"], "not_ready");
@@ -387,9 +263,8 @@ fn searxng_without_instances_is_reported_not_configured() {
 /// Every recorded DuckDuckGo HTML page, served by the upstream, comes out of `/service` as its organic results.
 #[test]
 fn recorded_html_pages_end_to_end() {
-    let Some(page) = shared_fixture(
-        "search/ddg_html_GET__indexeddb-wrapper-javascript-typescript-idb-localf.html",
-    ) else {
+    let Some(page) = shared_fixture("search/ddg_html_GET__indexeddb-wrapper-javascript-typescript-idb-localf.html")
+    else {
         return;
     };
     let up = Upstream::start(move |_| Answer::html(200, page.clone()));
@@ -406,20 +281,10 @@ fn full_queue_is_a_503_with_retry_after() {
         Some("slow") => Answer::Delay(Duration::from_millis(1_500), Box::new(happy(seen))),
         _ => happy(seen),
     });
-    let server = start(
-        &up,
-        "ddg_html",
-        &[("WEBSEARCHD_WORKERS", "1"), ("WEBSEARCHD_QUEUE_DEPTH", "1")],
-    );
+    let server = start(&up, "ddg_html", &[("WEBSEARCHD_WORKERS", "1"), ("WEBSEARCHD_QUEUE_DEPTH", "1")]);
     let addr = server.addr;
     let slow = std::thread::spawn(move || {
-        common::request(
-            addr,
-            "POST",
-            "/service",
-            &[("Content-Type", "application/json")],
-            br#"{"query":"slow"}"#,
-        )
+        common::request(addr, "POST", "/service", &[("Content-Type", "application/json")], br#"{"query":"slow"}"#)
     });
     up.wait_for("/html/", 1);
     // The worker is busy: of two more requests, one waits in the queue and the other is refused at once.
@@ -429,32 +294,19 @@ fn full_queue_is_a_503_with_retry_after() {
         .map(|q| {
             std::thread::spawn(move || {
                 let body = format!(r#"{{"query":"{q}"}}"#);
-                let r = common::request(
-                    addr,
-                    "POST",
-                    "/service",
-                    &[("Content-Type", "application/json")],
-                    body.as_bytes(),
-                );
+                let r =
+                    common::request(addr, "POST", "/service", &[("Content-Type", "application/json")], body.as_bytes());
                 (r, Instant::now())
             })
         })
         .collect();
     let replies: Vec<_> = others.into_iter().map(|t| t.join().unwrap()).collect();
     let refused: Vec<_> = replies.iter().filter(|(r, _)| r.status == 503).collect();
-    assert_eq!(
-        refused.len(),
-        1,
-        "{:?}",
-        replies.iter().map(|(r, _)| r.status).collect::<Vec<_>>()
-    );
+    assert_eq!(refused.len(), 1, "{:?}", replies.iter().map(|(r, _)| r.status).collect::<Vec<_>>());
     let (r, at) = refused[0];
     assert_eq!(r.error_code(), "overloaded");
     assert_eq!(r.header("retry-after"), Some("1"));
-    assert!(
-        *at - started < Duration::from_millis(1_000),
-        "the refusal waited"
-    );
+    assert!(*at - started < Duration::from_millis(1_000), "the refusal waited");
     assert_eq!(slow.join().unwrap().status, 200);
     assert!(replies.iter().any(|(r, _)| r.status == 200));
 }
@@ -462,34 +314,20 @@ fn full_queue_is_a_503_with_retry_after() {
 /// SIGTERM while a search is in flight: the search is answered, then the process exits 0.
 #[test]
 fn sigterm_finishes_the_request_in_flight() {
-    let up =
-        Upstream::start(|seen| Answer::Delay(Duration::from_millis(800), Box::new(happy(seen))));
+    let up = Upstream::start(|seen| Answer::Delay(Duration::from_millis(800), Box::new(happy(seen))));
     let mut server = start(&up, "ddg_html", &[]);
     let addr = server.addr;
     let inflight = std::thread::spawn(move || {
-        common::request(
-            addr,
-            "POST",
-            "/service",
-            &[("Content-Type", "application/json")],
-            br#"{"query":"inflight"}"#,
-        )
+        common::request(addr, "POST", "/service", &[("Content-Type", "application/json")], br#"{"query":"inflight"}"#)
     });
     up.wait_for("/html/", 1);
     server.signal("TERM");
     let reply = inflight.join().unwrap();
     assert_eq!(reply.status, 200, "{}", reply.text());
-    assert_eq!(
-        reply.json()["results"][0]["url"],
-        "https://www.rust-lang.org/"
-    );
+    assert_eq!(reply.json()["results"][0]["url"], "https://www.rust-lang.org/");
     let status = server.child.wait().expect("exit");
     assert_eq!(status.code(), Some(0));
-    assert!(
-        server.log_text().contains("SIGTERM received"),
-        "{}",
-        server.log_text()
-    );
+    assert!(server.log_text().contains("SIGTERM received"), "{}", server.log_text());
 }
 
 #[test]
@@ -501,11 +339,7 @@ fn the_search_command_uses_the_same_pipeline() {
         .args(["search", "cat", "ba", "--max-results", "1"])
         .output()
         .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let a: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(a["query"], "cat ba");
     assert_eq!(a["results"].as_array().unwrap().len(), 1);

@@ -21,10 +21,7 @@ fn health_and_request_ids() {
     let b = server.request("HEAD", "/health", &[], b"");
     assert_eq!(b.status, 200);
     assert!(b.body.is_empty());
-    let (ida, idb) = (
-        a.header("x-request-id").expect("id"),
-        b.header("x-request-id").expect("id"),
-    );
+    let (ida, idb) = (a.header("x-request-id").expect("id"), b.header("x-request-id").expect("id"));
     assert_eq!(ida.len(), 32);
     assert_ne!(ida, idb);
 }
@@ -39,30 +36,15 @@ fn service_validation_errors_have_stable_codes() {
         (r#"{"query":1}"#, "query_not_string"),
         (r#"{"query":" "}"#, "query_empty"),
         (r#"{"query":"a\u0007"}"#, "query_invalid"),
-        (
-            r#"{"query":"q","max_results":0}"#,
-            "max_results_out_of_range",
-        ),
-        (
-            r#"{"query":"q","max_results":21}"#,
-            "max_results_out_of_range",
-        ),
-        (
-            r#"{"query":"q","max_results":"3"}"#,
-            "max_results_not_integer",
-        ),
+        (r#"{"query":"q","max_results":0}"#, "max_results_out_of_range"),
+        (r#"{"query":"q","max_results":21}"#, "max_results_out_of_range"),
+        (r#"{"query":"q","max_results":"3"}"#, "max_results_not_integer"),
         (r#"{"query":"q","extract":1}"#, "extract_not_boolean"),
     ];
     for (body, code) in cases {
         let r = server.post_json("/service", body);
-        assert_eq!(
-            (r.status, r.error_code()),
-            (400, code.to_string()),
-            "body {body}"
-        );
-        assert!(r.json()["error"]["message"]
-            .as_str()
-            .is_some_and(|m| !m.is_empty()));
+        assert_eq!((r.status, r.error_code()), (400, code.to_string()), "body {body}");
+        assert!(r.json()["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
     let long = format!(r#"{{"query":"{}"}}"#, "x".repeat(401));
     let r = server.post_json("/service", &long);
@@ -73,27 +55,11 @@ fn service_validation_errors_have_stable_codes() {
 #[test]
 fn media_type_size_route_and_method_errors() {
     let server = Server::start(&[]);
-    let r = server.request(
-        "POST",
-        "/service",
-        &[("Content-Type", "text/plain")],
-        br#"{"query":"q"}"#,
-    );
-    assert_eq!(
-        (r.status, r.error_code().as_str()),
-        (415, "unsupported_media_type")
-    );
+    let r = server.request("POST", "/service", &[("Content-Type", "text/plain")], br#"{"query":"q"}"#);
+    assert_eq!((r.status, r.error_code().as_str()), (415, "unsupported_media_type"));
     let r = server.request("POST", "/service", &[], br#"{"query":"q"}"#);
-    assert_eq!(
-        (r.status, r.error_code().as_str()),
-        (415, "unsupported_media_type")
-    );
-    let r = server.request(
-        "POST",
-        "/service",
-        &[("Content-Type", "application/json; charset=utf-8")],
-        b"{}",
-    );
+    assert_eq!((r.status, r.error_code().as_str()), (415, "unsupported_media_type"));
+    let r = server.request("POST", "/service", &[("Content-Type", "application/json; charset=utf-8")], b"{}");
     assert_eq!((r.status, r.error_code().as_str()), (400, "query_missing"));
 
     let big = format!(r#"{{"query":"{}"}}"#, "x".repeat(16_384));
@@ -103,14 +69,11 @@ fn media_type_size_route_and_method_errors() {
     let r = server.get("/nowhere");
     assert_eq!((r.status, r.error_code().as_str()), (404, "not_found"));
     let r = server.get("/service");
-    assert_eq!(
-        (r.status, r.error_code().as_str()),
-        (405, "method_not_allowed")
-    );
-    assert_eq!(r.header("allow"), Some("POST"));
+    assert_eq!((r.status, r.error_code().as_str()), (405, "method_not_allowed"));
+    assert_eq!(r.header("allow"), Some("POST, OPTIONS"));
     let r = server.post_json("/health", "{}");
     assert_eq!(r.status, 405);
-    assert_eq!(r.header("allow"), Some("GET, HEAD"));
+    assert_eq!(r.header("allow"), Some("GET, HEAD, OPTIONS"));
     assert!(r.header("x-request-id").is_some());
 }
 
@@ -118,38 +81,19 @@ fn media_type_size_route_and_method_errors() {
 fn protocol_errors_are_json_too() {
     let server = Server::start(&[("WEBSEARCHD_HEADERS_MAX", "8")]);
     let many: String = (0..9).map(|i| format!("X-H{i}: v\r\n")).collect();
-    let reply = raw_exchange(
-        &server,
-        format!("GET /health HTTP/1.1\r\n{many}\r\n").as_bytes(),
-    );
-    assert_eq!(
-        (reply.status, reply.error_code().as_str()),
-        (431, "too_many_headers")
-    );
-    let reply = raw_exchange(
-        &server,
-        b"GET /health HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-    );
-    assert_eq!(
-        (reply.status, reply.error_code().as_str()),
-        (411, "length_required")
-    );
+    let reply = raw_exchange(&server, format!("GET /health HTTP/1.1\r\n{many}\r\n").as_bytes());
+    assert_eq!((reply.status, reply.error_code().as_str()), (431, "too_many_headers"));
+    let reply = raw_exchange(&server, b"GET /health HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    assert_eq!((reply.status, reply.error_code().as_str()), (411, "length_required"));
     let reply = raw_exchange(&server, b"BLAH\x01 / HTTP/1.1\r\n\r\n");
-    assert_eq!(
-        (reply.status, reply.error_code().as_str()),
-        (400, "bad_request")
-    );
+    assert_eq!((reply.status, reply.error_code().as_str()), (400, "bad_request"));
     let metrics = server.get("/metrics").text();
-    assert!(
-        metrics.contains("websearchd_http_rejected_total{reason=\"headers_too_large\"} 1"),
-        "{metrics}"
-    );
+    assert!(metrics.contains("websearchd_http_rejected_total{reason=\"headers_too_large\"} 1"), "{metrics}");
 }
 
 fn raw_exchange(server: &Server, bytes: &[u8]) -> common::Reply {
     let mut s = TcpStream::connect(server.addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     s.write_all(bytes).expect("write");
     read_reply(&mut s).expect("reply")
 }
@@ -158,11 +102,9 @@ fn raw_exchange(server: &Server, bytes: &[u8]) -> common::Reply {
 fn keep_alive_pipelining_and_the_request_cap() {
     let server = Server::start(&[("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "3")]);
     let mut s = TcpStream::connect(server.addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     // Two requests in one write: the second waits in the buffer while the first is served.
-    s.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-        .expect("write");
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.1\r\nHost: a\r\n\r\n").expect("write");
     let first = read_reply(&mut s).expect("first");
     let second = read_reply(&mut s).expect("second");
     assert_eq!((first.status, second.status), (200, 200));
@@ -171,43 +113,31 @@ fn keep_alive_pipelining_and_the_request_cap() {
     write_request(&mut s, "GET", "/health", &[], b"");
     let third = read_reply(&mut s).expect("third");
     assert_eq!(third.header("connection"), Some("close"));
-    assert!(
-        read_reply(&mut s).is_none(),
-        "the connection closes after the third request"
-    );
+    assert!(read_reply(&mut s).is_none(), "the connection closes after the third request");
 }
 
 #[test]
 fn expect_continue_is_answered() {
     let server = Server::start(&[]);
     let mut s = TcpStream::connect(server.addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     s.write_all(b"POST /service HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
         .expect("head");
     let mut interim = [0u8; 25];
     s.read_exact(&mut interim).expect("100 Continue");
     assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
     s.write_all(b"{}").expect("body");
-    assert_eq!(
-        read_reply(&mut s).expect("reply").error_code(),
-        "query_missing"
-    );
+    assert_eq!(read_reply(&mut s).expect("reply").error_code(), "query_missing");
 }
 
 #[test]
 fn slow_request_gets_408() {
     let server = Server::start(&[("WEBSEARCHD_REQUEST_TIMEOUT_MS", "300")]);
     let mut s = TcpStream::connect(server.addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    s.write_all(b"GET /health HTTP/1.1\r\nHost:")
-        .expect("partial");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    s.write_all(b"GET /health HTTP/1.1\r\nHost:").expect("partial");
     let reply = read_reply(&mut s).expect("reply");
-    assert_eq!(
-        (reply.status, reply.error_code().as_str()),
-        (408, "request_timeout")
-    );
+    assert_eq!((reply.status, reply.error_code().as_str()), (408, "request_timeout"));
 }
 
 /// The bar of issue 2: idle keep-alive connections and slowloris clients cost no worker; a new client is answered
@@ -226,15 +156,12 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
     let mut idle = Vec::new();
     for _ in 0..64 {
         let mut s = TcpStream::connect(server.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
         write_request(&mut s, "GET", "/health", &[], b"");
         assert_eq!(read_reply(&mut s).expect("reply").status, 200);
         idle.push(s);
     }
-    let mut slow: Vec<TcpStream> = (0..32)
-        .map(|_| TcpStream::connect(server.addr).expect("connect"))
-        .collect();
+    let mut slow: Vec<TcpStream> = (0..32).map(|_| TcpStream::connect(server.addr).expect("connect")).collect();
     let head = b"GET /health HTTP/1.1\r\nHost: slow\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
     for (sent, byte) in head.iter().take(3).enumerate() {
         for s in &mut slow {
@@ -248,15 +175,8 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
     let reply = server.get("/health");
     let waited = started.elapsed();
     assert_eq!(reply.status, 200);
-    assert!(
-        waited < Duration::from_secs(1),
-        "a new client waited {waited:?}"
-    );
-    assert_eq!(
-        server.threads(),
-        threads_at_start,
-        "threads grew under idle and slow clients"
-    );
+    assert!(waited < Duration::from_secs(1), "a new client waited {waited:?}");
+    assert_eq!(server.threads(), threads_at_start, "threads grew under idle and slow clients");
     let open = metric(&server, "websearchd_http_connections_open");
     assert!(open >= 64 + 32, "open connections: {open}");
 
@@ -267,11 +187,7 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
     while metric(&server, "websearchd_http_connections_open") > 1 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(
-        metric(&server, "websearchd_http_connections_open"),
-        1,
-        "only the metrics request is open"
-    );
+    assert_eq!(metric(&server, "websearchd_http_connections_open"), 1, "only the metrics request is open");
     assert_eq!(server.threads(), threads_at_start);
 }
 
@@ -296,33 +212,23 @@ fn accept_failures_do_not_stop_the_server() {
         cmd.env_clear()
             .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
             .env("WEBSEARCHD_WORKERS", "2")
-            .env(
-                "WEBSEARCHD_STATE_DIR",
-                std::env::temp_dir().join("websearchd-test-emfile"),
-            )
+            .env("WEBSEARCHD_STATE_DIR", std::env::temp_dir().join("websearchd-test-emfile"))
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
     });
-    let hogs: Vec<TcpStream> = (0..60)
-        .map(|_| TcpStream::connect(server.addr).expect("connect"))
-        .collect();
+    let hogs: Vec<TcpStream> = (0..60).map(|_| TcpStream::connect(server.addr).expect("connect")).collect();
     // Wait until the server has hit the limit at least once.
     let deadline = Instant::now() + Duration::from_secs(10);
     while !server.log_text().contains("accept failed") && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(
-        server.log_text().contains("accept failed"),
-        "log: {}",
-        server.log_text()
-    );
+    assert!(server.log_text().contains("accept failed"), "log: {}", server.log_text());
     drop(hogs);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let mut s = TcpStream::connect(server.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(2)))
-            .expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(2))).expect("timeout");
         write_request(&mut s, "GET", "/health", &[], b"");
         match read_reply(&mut s) {
             Some(r) if r.status == 200 => break,
@@ -342,21 +248,14 @@ fn invalid_configuration_stops_start_up_naming_the_variable() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("WEBSEARCHD_WORKERS") && err.contains("1 to 256"),
-        "{err}"
-    );
+    assert!(err.contains("WEBSEARCHD_WORKERS") && err.contains("1 to 256"), "{err}");
 }
 
 #[test]
 fn check_config_and_version() {
     let dir = common::tempdir::TempDir::new("cfg");
     let file = dir.path().join("websearchd.env");
-    std::fs::write(
-        &file,
-        "# comment\nWEBSEARCHD_QUEUE_DEPTH=9\nWEBSEARCHD_WORKERS=3\n",
-    )
-    .expect("write");
+    std::fs::write(&file, "# comment\nWEBSEARCHD_QUEUE_DEPTH=9\nWEBSEARCHD_WORKERS=3\n").expect("write");
     let out = std::process::Command::new(common::binary())
         .env_clear()
         .env("WEBSEARCHD_WORKERS", "5")
@@ -365,27 +264,12 @@ fn check_config_and_version() {
         .expect("run");
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("WEBSEARCHD_WORKERS=5  # environment"),
-        "{text}"
-    );
-    assert!(
-        text.contains("WEBSEARCHD_QUEUE_DEPTH=9  # env file"),
-        "{text}"
-    );
-    assert!(
-        text.contains("WEBSEARCHD_LISTEN=127.0.0.1:8402  # default"),
-        "{text}"
-    );
+    assert!(text.contains("WEBSEARCHD_WORKERS=5  # environment"), "{text}");
+    assert!(text.contains("WEBSEARCHD_QUEUE_DEPTH=9  # env file"), "{text}");
+    assert!(text.contains("WEBSEARCHD_LISTEN=127.0.0.1:8402  # default"), "{text}");
 
-    let out = std::process::Command::new(common::binary())
-        .arg("--version")
-        .output()
-        .expect("run");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        format!("websearchd {}", env!("CARGO_PKG_VERSION"))
-    );
+    let out = std::process::Command::new(common::binary()).arg("--version").output().expect("run");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("websearchd {}", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
@@ -393,9 +277,6 @@ fn state_dir_is_created_private() {
     use std::os::unix::fs::PermissionsExt;
     let server = Server::start(&[]);
     let dir = server.state_dir.path().join("data");
-    let mode = std::fs::metadata(&dir)
-        .expect("state dir")
-        .permissions()
-        .mode();
+    let mode = std::fs::metadata(&dir).expect("state dir").permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
 }

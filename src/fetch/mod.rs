@@ -116,10 +116,7 @@ impl Client {
             .user_agent(concat!("websearchd/", env!("CARGO_PKG_VERSION")))
             .max_response_header_size(32 * 1_024)
             .build();
-        Client {
-            agent: config.into(),
-            limits,
-        }
+        Client { agent: config.into(), limits }
     }
 
     pub fn limits(&self) -> &Limits {
@@ -135,12 +132,7 @@ impl Client {
     }
 
     /// POSTs `application/x-www-form-urlencoded` fields.
-    pub fn post_form(
-        &self,
-        url: &str,
-        headers: &[(&str, &str)],
-        fields: &[(&str, &str)],
-    ) -> Result<Fetched, Error> {
+    pub fn post_form(&self, url: &str, headers: &[(&str, &str)], fields: &[(&str, &str)]) -> Result<Fetched, Error> {
         let mut req = self.agent.post(url);
         for (k, v) in headers {
             req = req.header(*k, *v);
@@ -149,42 +141,19 @@ impl Client {
     }
 
     /// POSTs a JSON body.
-    pub fn post_json(
-        &self,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Result<Fetched, Error> {
-        let mut req = self
-            .agent
-            .post(url)
-            .header("Content-Type", "application/json");
+    pub fn post_json(&self, url: &str, headers: &[(&str, &str)], body: &[u8]) -> Result<Fetched, Error> {
+        let mut req = self.agent.post(url).header("Content-Type", "application/json");
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
         self.read(req.send(body))
     }
 
-    fn read(
-        &self,
-        response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-    ) -> Result<Fetched, Error> {
+    fn read(&self, response: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<Fetched, Error> {
         let mut response = response?;
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = response
-            .body_mut()
-            .with_config()
-            .limit(self.limits.body_bytes_max)
-            .read_to_vec()?;
-        Ok(Fetched {
-            status,
-            content_type,
-            body,
-        })
+        let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let body = response.body_mut().with_config().limit(self.limits.body_bytes_max).read_to_vec()?;
+        Ok(Fetched { status, content_type, body })
     }
 }

@@ -40,22 +40,17 @@ pub struct Attr {
 impl Tag {
     /// The first attribute of that (lowercase) name.
     pub fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|a| a.name == name)
-            .map(|a| a.value.as_str())
+        self.attrs.iter().find(|a| a.name == name).map(|a| a.value.as_str())
     }
 
     /// Whether the `class` attribute holds this class as one of its whitespace-separated tokens.
     pub fn has_class(&self, class: &str) -> bool {
-        self.attr("class")
-            .is_some_and(|c| c.split_ascii_whitespace().any(|t| t == class))
+        self.attr("class").is_some_and(|c| c.split_ascii_whitespace().any(|t| t == class))
     }
 
     /// Whether any class token starts with this prefix.
     pub fn has_class_prefix(&self, prefix: &str) -> bool {
-        self.attr("class")
-            .is_some_and(|c| c.split_ascii_whitespace().any(|t| t.starts_with(prefix)))
+        self.attr("class").is_some_and(|c| c.split_ascii_whitespace().any(|t| t.starts_with(prefix)))
     }
 }
 
@@ -173,8 +168,7 @@ impl Tokenizer {
                     let rest = chunk.get(i..).unwrap_or_default();
                     match rest.iter().position(|&b| b == b'<') {
                         Some(p) => {
-                            self.text
-                                .extend_from_slice(rest.get(..p).unwrap_or_default());
+                            self.text.extend_from_slice(rest.get(..p).unwrap_or_default());
                             self.state = State::TagOpen;
                             i += p + 1;
                         }
@@ -190,8 +184,7 @@ impl Tokenizer {
                     if matched == 0 {
                         match rest.iter().position(|&b| b == b'<') {
                             Some(p) => {
-                                self.text
-                                    .extend_from_slice(rest.get(..p).unwrap_or_default());
+                                self.text.extend_from_slice(rest.get(..p).unwrap_or_default());
                                 self.state = State::RawText { kind, matched: 1 };
                                 i += p + 1;
                             }
@@ -220,8 +213,7 @@ impl Tokenizer {
             State::EndTagOpen => self.text.extend_from_slice(b"</"),
             State::RawText { kind, matched } if matched > 0 => {
                 let prefix = [b"</".as_slice(), kind.name().as_bytes()].concat();
-                self.text
-                    .extend_from_slice(prefix.get(..usize::from(matched)).unwrap_or_default());
+                self.text.extend_from_slice(prefix.get(..usize::from(matched)).unwrap_or_default());
             }
             State::Comment(_) | State::MarkupOpen(_) => {
                 self.flush_text(sink);
@@ -394,32 +386,20 @@ impl Tokenizer {
                 let want = kind.name().as_bytes();
                 let m = usize::from(matched);
                 // `matched` counts bytes of `</name`: 1 is `<`, 2 is `</`, then the name.
-                let expected = if m == 1 {
-                    Some(b'/')
-                } else {
-                    want.get(m - 2).copied()
-                };
+                let expected = if m == 1 { Some(b'/') } else { want.get(m - 2).copied() };
                 match expected {
                     Some(e) if b.to_ascii_lowercase() == e => {
-                        self.state = State::RawText {
-                            kind,
-                            matched: matched + 1,
-                        };
+                        self.state = State::RawText { kind, matched: matched + 1 };
                     }
                     None if matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>') => {
                         self.flush_text(sink);
                         self.raw = None;
                         sink.end_tag(kind.name());
-                        self.state = if b == b'>' {
-                            State::Data
-                        } else {
-                            State::RawEndTail
-                        };
+                        self.state = if b == b'>' { State::Data } else { State::RawEndTail };
                     }
                     _ => {
                         let prefix = [b"</".as_slice(), want].concat();
-                        self.text
-                            .extend_from_slice(prefix.get(..m).unwrap_or_default());
+                        self.text.extend_from_slice(prefix.get(..m).unwrap_or_default());
                         self.state = State::RawText { kind, matched: 0 };
                         return false;
                     }
@@ -453,10 +433,7 @@ impl Tokenizer {
         if !self.tag.attrs.iter().any(|a| a.name == name) {
             let mut value = String::new();
             decode_into(&self.attr_value, true, &mut value);
-            self.tag.attrs.push(Attr {
-                name: name.into_owned(),
-                value,
-            });
+            self.tag.attrs.push(Attr { name: name.into_owned(), value });
         }
         self.attr_name.clear();
         self.attr_value.clear();
@@ -506,9 +483,7 @@ pub fn decode_into(raw: &[u8], in_attr: bool, out: &mut String) {
             out.push_str(&String::from_utf8_lossy(rest));
             return;
         };
-        out.push_str(&String::from_utf8_lossy(
-            rest.get(..amp).unwrap_or_default(),
-        ));
+        out.push_str(&String::from_utf8_lossy(rest.get(..amp).unwrap_or_default()));
         let after = rest.get(amp + 1..).unwrap_or_default();
         match decode_reference(after, in_attr) {
             Some((consumed, text)) => {
@@ -538,11 +513,7 @@ fn decode_reference(after: &[u8], in_attr: bool) -> Option<(usize, Cow<'static, 
     if after.first() == Some(&b'#') {
         return decode_numeric(after);
     }
-    let name_len = after
-        .iter()
-        .take(32)
-        .take_while(|b| b.is_ascii_alphanumeric())
-        .count();
+    let name_len = after.iter().take(32).take_while(|b| b.is_ascii_alphanumeric()).count();
     if name_len == 0 {
         return None;
     }
@@ -582,28 +553,15 @@ fn decode_numeric(after: &[u8]) -> Option<(usize, Cow<'static, str>)> {
         Some(b'x' | b'X') => (true, 2),
         _ => (false, 1),
     };
-    let digits = after
-        .get(start..)?
-        .iter()
-        .take_while(|b| {
-            if hex {
-                b.is_ascii_hexdigit()
-            } else {
-                b.is_ascii_digit()
-            }
-        })
-        .count();
+    let digits =
+        after.get(start..)?.iter().take_while(|b| if hex { b.is_ascii_hexdigit() } else { b.is_ascii_digit() }).count();
     if digits == 0 {
         return None;
     }
     let mut value: u32 = 0;
     for &d in after.get(start..start + digits)? {
-        let v = char::from(d)
-            .to_digit(if hex { 16 } else { 10 })
-            .unwrap_or(0);
-        value = value
-            .saturating_mul(if hex { 16 } else { 10 })
-            .saturating_add(v);
+        let v = char::from(d).to_digit(if hex { 16 } else { 10 }).unwrap_or(0);
+        value = value.saturating_mul(if hex { 16 } else { 10 }).saturating_add(v);
     }
     let mut consumed = start + digits;
     if after.get(consumed) == Some(&b';') {
@@ -620,9 +578,9 @@ fn decode_numeric(after: &[u8]) -> Option<(usize, Cow<'static, str>)> {
 /// The C1 range, read as Windows-1252 (what the page author meant).
 fn windows_1252(value: u32) -> char {
     const TABLE: [u32; 32] = [
-        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-        0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013,
-        0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D,
+        0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A,
+        0x0153, 0x9D, 0x017E, 0x0178,
     ];
     let mapped = TABLE.get((value - 0x80) as usize).copied().unwrap_or(value);
     char::from_u32(mapped).unwrap_or('\u{FFFD}')
@@ -632,10 +590,7 @@ fn windows_1252(value: u32) -> char {
 /// are shown.
 pub fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for word in text
-        .split(|c: char| c.is_whitespace())
-        .filter(|w| !w.is_empty())
-    {
+    for word in text.split(|c: char| c.is_whitespace()).filter(|w| !w.is_empty()) {
         if !out.is_empty() {
             out.push(' ');
         }

@@ -41,12 +41,12 @@ impl HeadError {
     pub fn into_api_error(self) -> crate::error::ApiError {
         use crate::error::ApiError;
         match self {
-            HeadError::Malformed(what) => ApiError::bad_request("bad_request", format!("malformed HTTP request: {what}")),
-            HeadError::HeadTooLarge { limit } => ApiError::new(
-                431,
-                "headers_too_large",
-                format!("the request line and headers exceed {limit} bytes"),
-            ),
+            HeadError::Malformed(what) => {
+                ApiError::bad_request("bad_request", format!("malformed HTTP request: {what}"))
+            }
+            HeadError::HeadTooLarge { limit } => {
+                ApiError::new(431, "headers_too_large", format!("the request line and headers exceed {limit} bytes"))
+            }
             HeadError::TooManyHeaders { limit } => {
                 ApiError::new(431, "too_many_headers", format!("the request has more than {limit} header fields"))
             }
@@ -75,26 +75,17 @@ pub fn parse_head(
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
             if buf.len() > header_bytes_max {
-                return Err(HeadError::HeadTooLarge {
-                    limit: header_bytes_max,
-                });
+                return Err(HeadError::HeadTooLarge { limit: header_bytes_max });
             }
             return Ok(None);
         }
-        Err(httparse::Error::TooManyHeaders) => {
-            return Err(HeadError::TooManyHeaders { limit: headers_max })
-        }
+        Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooManyHeaders { limit: headers_max }),
         Err(e) => return Err(HeadError::Malformed(error_text(e))),
     };
     if head_bytes > header_bytes_max {
-        return Err(HeadError::HeadTooLarge {
-            limit: header_bytes_max,
-        });
+        return Err(HeadError::HeadTooLarge { limit: header_bytes_max });
     }
-    let method = req
-        .method
-        .ok_or(HeadError::Malformed("no method"))?
-        .to_owned();
+    let method = req.method.ok_or(HeadError::Malformed("no method"))?.to_owned();
     let target = req.path.ok_or(HeadError::Malformed("no request target"))?;
     let version_minor = req.version.ok_or(HeadError::Malformed("no version"))?;
     let (path, query) = split_target(target)?;
@@ -135,15 +126,9 @@ pub fn parse_head(
     }
     let content_length = content_length.unwrap_or(0);
     if content_length > body_bytes_max {
-        return Err(HeadError::BodyTooLarge {
-            limit: body_bytes_max,
-        });
+        return Err(HeadError::BodyTooLarge { limit: body_bytes_max });
     }
-    let keep_alive = if version_minor == 1 {
-        !connection_close
-    } else {
-        connection_keep_alive && !connection_close
-    };
+    let keep_alive = if version_minor == 1 { !connection_close } else { connection_keep_alive && !connection_close };
     Ok(Some(Head {
         method,
         path,
@@ -174,19 +159,14 @@ fn parse_content_length(value: &[u8]) -> Result<usize, HeadError> {
     if value.is_empty() || value.len() > 18 || !value.iter().all(u8::is_ascii_digit) {
         return Err(HeadError::Malformed("invalid Content-Length"));
     }
-    Ok(value
-        .iter()
-        .fold(0usize, |n, d| n * 10 + usize::from(d - b'0')))
+    Ok(value.iter().fold(0usize, |n, d| n * 10 + usize::from(d - b'0')))
 }
 
 /// Splits an origin-form (`/p?q`), absolute-form (`http://h/p?q`) or asterisk-form (`*`) target.
 fn split_target(target: &str) -> Result<(String, Option<String>), HeadError> {
     let rest = if target.starts_with('/') || target == "*" {
         target
-    } else if let Some(after) = target
-        .strip_prefix("http://")
-        .or_else(|| target.strip_prefix("https://"))
-    {
+    } else if let Some(after) = target.strip_prefix("http://").or_else(|| target.strip_prefix("https://")) {
         after.find('/').map_or("/", |i| &after[i..])
     } else {
         return Err(HeadError::Malformed("request target must be a path"));
@@ -237,7 +217,8 @@ mod tests {
 
     #[test]
     fn complete_post() {
-        let raw = "POST /service?x=1 HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+        let raw =
+            "POST /service?x=1 HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
         let head = parse(raw).expect("ok").expect("complete");
         assert_eq!(head.method, "POST");
         assert_eq!(head.path, "/service");
@@ -245,10 +226,7 @@ mod tests {
         assert_eq!(head.content_length, 2);
         assert_eq!(head.head_bytes, raw.len() - 2);
         assert!(head.keep_alive);
-        assert_eq!(
-            head.headers[1],
-            ("content-type".to_string(), b"application/json".to_vec())
-        );
+        assert_eq!(head.headers[1], ("content-type".to_string(), b"application/json".to_vec()));
     }
 
     #[test]
@@ -271,32 +249,17 @@ mod tests {
     #[test]
     fn targets() {
         let path = |raw: &str| parse(raw).expect("ok").expect("complete").path;
-        assert_eq!(
-            path("GET http://example.com/health?x HTTP/1.1\r\n\r\n"),
-            "/health"
-        );
+        assert_eq!(path("GET http://example.com/health?x HTTP/1.1\r\n\r\n"), "/health");
         assert_eq!(path("GET http://example.com HTTP/1.1\r\n\r\n"), "/");
         assert_eq!(path("OPTIONS * HTTP/1.1\r\n\r\n"), "*");
-        check_err(
-            "GET health HTTP/1.1\r\n\r\n",
-            HeadError::Malformed("request target must be a path"),
-        );
+        check_err("GET health HTTP/1.1\r\n\r\n", HeadError::Malformed("request target must be a path"));
     }
 
     #[test]
     fn refusals() {
-        check_err(
-            "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-            HeadError::LengthRequired,
-        );
-        check_err(
-            "POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n",
-            HeadError::BodyTooLarge { limit: 100 },
-        );
-        check_err(
-            "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-            HeadError::Malformed("invalid Content-Length"),
-        );
+        check_err("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", HeadError::LengthRequired);
+        check_err("POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n", HeadError::BodyTooLarge { limit: 100 });
+        check_err("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", HeadError::Malformed("invalid Content-Length"));
         check_err(
             "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
             HeadError::Malformed("conflicting Content-Length headers"),
@@ -305,27 +268,17 @@ mod tests {
             "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n",
             HeadError::Malformed("invalid Content-Length"),
         );
-        check_err(
-            "GET / HTTP/1.1\r\nExpect: magic\r\n\r\n",
-            HeadError::Malformed("unsupported Expect header"),
-        );
-        check_err(
-            "GET / HTTP/2.0\r\n\r\n",
-            HeadError::Malformed("unsupported HTTP version"),
-        );
+        check_err("GET / HTTP/1.1\r\nExpect: magic\r\n\r\n", HeadError::Malformed("unsupported Expect header"));
+        check_err("GET / HTTP/2.0\r\n\r\n", HeadError::Malformed("unsupported HTTP version"));
         let many: String = (0..9).map(|i| format!("X-{i}: v\r\n")).collect();
-        check_err(
-            &format!("GET / HTTP/1.1\r\n{many}\r\n"),
-            HeadError::TooManyHeaders { limit: 8 },
-        );
+        check_err(&format!("GET / HTTP/1.1\r\n{many}\r\n"), HeadError::TooManyHeaders { limit: 8 });
         let long = format!("GET /{} HTTP/1.1\r\n", "a".repeat(1_100));
         check_err(&long, HeadError::HeadTooLarge { limit: 1_024 });
     }
 
     #[test]
     fn expect_continue_only_with_a_body() {
-        let head = parse("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
-            .expect("ok");
+        let head = parse("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n").expect("ok");
         assert!(head.expect("complete").expect_continue);
         let head = parse("GET / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n").expect("ok");
         assert!(!head.expect("complete").expect_continue);

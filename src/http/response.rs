@@ -12,11 +12,7 @@ pub struct Response {
 
 impl Response {
     pub fn new(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Response {
-        Response {
-            status,
-            headers: vec![("Content-Type".into(), content_type.into())],
-            body: body.into(),
-        }
+        Response { status, headers: vec![("Content-Type".into(), content_type.into())], body: body.into() }
     }
 
     /// A JSON body, compact, with a trailing newline so that `curl` output ends cleanly.
@@ -32,24 +28,13 @@ impl Response {
     }
 
     pub fn header_value(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     /// The bytes on the wire. `head_only` answers a HEAD request: the same headers, no body.
-    pub fn to_bytes(
-        &self,
-        request_id: &str,
-        keep_alive: bool,
-        head_only: bool,
-        date: &str,
-    ) -> Vec<u8> {
+    pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
         let mut out = Vec::with_capacity(256 + self.body.len());
-        out.extend_from_slice(
-            format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status)).as_bytes(),
-        );
+        out.extend_from_slice(format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status)).as_bytes());
         for (name, value) in &self.headers {
             // A handler cannot split the response: CR and LF never reach the wire inside a header.
             if !value.contains(['\r', '\n']) && !name.contains(['\r', '\n', ':']) {

@@ -126,9 +126,7 @@ pub struct ServerStats {
 
 impl ServerStats {
     pub fn rejected(&self, reason: Reject) -> u64 {
-        self.rejected
-            .get(reason as usize)
-            .map_or(0, |n| n.load(Relaxed))
+        self.rejected.get(reason as usize).map_or(0, |n| n.load(Relaxed))
     }
 
     fn reject(&self, reason: Reject) {
@@ -189,9 +187,7 @@ impl Server {
         waker.set_nonblocking(true)?;
         wake_rx.set_nonblocking(true)?;
         stats.workers.store(limits.workers as u64, Relaxed);
-        stats
-            .queue_capacity
-            .store(limits.queue_depth as u64, Relaxed);
+        stats.queue_capacity.store(limits.queue_depth as u64, Relaxed);
         let shared = Shared {
             limits,
             handler,
@@ -213,14 +209,7 @@ impl Server {
                 .spawn(move || worker_loop(&rx, &shared, &back))?;
             workers.push(handle);
         }
-        Ok(Server {
-            listener,
-            wake_rx,
-            shared,
-            jobs,
-            back,
-            workers,
-        })
+        Ok(Server { listener, wake_rx, shared, jobs, back, workers })
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -228,10 +217,7 @@ impl Server {
     }
 
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle {
-            flag: self.shared.shutdown.clone(),
-            waker: self.shared.waker.clone(),
-        }
+        ShutdownHandle { flag: self.shared.shutdown.clone(), waker: self.shared.waker.clone() }
     }
 
     /// Runs until shut down, then waits (at most the grace time) for requests in flight.
@@ -348,24 +334,13 @@ impl Reactor {
                 self.fds.push(sys::poll_fd(l.as_raw_fd()));
             }
             let first_conn = self.fds.len();
-            self.fds.extend(
-                self.conns
-                    .iter()
-                    .map(|c| sys::poll_fd(c.stream.as_raw_fd())),
-            );
-            let timeout = self
-                .next_deadline()
-                .map_or(POLL_IDLE_MAX, |d| d.saturating_duration_since(now));
+            self.fds.extend(self.conns.iter().map(|c| sys::poll_fd(c.stream.as_raw_fd())));
+            let timeout = self.next_deadline().map_or(POLL_IDLE_MAX, |d| d.saturating_duration_since(now));
             sys::poll(&mut self.fds, timeout.min(POLL_IDLE_MAX))?;
 
             let wake_ready = self.fds.first().is_some_and(sys::is_ready);
             let listener_ready = accepting && self.fds.get(1).is_some_and(sys::is_ready);
-            let ready: Vec<bool> = self
-                .fds
-                .iter()
-                .skip(first_conn)
-                .map(sys::is_ready)
-                .collect();
+            let ready: Vec<bool> = self.fds.iter().skip(first_conn).map(sys::is_ready).collect();
             self.service_conns(&ready);
             if wake_ready {
                 self.drain_wake();
@@ -454,13 +429,8 @@ impl Reactor {
                     // EMFILE, ENFILE, ENOBUFS, ENOMEM, or a connection that died in the backlog: the server goes
                     // on. For lack of resources, pause accepting briefly instead of spinning on a ready listener.
                     self.shared.stats.accept_errors.fetch_add(1, Relaxed);
-                    if e.raw_os_error()
-                        .is_some_and(|c| c != libc::ECONNABORTED && c != libc::EPROTO)
-                    {
-                        log::warn!(
-                            "accept failed: {e}; pausing accepts for {} ms",
-                            ACCEPT_PAUSE.as_millis()
-                        );
+                    if e.raw_os_error().is_some_and(|c| c != libc::ECONNABORTED && c != libc::EPROTO) {
+                        log::warn!("accept failed: {e}; pausing accepts for {} ms", ACCEPT_PAUSE.as_millis());
                         self.accept_paused_until = Some(Instant::now() + ACCEPT_PAUSE);
                         break;
                     }
@@ -489,9 +459,7 @@ impl Reactor {
 
     /// Reads what the socket has and acts on it; returns the connection if the reactor keeps it.
     fn read_and_advance(&mut self, mut conn: Conn) -> Option<Conn> {
-        let cap = self.shared.limits.header_bytes_max
-            + self.shared.limits.body_bytes_max
-            + READ_CHUNK_BYTES;
+        let cap = self.shared.limits.header_bytes_max + self.shared.limits.body_bytes_max + READ_CHUNK_BYTES;
         let mut chunk = [0u8; READ_CHUNK_BYTES];
         let mut eof = false;
         loop {
@@ -504,8 +472,7 @@ impl Reactor {
                     if matches!(conn.phase, Phase::Closing) {
                         continue;
                     }
-                    conn.buf
-                        .extend_from_slice(chunk.get(..n).unwrap_or_default());
+                    conn.buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
                     if conn.buf.len() >= cap {
                         break;
                     }
@@ -536,12 +503,7 @@ impl Reactor {
             conn.deadline = Instant::now() + limits.request_timeout;
         }
         if let Phase::Reading(None) = conn.phase {
-            match parse_head(
-                &conn.buf,
-                limits.header_bytes_max,
-                limits.headers_max,
-                limits.body_bytes_max,
-            ) {
+            match parse_head(&conn.buf, limits.header_bytes_max, limits.headers_max, limits.body_bytes_max) {
                 Ok(Some(head)) => conn.phase = Phase::Reading(Some(head)),
                 Ok(None) => return Some(conn),
                 Err(e) => {
@@ -566,11 +528,7 @@ impl Reactor {
         let Phase::Reading(Some(head)) = std::mem::replace(&mut conn.phase, Phase::Idle) else {
             return None;
         };
-        let body = conn
-            .buf
-            .get(head.head_bytes..total)
-            .unwrap_or_default()
-            .to_vec();
+        let body = conn.buf.get(head.head_bytes..total).unwrap_or_default().to_vec();
         conn.buf.drain(..total);
         conn.continue_sent = false;
         let request = Request {
@@ -600,41 +558,23 @@ impl Reactor {
             Ok(()) => {}
             Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => {
                 stats.queued.fetch_sub(1, Relaxed);
-                let err = ApiError::unavailable(
-                    "overloaded",
-                    "all workers are busy and the queue is full; retry shortly",
-                    1,
-                );
+                let err =
+                    ApiError::unavailable("overloaded", "all workers are busy and the queue is full; retry shortly", 1);
                 let Job { conn, request, .. } = job;
-                log_access(
-                    &request.method,
-                    &request.path,
-                    503,
-                    Duration::ZERO,
-                    &request.request_id,
-                    conn.peer,
-                );
+                log_access(&request.method, &request.path, 503, Duration::ZERO, &request.request_id, conn.peer);
                 self.refuse(conn, err, Some(request.request_id), Reject::QueueFull);
             }
         }
     }
 
     /// Writes a refusal, shuts the write side and keeps the connection to drain (see `Phase::Closing`).
-    fn refuse(
-        &mut self,
-        mut conn: Conn,
-        err: ApiError,
-        request_id: Option<String>,
-        reason: Reject,
-    ) {
+    fn refuse(&mut self, mut conn: Conn, err: ApiError, request_id: Option<String>, reason: Reject) {
         self.shared.stats.reject(reason);
         let id = request_id.unwrap_or_else(|| self.shared.ids.next());
         if reason != Reject::QueueFull {
             log::info!(target: "websearchd::access", "- - {} {} {} peer={}", err.status, err.code, id, conn.peer);
         }
-        let bytes =
-            err.into_response()
-                .to_bytes(&id, false, false, &http_date(SystemClock.now_unix_ms()));
+        let bytes = err.into_response().to_bytes(&id, false, false, &http_date(SystemClock.now_unix_ms()));
         // Best effort: the socket is non-blocking and a refusal is small.
         let _ = conn.stream.write(&bytes);
         let _ = conn.stream.shutdown(Shutdown::Write);
@@ -657,11 +597,7 @@ impl Reactor {
             }
             if let Phase::Reading(_) = conn.phase {
                 let secs = self.shared.limits.request_timeout.as_millis();
-                let err = ApiError::new(
-                    408,
-                    "request_timeout",
-                    format!("the request did not arrive within {secs} ms"),
-                );
+                let err = ApiError::new(408, "request_timeout", format!("the request did not arrive within {secs} ms"));
                 self.refuse(conn, err, None, Reject::Timeout);
             }
         }
@@ -672,16 +608,9 @@ impl Reactor {
         self.listener = None;
         self.conns.clear();
         let stats = self.shared.stats.clone();
-        while stats.in_flight.load(Relaxed) + stats.queued.load(Relaxed) > 0
-            && Instant::now() < grace_end
-        {
+        while stats.in_flight.load(Relaxed) + stats.queued.load(Relaxed) > 0 && Instant::now() < grace_end {
             let mut fds = [sys::poll_fd(self.wake_rx.as_raw_fd())];
-            let _ = sys::poll(
-                &mut fds,
-                grace_end
-                    .saturating_duration_since(Instant::now())
-                    .min(POLL_IDLE_MAX),
-            );
+            let _ = sys::poll(&mut fds, grace_end.saturating_duration_since(Instant::now()).min(POLL_IDLE_MAX));
             self.drain_wake();
             while self.back.try_recv().is_ok() {}
         }
@@ -707,69 +636,31 @@ fn worker_loop(jobs: &Mutex<Receiver<Job>>, shared: &Shared, back: &Sender<Conn>
 }
 
 fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
-    let Job {
-        mut conn,
-        request,
-        keep_alive,
-        head_only,
-        started,
-    } = job;
-    let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(&request)))
-        .unwrap_or_else(|_| {
-            log::error!(
-                "handler panicked on {} {} (request {})",
-                request.method,
-                request.path,
-                request.request_id
-            );
-            ApiError::internal().into_response()
-        });
+    let Job { mut conn, request, keep_alive, head_only, started } = job;
+    let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(&request))).unwrap_or_else(|_| {
+        log::error!("handler panicked on {} {} (request {})", request.method, request.path, request.request_id);
+        ApiError::internal().into_response()
+    });
     conn.served = conn.served.saturating_add(1);
-    let keep = keep_alive
-        && conn.served < shared.limits.keepalive_requests_max
-        && !shared.shutdown.load(Relaxed);
-    let bytes = response.to_bytes(
-        &request.request_id,
-        keep,
-        head_only,
-        &http_date(SystemClock.now_unix_ms()),
-    );
+    let keep = keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed);
+    let bytes = response.to_bytes(&request.request_id, keep, head_only, &http_date(SystemClock.now_unix_ms()));
     let written = conn
         .stream
         .set_nonblocking(false)
-        .and_then(|()| {
-            conn.stream
-                .set_write_timeout(Some(shared.limits.write_timeout))
-        })
+        .and_then(|()| conn.stream.set_write_timeout(Some(shared.limits.write_timeout)))
         .and_then(|()| conn.stream.write_all(&bytes));
     let elapsed = started.elapsed();
-    log_access(
-        &request.method,
-        &request.path,
-        response.status,
-        elapsed,
-        &request.request_id,
-        conn.peer,
-    );
+    log_access(&request.method, &request.path, response.status, elapsed, &request.request_id, conn.peer);
     if let Err(e) = &written {
         log::debug!("writing the response to {} failed: {e}", conn.peer);
     }
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        shared.handler.completed(&request, response.status, elapsed)
-    }));
+    let _ = catch_unwind(AssertUnwindSafe(|| shared.handler.completed(&request, response.status, elapsed)));
     if written.is_ok() && keep && conn.stream.set_nonblocking(true).is_ok() {
         let _ = back.send(conn);
     }
 }
 
-fn log_access(
-    method: &str,
-    path: &str,
-    status: u16,
-    elapsed: Duration,
-    request_id: &str,
-    peer: SocketAddr,
-) {
+fn log_access(method: &str, path: &str, status: u16, elapsed: Duration, request_id: &str, peer: SocketAddr) {
     log::info!(
         target: "websearchd::access",
         "{method} {} {status} {}ms {request_id} peer={peer}",
@@ -793,10 +684,7 @@ impl Default for RequestIds {
 
 impl RequestIds {
     pub fn new() -> RequestIds {
-        RequestIds {
-            seed: RandomState::new(),
-            counter: AtomicU64::new(0),
-        }
+        RequestIds { seed: RandomState::new(), counter: AtomicU64::new(0) }
     }
 
     pub fn next(&self) -> String {

@@ -9,11 +9,7 @@ pub use libc::pollfd as PollFd;
 pub const POLLIN: i16 = libc::POLLIN;
 
 pub fn poll_fd(fd: RawFd) -> PollFd {
-    PollFd {
-        fd,
-        events: POLLIN,
-        revents: 0,
-    }
+    PollFd { fd, events: POLLIN, revents: 0 }
 }
 
 /// Readable, closed or in error: anything that calls for a read attempt.
@@ -29,11 +25,7 @@ pub fn poll(fds: &mut [PollFd], timeout: Duration) -> io::Result<usize> {
     let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
     if n < 0 {
         let err = io::Error::last_os_error();
-        return if err.kind() == io::ErrorKind::Interrupted {
-            Ok(0)
-        } else {
-            Err(err)
-        };
+        return if err.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(err) };
     }
     Ok(n as usize)
 }
@@ -69,11 +61,7 @@ impl TerminationSignals {
             // SAFETY: `self.set` is an initialised signal set and `sig` a valid out-pointer.
             let rc = unsafe { libc::sigwait(&self.set, &mut sig) };
             if rc == 0 {
-                return if sig == libc::SIGINT {
-                    "SIGINT"
-                } else {
-                    "SIGTERM"
-                };
+                return if sig == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
             }
         }
     }

@@ -73,10 +73,7 @@ impl Breaker {
     pub fn blocked(&mut self, now: Instant, s: &Settings) {
         self.blocks_in_a_row = self.blocks_in_a_row.saturating_add(1);
         let factor = 1u32 << self.blocks_in_a_row.saturating_sub(1).min(16);
-        let cooldown = s
-            .cooldown
-            .saturating_mul(factor)
-            .min(s.cooldown_max.max(s.cooldown));
+        let cooldown = s.cooldown.saturating_mul(factor).min(s.cooldown_max.max(s.cooldown));
         self.open_until = Some(now + cooldown);
     }
 
@@ -116,10 +113,7 @@ mod tests {
         let t0 = Instant::now();
         let mut b = Breaker::default();
         assert_eq!(b.admit(t0, &S), Ok(()));
-        assert_eq!(
-            b.admit(t0 + Duration::from_secs(1), &S),
-            Err(Skip::NotReady(Duration::from_secs(1)))
-        );
+        assert_eq!(b.admit(t0 + Duration::from_secs(1), &S), Err(Skip::NotReady(Duration::from_secs(1))));
         assert_eq!(b.admit(t0 + Duration::from_secs(2), &S), Ok(()));
     }
 
@@ -128,10 +122,7 @@ mod tests {
         let t0 = Instant::now();
         let mut b = Breaker::default();
         b.blocked(t0, &S);
-        assert_eq!(
-            b.admit(t0 + Duration::from_secs(10), &S),
-            Err(Skip::CoolingDown(Duration::from_secs(50)))
-        );
+        assert_eq!(b.admit(t0 + Duration::from_secs(10), &S), Err(Skip::CoolingDown(Duration::from_secs(50))));
         assert_eq!(b.state(t0 + Duration::from_secs(10)), "open");
         let t1 = t0 + Duration::from_secs(60);
         assert_eq!(b.admit(t1, &S), Ok(()));
@@ -142,11 +133,7 @@ mod tests {
         assert_eq!(b.open_for(t2), Some(Duration::from_secs(200)), "capped");
         b.success();
         b.blocked(t2, &S);
-        assert_eq!(
-            b.open_for(t2),
-            Some(Duration::from_secs(60)),
-            "a success resets the growth"
-        );
+        assert_eq!(b.open_for(t2), Some(Duration::from_secs(60)), "a success resets the growth");
     }
 
     #[test]

@@ -14,11 +14,7 @@ pub struct Cache<V> {
 
 impl<V: Clone> Cache<V> {
     pub fn new(ttl: Duration, entries_max: usize) -> Cache<V> {
-        Cache {
-            ttl,
-            entries_max,
-            map: Mutex::new(HashMap::new()),
-        }
+        Cache { ttl, entries_max, map: Mutex::new(HashMap::new()) }
     }
 
     fn enabled(&self) -> bool {
@@ -48,11 +44,7 @@ impl<V: Clone> Cache<V> {
         if map.len() >= self.entries_max && !map.contains_key(&key) {
             map.retain(|_, (stored, _)| now.saturating_duration_since(*stored) < self.ttl);
             if map.len() >= self.entries_max {
-                if let Some(oldest) = map
-                    .iter()
-                    .min_by_key(|(_, (stored, _))| *stored)
-                    .map(|(k, _)| k.clone())
-                {
+                if let Some(oldest) = map.iter().min_by_key(|(_, (stored, _))| *stored).map(|(k, _)| k.clone()) {
                     map.remove(&oldest);
                 }
             }
@@ -76,26 +68,12 @@ mod tests {
         let cache = Cache::new(Duration::from_secs(10), 2);
         cache.put("a".into(), 1, t0);
         cache.put("b".into(), 2, t0 + Duration::from_secs(1));
-        assert_eq!(
-            cache.get("a", t0 + Duration::from_secs(3)),
-            Some((1, Duration::from_secs(3)))
-        );
+        assert_eq!(cache.get("a", t0 + Duration::from_secs(3)), Some((1, Duration::from_secs(3))));
         cache.put("c".into(), 3, t0 + Duration::from_secs(2));
         assert_eq!(cache.len(), 2);
-        assert_eq!(
-            cache.get("a", t0 + Duration::from_secs(3)),
-            None,
-            "the oldest went first"
-        );
-        assert_eq!(
-            cache.get("b", t0 + Duration::from_secs(11)),
-            None,
-            "expired"
-        );
-        assert_eq!(
-            cache.get("c", t0 + Duration::from_secs(11)).map(|(v, _)| v),
-            Some(3)
-        );
+        assert_eq!(cache.get("a", t0 + Duration::from_secs(3)), None, "the oldest went first");
+        assert_eq!(cache.get("b", t0 + Duration::from_secs(11)), None, "expired");
+        assert_eq!(cache.get("c", t0 + Duration::from_secs(11)).map(|(v, _)| v), Some(3));
     }
 
     #[test]

@@ -29,8 +29,7 @@ use cache::Cache;
 use sources::{Hit, Kind, Page};
 
 /// A browser's headers: the sources serve their plain HTML pages to browsers.
-const BROWSER_USER_AGENT: &str =
-    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
 /// One place a source is asked: a kind and a URL (SearXNG has one endpoint per instance).
@@ -74,8 +73,7 @@ struct Attempt {
 
 impl Attempt {
     fn to_json(&self) -> Value {
-        let mut v =
-            json!({ "name": self.name, "status": self.status, "elapsed_ms": self.elapsed_ms });
+        let mut v = json!({ "name": self.name, "status": self.status, "elapsed_ms": self.elapsed_ms });
         if let Some(map) = v.as_object_mut() {
             if !self.endpoint.is_empty() {
                 map.insert("endpoint".into(), self.endpoint.clone().into());
@@ -161,12 +159,7 @@ impl Engine {
                 Kind::Searxng => config.searxng_urls.clone(),
             };
             for url in urls {
-                endpoints.push(Endpoint {
-                    kind,
-                    url,
-                    state: Mutex::default(),
-                    counters: Counters::default(),
-                });
+                endpoints.push(Endpoint { kind, url, state: Mutex::default(), counters: Counters::default() });
             }
         }
         Engine::new(endpoints, settings, clock)
@@ -254,11 +247,7 @@ impl Engine {
                 retry_in,
             };
             if ep.url.is_empty() {
-                attempts.push(skip(
-                    "not_configured",
-                    None,
-                    Some("no instance URL is configured".into()),
-                ));
+                attempts.push(skip("not_configured", None, Some("no instance URL is configured".into())));
                 continue;
             }
             if now >= deadline {
@@ -304,9 +293,7 @@ impl Engine {
                     answer = Some((Vec::new(), ep.kind.name()));
                 }
                 Ok(Page::Blocked(why)) => {
-                    state
-                        .breaker
-                        .blocked(Instant::now(), &self.settings.breaker);
+                    state.breaker.blocked(Instant::now(), &self.settings.breaker);
                     ep.counters.blocked.fetch_add(1, Relaxed);
                     attempt.fail("blocked", why);
                 }
@@ -349,10 +336,7 @@ impl Engine {
             .take(request.max_results)
             .map(|hit| Ranked { hit, source })
             .collect();
-        Ok(Outcome {
-            results,
-            sources: attempts,
-        })
+        Ok(Outcome { results, sources: attempts })
     }
 
     /// One request to one endpoint, read into a `Page`.
@@ -368,23 +352,12 @@ impl Engine {
                     ("Origin", origin),
                     ("Referer", referer.as_str()),
                 ];
-                let fields = [
-                    ("q", query),
-                    ("b", ""),
-                    ("kl", self.settings.region.as_str()),
-                ];
+                let fields = [("q", query), ("b", ""), ("kl", self.settings.region.as_str())];
                 self.client.post_form(&ep.url, &headers, &fields)
             }
             Kind::Searxng => {
-                let url = format!(
-                    "{}/search?q={}&format=json",
-                    ep.url.trim_end_matches('/'),
-                    url::form_encode(query)
-                );
-                let headers = [
-                    ("User-Agent", BROWSER_USER_AGENT),
-                    ("Accept", "application/json"),
-                ];
+                let url = format!("{}/search?q={}&format=json", ep.url.trim_end_matches('/'), url::form_encode(query));
+                let headers = [("User-Agent", BROWSER_USER_AGENT), ("Accept", "application/json")];
                 self.client.get(&url, &headers)
             }
             Kind::Mojeek => {
@@ -431,20 +404,10 @@ impl Engine {
         let now = Instant::now();
         let mut out = String::new();
         let name = "websearchd_source_requests_total";
-        crate::metrics::family(
-            &mut out,
-            name,
-            "counter",
-            "Search source outcomes, by endpoint.",
-        );
+        crate::metrics::family(&mut out, name, "counter", "Search source outcomes, by endpoint.");
         for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
             let c = &ep.counters;
-            for (outcome, n) in [
-                ("ok", &c.ok),
-                ("empty", &c.empty),
-                ("failed", &c.failed),
-                ("skipped", &c.skipped),
-            ] {
+            for (outcome, n) in [("ok", &c.ok), ("empty", &c.empty), ("failed", &c.failed), ("skipped", &c.skipped)] {
                 let _ = writeln!(
                     out,
                     "{name}{{source=\"{}\",endpoint=\"{}\",outcome=\"{outcome}\"}} {}",
@@ -455,12 +418,7 @@ impl Engine {
             }
         }
         let name = "websearchd_source_blocks_total";
-        crate::metrics::family(
-            &mut out,
-            name,
-            "counter",
-            "Times a source blocked us (bot wall, 403, 429).",
-        );
+        crate::metrics::family(&mut out, name, "counter", "Times a source blocked us (bot wall, 403, 429).");
         for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
             let (source, endpoint) = (ep.kind.name(), escape_label(&ep.url));
             let _ = writeln!(
@@ -470,43 +428,21 @@ impl Engine {
             );
         }
         let name = "websearchd_source_breaker_open";
-        crate::metrics::family(
-            &mut out,
-            name,
-            "gauge",
-            "1 while the endpoint's breaker is open (cooling down).",
-        );
+        crate::metrics::family(&mut out, name, "gauge", "1 while the endpoint's breaker is open (cooling down).");
         for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
             let open = u8::from(ep.lock().breaker.state(now) == "open");
-            let _ = writeln!(
-                out,
-                "{name}{{source=\"{}\",endpoint=\"{}\"}} {open}",
-                ep.kind.name(),
-                escape_label(&ep.url)
-            );
+            let _ =
+                writeln!(out, "{name}{{source=\"{}\",endpoint=\"{}\"}} {open}", ep.kind.name(), escape_label(&ep.url));
         }
         let counters = [
-            (
-                "websearchd_cache_hits_total",
-                "Answers served from the cache.",
-                self.cache_hits.load(Relaxed),
-            ),
-            (
-                "websearchd_cache_misses_total",
-                "Searches not in the cache.",
-                self.cache_misses.load(Relaxed),
-            ),
+            ("websearchd_cache_hits_total", "Answers served from the cache.", self.cache_hits.load(Relaxed)),
+            ("websearchd_cache_misses_total", "Searches not in the cache.", self.cache_misses.load(Relaxed)),
         ];
         for (name, help, v) in counters {
             crate::metrics::family(&mut out, name, "counter", help);
             let _ = writeln!(out, "{name} {v}");
         }
-        crate::metrics::family(
-            &mut out,
-            "websearchd_cache_entries",
-            "gauge",
-            "Answers in the cache.",
-        );
+        crate::metrics::family(&mut out, "websearchd_cache_entries", "gauge", "Answers in the cache.");
         let _ = writeln!(out, "websearchd_cache_entries {}", self.cache.len());
         out
     }
@@ -534,51 +470,33 @@ enum Failure {
 /// The error when no endpoint answered: 503 if every one was skipped (with the shortest wait), else 502.
 fn no_answer(attempts: Vec<Attempt>) -> ApiError {
     let report: Vec<Value> = attempts.iter().map(Attempt::to_json).collect();
-    let summary: Vec<String> = attempts
-        .iter()
-        .map(|a| format!("{} {}", a.name, a.error.as_deref().unwrap_or(a.status)))
-        .collect();
+    let summary: Vec<String> =
+        attempts.iter().map(|a| format!("{} {}", a.name, a.error.as_deref().unwrap_or(a.status))).collect();
     let all_skipped = attempts.iter().all(|a| a.status == "skipped");
     if all_skipped {
-        let retry = attempts
-            .iter()
-            .filter_map(|a| a.retry_in)
-            .min()
-            .unwrap_or(Duration::from_secs(60));
+        let retry = attempts.iter().filter_map(|a| a.retry_in).min().unwrap_or(Duration::from_secs(60));
         let retry_s = u32::try_from(retry.as_secs().max(1)).unwrap_or(u32::MAX);
         ApiError::unavailable(
             "all_sources_skipped",
-            format!(
-                "no source can be asked right now ({}); retry in {retry_s} s",
-                summary.join(", ")
-            ),
+            format!("no source can be asked right now ({}); retry in {retry_s} s", summary.join(", ")),
             retry_s,
         )
         .detail("sources", report)
     } else {
-        ApiError::new(
-            502,
-            "all_sources_failed",
-            format!("no source answered ({})", summary.join(", ")),
-        )
-        .detail("sources", report)
+        ApiError::new(502, "all_sources_failed", format!("no source answered ({})", summary.join(", ")))
+            .detail("sources", report)
     }
 }
 
 /// `scheme://host[:port]` of a URL.
 fn origin(url: &str) -> &str {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let end = url
-        .get(after_scheme..)
-        .and_then(|r| r.find('/'))
-        .map_or(url.len(), |i| after_scheme + i);
+    let end = url.get(after_scheme..).and_then(|r| r.find('/')).map_or(url.len(), |i| after_scheme + i);
     url.get(..end).unwrap_or(url)
 }
 
 fn escape_label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -587,10 +505,7 @@ mod tests {
 
     #[test]
     fn origins() {
-        assert_eq!(
-            origin("https://html.duckduckgo.com/html/"),
-            "https://html.duckduckgo.com"
-        );
+        assert_eq!(origin("https://html.duckduckgo.com/html/"), "https://html.duckduckgo.com");
         assert_eq!(origin("http://127.0.0.1:9/x"), "http://127.0.0.1:9");
         assert_eq!(origin("http://h"), "http://h");
     }

@@ -21,14 +21,10 @@ pub struct SearchRequest {
 impl SearchRequest {
     /// Parses a JSON body. Unknown fields are ignored, so clients may send more than we read.
     pub fn from_json(body: &[u8]) -> Result<SearchRequest, ApiError> {
-        let value: Value = serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}"))
-        })?;
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
         let Value::Object(fields) = value else {
-            return Err(ApiError::bad_request(
-                "body_not_object",
-                "the body must be a JSON object",
-            ));
+            return Err(ApiError::bad_request("body_not_object", "the body must be a JSON object"));
         };
         SearchRequest::from_fields(&fields)
     }
@@ -36,20 +32,10 @@ impl SearchRequest {
     pub fn from_fields(fields: &Map<String, Value>) -> Result<SearchRequest, ApiError> {
         let query = match fields.get("query") {
             None | Some(Value::Null) => {
-                return Err(ApiError::invalid_field(
-                    "query_missing",
-                    "query",
-                    "the field `query` is required",
-                ))
+                return Err(ApiError::invalid_field("query_missing", "query", "the field `query` is required"))
             }
             Some(Value::String(q)) => normalize_query(q)?,
-            Some(_) => {
-                return Err(ApiError::invalid_field(
-                    "query_not_string",
-                    "query",
-                    "`query` must be a string",
-                ))
-            }
+            Some(_) => return Err(ApiError::invalid_field("query_not_string", "query", "`query` must be a string")),
         };
         let max_results = match fields.get("max_results") {
             None | Some(Value::Null) => MAX_RESULTS_DEFAULT,
@@ -77,37 +63,21 @@ impl SearchRequest {
                 ))
             }
         };
-        Ok(SearchRequest {
-            query,
-            max_results,
-            extract,
-        })
+        Ok(SearchRequest { query, max_results, extract })
     }
 }
 
 fn max_results_not_integer() -> ApiError {
-    ApiError::invalid_field(
-        "max_results_not_integer",
-        "max_results",
-        "`max_results` must be an integer",
-    )
+    ApiError::invalid_field("max_results_not_integer", "max_results", "`max_results` must be an integer")
 }
 
 fn normalize_query(raw: &str) -> Result<String, ApiError> {
     if raw.chars().any(|c| c.is_control() && !c.is_whitespace()) {
-        return Err(ApiError::invalid_field(
-            "query_invalid",
-            "query",
-            "`query` must not contain control characters",
-        ));
+        return Err(ApiError::invalid_field("query_invalid", "query", "`query` must not contain control characters"));
     }
     let query = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if query.is_empty() {
-        return Err(ApiError::invalid_field(
-            "query_empty",
-            "query",
-            "`query` must not be empty",
-        ));
+        return Err(ApiError::invalid_field("query_empty", "query", "`query` must not be empty"));
     }
     let chars = query.chars().count();
     if chars > QUERY_CHARS_MAX {
@@ -129,15 +99,7 @@ mod tests {
         let got = SearchRequest::from_json(body.as_bytes());
         match expected {
             Ok((q, n, e)) => {
-                assert_eq!(
-                    got,
-                    Ok(SearchRequest {
-                        query: q.into(),
-                        max_results: n,
-                        extract: e
-                    }),
-                    "{body}"
-                )
+                assert_eq!(got, Ok(SearchRequest { query: q.into(), max_results: n, extract: e }), "{body}")
             }
             Err(code) => assert_eq!(got.map_err(|e| e.code), Err(code), "{body}"),
         }
@@ -146,18 +108,9 @@ mod tests {
     #[test]
     fn valid_bodies() {
         check(r#"{"query":"rust"}"#, Ok(("rust", 5, false)));
-        check(
-            r#"{"query":"  rust \n  lang\t","max_results":20,"extract":true}"#,
-            Ok(("rust lang", 20, true)),
-        );
-        check(
-            r#"{"query":"q","max_results":null,"unknown":[1,2]}"#,
-            Ok(("q", 5, false)),
-        );
-        check(
-            &format!(r#"{{"query":"{}"}}"#, "é".repeat(400)),
-            Ok((&"é".repeat(400), 5, false)),
-        );
+        check(r#"{"query":"  rust \n  lang\t","max_results":20,"extract":true}"#, Ok(("rust lang", 20, true)));
+        check(r#"{"query":"q","max_results":null,"unknown":[1,2]}"#, Ok(("q", 5, false)));
+        check(&format!(r#"{{"query":"{}"}}"#, "é".repeat(400)), Ok((&"é".repeat(400), 5, false)));
     }
 
     #[test]
@@ -169,33 +122,12 @@ mod tests {
         check(r#"{"query":5}"#, Err("query_not_string"));
         check(r#"{"query":"   "}"#, Err("query_empty"));
         check(r#"{"query":"a\u0000b"}"#, Err("query_invalid"));
-        check(
-            &format!(r#"{{"query":"{}"}}"#, "a".repeat(401)),
-            Err("query_too_long"),
-        );
-        check(
-            r#"{"query":"q","max_results":0}"#,
-            Err("max_results_out_of_range"),
-        );
-        check(
-            r#"{"query":"q","max_results":21}"#,
-            Err("max_results_out_of_range"),
-        );
-        check(
-            r#"{"query":"q","max_results":-3}"#,
-            Err("max_results_out_of_range"),
-        );
-        check(
-            r#"{"query":"q","max_results":2.5}"#,
-            Err("max_results_not_integer"),
-        );
-        check(
-            r#"{"query":"q","max_results":"5"}"#,
-            Err("max_results_not_integer"),
-        );
-        check(
-            r#"{"query":"q","extract":"yes"}"#,
-            Err("extract_not_boolean"),
-        );
+        check(&format!(r#"{{"query":"{}"}}"#, "a".repeat(401)), Err("query_too_long"));
+        check(r#"{"query":"q","max_results":0}"#, Err("max_results_out_of_range"));
+        check(r#"{"query":"q","max_results":21}"#, Err("max_results_out_of_range"));
+        check(r#"{"query":"q","max_results":-3}"#, Err("max_results_out_of_range"));
+        check(r#"{"query":"q","max_results":2.5}"#, Err("max_results_not_integer"));
+        check(r#"{"query":"q","max_results":"5"}"#, Err("max_results_not_integer"));
+        check(r#"{"query":"q","extract":"yes"}"#, Err("extract_not_boolean"));
     }
 }

@@ -9,9 +9,7 @@ pub fn percent_decode(s: &str) -> String {
     while i < bytes.len() {
         let b = bytes.get(i).copied().unwrap_or(0);
         if b == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok());
+            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
             if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 out.push(v);
                 i += 3;
@@ -30,9 +28,7 @@ pub fn form_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len() * 3);
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(char::from(b))
-            }
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => out.push(char::from(b)),
             b' ' => out.push('+'),
             _ => out.push_str(&format!("%{b:02X}")),
         }
@@ -44,12 +40,10 @@ pub fn form_encode(s: &str) -> String {
 pub fn query_param<'a>(url: &'a str, name: &str) -> Option<&'a str> {
     let query = url.split_once('?')?.1;
     let query = query.split('#').next().unwrap_or(query);
-    query
-        .split('&')
-        .find_map(|pair| match pair.split_once('=') {
-            Some((k, v)) if k == name => Some(v),
-            _ => None,
-        })
+    query.split('&').find_map(|pair| match pair.split_once('=') {
+        Some((k, v)) if k == name => Some(v),
+        _ => None,
+    })
 }
 
 /// Turns a result link into the destination URL: DuckDuckGo's `/l/?uddg=<encoded>` wrapper is unwrapped (decoded
@@ -63,18 +57,11 @@ pub fn unwrap_result_link(href: &str) -> Option<String> {
     } else {
         href.to_owned()
     };
-    let is_ddg_redirect = host(&absolute)
-        .is_some_and(|h| h == "duckduckgo.com" || h.ends_with(".duckduckgo.com"))
+    let is_ddg_redirect = host(&absolute).is_some_and(|h| h == "duckduckgo.com" || h.ends_with(".duckduckgo.com"))
         && path(&absolute).starts_with("/l/");
-    let url = if is_ddg_redirect {
-        percent_decode(query_param(&absolute, "uddg")?)
-    } else {
-        absolute
-    };
+    let url = if is_ddg_redirect { percent_decode(query_param(&absolute, "uddg")?) } else { absolute };
     let lower = url.get(..8).unwrap_or(&url).to_ascii_lowercase();
-    if (lower.starts_with("http://") || lower.starts_with("https://"))
-        && host(&url).is_some_and(|h| valid_host(&h))
-    {
+    if (lower.starts_with("http://") || lower.starts_with("https://")) && host(&url).is_some_and(|h| valid_host(&h)) {
         Some(url)
     } else {
         None
@@ -94,9 +81,7 @@ pub fn valid_host(host: &str) -> bool {
             !label.is_empty()
                 && label.len() <= 63
                 && !label.starts_with('-')
-                && label
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+                && label.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
         })
 }
 
@@ -105,11 +90,8 @@ pub fn host(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
     let authority = rest.split(['/', '?', '#']).next()?;
     let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        authority.split(':').next()?
-    };
+    let host =
+        if let Some(v6) = authority.strip_prefix('[') { v6.split(']').next()? } else { authority.split(':').next()? };
     Some(host.to_ascii_lowercase())
 }
 
@@ -145,22 +127,10 @@ mod tests {
     #[test]
     fn unwraps_duckduckgo_links() {
         let href = "//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.com%2Fa%3Fb%3D1%2520c&rut=abc";
-        assert_eq!(
-            unwrap_result_link(href).as_deref(),
-            Some("https://example.com/a?b=1%20c")
-        );
-        assert_eq!(
-            unwrap_result_link("https://example.com/x").as_deref(),
-            Some("https://example.com/x")
-        );
-        assert_eq!(
-            unwrap_result_link("//example.com/x").as_deref(),
-            Some("https://example.com/x")
-        );
-        assert_eq!(
-            unwrap_result_link("/l/?uddg=https%3A%2F%2Fe.org").as_deref(),
-            Some("https://e.org")
-        );
+        assert_eq!(unwrap_result_link(href).as_deref(), Some("https://example.com/a?b=1%20c"));
+        assert_eq!(unwrap_result_link("https://example.com/x").as_deref(), Some("https://example.com/x"));
+        assert_eq!(unwrap_result_link("//example.com/x").as_deref(), Some("https://example.com/x"));
+        assert_eq!(unwrap_result_link("/l/?uddg=https%3A%2F%2Fe.org").as_deref(), Some("https://e.org"));
         assert_eq!(unwrap_result_link("javascript:alert(1)"), None);
         assert_eq!(unwrap_result_link("//duckduckgo.com/l/?rut=abc"), None);
         assert_eq!(unwrap_result_link(""), None);
@@ -168,51 +138,30 @@ mod tests {
 
     #[test]
     fn host_validity() {
-        assert!(
-            valid_host("example.com")
-                && valid_host("bücher.de")
-                && valid_host("::1")
-                && valid_host("a.b.")
-        );
-        assert!(
-            !valid_host(".wikiquote.orgduckduckgo.com")
-                && !valid_host("a..b")
-                && !valid_host("a b.com")
-        );
+        assert!(valid_host("example.com") && valid_host("bücher.de") && valid_host("::1") && valid_host("a.b."));
+        assert!(!valid_host(".wikiquote.orgduckduckgo.com") && !valid_host("a..b") && !valid_host("a b.com"));
         assert!(!valid_host("") && !valid_host("-x.com") && !valid_host("[::1"));
         assert_eq!(unwrap_result_link("https://.bad.example/"), None);
     }
 
     #[test]
     fn hosts() {
-        assert_eq!(
-            host("https://User@Example.COM:8080/x").as_deref(),
-            Some("example.com")
-        );
+        assert_eq!(host("https://User@Example.COM:8080/x").as_deref(), Some("example.com"));
         assert_eq!(host("http://[::1]:80/").as_deref(), Some("::1"));
         assert_eq!(host("no scheme"), None);
     }
 
     #[test]
     fn dedupe_keys() {
-        assert_eq!(
-            dedupe_key("https://www.Example.com:443/a/#frag"),
-            "example.com/a"
-        );
+        assert_eq!(dedupe_key("https://www.Example.com:443/a/#frag"), "example.com/a");
         assert_eq!(dedupe_key("http://example.com/a"), "example.com/a");
-        assert_ne!(
-            dedupe_key("https://example.com/A"),
-            dedupe_key("https://example.com/a")
-        );
+        assert_ne!(dedupe_key("https://example.com/A"), dedupe_key("https://example.com/a"));
         assert_eq!(dedupe_key("https://example.com/?q=1"), "example.com/?q=1");
     }
 
     #[test]
     fn form_encoding() {
-        assert_eq!(
-            form_encode("rust lang & c++/é"),
-            "rust+lang+%26+c%2B%2B%2F%C3%A9"
-        );
+        assert_eq!(form_encode("rust lang & c++/é"), "rust+lang+%26+c%2B%2B%2F%C3%A9");
     }
 
     #[test]

@@ -31,8 +31,7 @@ pub struct Authorization {
     pub nonce: [u8; 32],
 }
 
-const DOMAIN_TYPE: &str =
-    "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)";
+const DOMAIN_TYPE: &str = "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)";
 const TRANSFER_TYPE: &str =
     "TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)";
 
@@ -105,8 +104,7 @@ pub fn recover(digest: &[u8; 32], signature: &[u8]) -> Result<Address, RecoverEr
         return Err(RecoverError::HighS);
     }
     let id = RecoveryId::from_byte(v).ok_or(RecoverError::BadV)?;
-    let key = VerifyingKey::recover_from_prehash(digest, &sig, id)
-        .map_err(|_| RecoverError::Malformed)?;
+    let key = VerifyingKey::recover_from_prehash(digest, &sig, id).map_err(|_| RecoverError::Malformed)?;
     Ok(address_of(&key))
 }
 
@@ -135,14 +133,8 @@ pub fn checksum_address(a: &Address) -> String {
     let hash = keccak256(lower.as_bytes());
     let mut out = String::from("0x");
     for (i, c) in lower.chars().enumerate() {
-        let nibble = hash
-            .get(i / 2)
-            .map_or(0, |b| if i % 2 == 0 { b >> 4 } else { b & 15 });
-        out.push(if c.is_ascii_alphabetic() && nibble >= 8 {
-            c.to_ascii_uppercase()
-        } else {
-            c
-        });
+        let nibble = hash.get(i / 2).map_or(0, |b| if i % 2 == 0 { b >> 4 } else { b & 15 });
+        out.push(if c.is_ascii_alphabetic() && nibble >= 8 { c.to_ascii_uppercase() } else { c });
     }
     out
 }

@@ -5,7 +5,11 @@
 //! Amounts are integers in the token's atomic units everywhere (USDC has 6 decimals: 5000 = 0.005 USDC).
 
 pub mod eip712;
+pub mod facilitator;
+pub mod gate;
+pub mod ledger;
 pub mod payment;
 pub mod terms;
 
+pub use gate::{Admission, Free, FreeRules, Gate};
 pub use terms::{Network, Resource, Terms};

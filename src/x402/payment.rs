@@ -115,28 +115,17 @@ pub fn decode(header: &str, version: u8) -> Result<Payment, Error> {
         return Err(malformed(format!("longer than {HEADER_BYTES_MAX} bytes")));
     }
     let bytes = base64_decode(header).ok_or_else(|| malformed("not standard padded base64"))?;
-    let raw: Value =
-        serde_json::from_slice(&bytes).map_err(|e| malformed(format!("not JSON: {e}")))?;
-    let declared = raw
-        .get("x402Version")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| malformed("no x402Version"))?;
+    let raw: Value = serde_json::from_slice(&bytes).map_err(|e| malformed(format!("not JSON: {e}")))?;
+    let declared = raw.get("x402Version").and_then(Value::as_u64).ok_or_else(|| malformed("no x402Version"))?;
     if declared != 1 && declared != 2 {
         return Err(Error::VersionUnsupported);
     }
     if declared != u64::from(version) {
-        return Err(malformed(format!(
-            "x402Version {declared} in a header for version {version}"
-        )));
+        return Err(malformed(format!("x402Version {declared} in a header for version {version}")));
     }
     let (scheme, network_name) = if version == 2 {
-        let accepted = raw
-            .get("accepted")
-            .ok_or_else(|| malformed("no `accepted` requirement"))?;
-        (
-            str_field(accepted, "scheme")?,
-            str_field(accepted, "network")?,
-        )
+        let accepted = raw.get("accepted").ok_or_else(|| malformed("no `accepted` requirement"))?;
+        (str_field(accepted, "scheme")?, str_field(accepted, "network")?)
     } else {
         (str_field(&raw, "scheme")?, str_field(&raw, "network")?)
     };
@@ -144,66 +133,44 @@ pub fn decode(header: &str, version: u8) -> Result<Payment, Error> {
         return Err(Error::SchemeMismatch);
     }
     let network = Network::from_name(network_name).ok_or(Error::NetworkMismatch)?;
-    let payload = raw
-        .get("payload")
-        .ok_or_else(|| malformed("no `payload`"))?;
+    let payload = raw.get("payload").ok_or_else(|| malformed("no `payload`"))?;
     let signature = hex_field(payload, "signature")?;
-    let auth = payload
-        .get("authorization")
-        .ok_or_else(|| malformed("no `payload.authorization`"))?;
+    let auth = payload.get("authorization").ok_or_else(|| malformed("no `payload.authorization`"))?;
     let authorization = Authorization {
         from: address_field(auth, "from")?,
         to: address_field(auth, "to")?,
         value: uint_field(auth, "value")?,
-        valid_after: u64::try_from(uint_field(auth, "validAfter")?)
-            .map_err(|_| malformed("validAfter too large"))?,
+        valid_after: u64::try_from(uint_field(auth, "validAfter")?).map_err(|_| malformed("validAfter too large"))?,
         valid_before: u64::try_from(uint_field(auth, "validBefore")?)
             .map_err(|_| malformed("validBefore too large"))?,
-        nonce: hex_field(auth, "nonce")?
-            .try_into()
-            .map_err(|_| malformed("nonce is not 32 bytes"))?,
+        nonce: hex_field(auth, "nonce")?.try_into().map_err(|_| malformed("nonce is not 32 bytes"))?,
     };
-    Ok(Payment {
-        version,
-        raw,
-        network,
-        authorization,
-        signature,
-    })
+    Ok(Payment { version, raw, network, authorization, signature })
 }
 
 fn str_field<'a>(v: &'a Value, name: &str) -> Result<&'a str, Error> {
-    v.get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| malformed(format!("`{name}` must be a string")))
+    v.get(name).and_then(Value::as_str).ok_or_else(|| malformed(format!("`{name}` must be a string")))
 }
 
 fn address_field(v: &Value, name: &str) -> Result<eip712::Address, Error> {
-    parse_address(str_field(v, name)?)
-        .ok_or_else(|| malformed(format!("`{name}` is not an address")))
+    parse_address(str_field(v, name)?).ok_or_else(|| malformed(format!("`{name}` is not an address")))
 }
 
 fn hex_field(v: &Value, name: &str) -> Result<Vec<u8>, Error> {
     let s = str_field(v, name)?;
-    let hex = s
-        .strip_prefix("0x")
-        .ok_or_else(|| malformed(format!("`{name}` must start with 0x")))?;
+    let hex = s.strip_prefix("0x").ok_or_else(|| malformed(format!("`{name}` must start with 0x")))?;
     hex_decode(hex).ok_or_else(|| malformed(format!("`{name}` is not hex")))
 }
 
 /// A decimal integer, as a string (the specification) or a JSON number (some clients).
 fn uint_field(v: &Value, name: &str) -> Result<u128, Error> {
     match v.get(name) {
-        Some(Value::String(s))
-            if !s.is_empty() && s.len() <= 39 && s.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            s.parse()
-                .map_err(|_| malformed(format!("`{name}` is out of range")))
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= 39 && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().map_err(|_| malformed(format!("`{name}` is out of range")))
         }
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .map(u128::from)
-            .ok_or_else(|| malformed(format!("`{name}` must be a whole number"))),
+        Some(Value::Number(n)) => {
+            n.as_u64().map(u128::from).ok_or_else(|| malformed(format!("`{name}` must be a whole number")))
+        }
         _ => Err(malformed(format!("`{name}` must be a decimal string"))),
     }
 }
@@ -214,10 +181,7 @@ pub fn check(p: &Payment, terms: &Terms, now_s: u64) -> Result<(), Error> {
         return Err(Error::NetworkMismatch);
     }
     if p.version == 2 {
-        let accepted = p
-            .raw
-            .get("accepted")
-            .ok_or_else(|| malformed("no `accepted` requirement"))?;
+        let accepted = p.raw.get("accepted").ok_or_else(|| malformed("no `accepted` requirement"))?;
         let asset = address_field(accepted, "asset").map_err(|_| Error::AssetMismatch)?;
         if asset != terms.network.usdc() {
             return Err(Error::AssetMismatch);
@@ -225,15 +189,10 @@ pub fn check(p: &Payment, terms: &Terms, now_s: u64) -> Result<(), Error> {
         if address_field(accepted, "payTo").ok() != Some(terms.pay_to) {
             return Err(Error::PayToMismatch);
         }
-        let amount = uint_field(accepted, "amount").map_err(|_| Error::AmountMismatch {
-            expected: terms.price,
-            got: 0,
-        })?;
+        let amount =
+            uint_field(accepted, "amount").map_err(|_| Error::AmountMismatch { expected: terms.price, got: 0 })?;
         if amount != terms.price {
-            return Err(Error::AmountMismatch {
-                expected: terms.price,
-                got: amount,
-            });
+            return Err(Error::AmountMismatch { expected: terms.price, got: amount });
         }
     }
     let a = &p.authorization;
@@ -241,49 +200,32 @@ pub fn check(p: &Payment, terms: &Terms, now_s: u64) -> Result<(), Error> {
         return Err(Error::PayToMismatch);
     }
     if a.value != terms.price {
-        return Err(Error::AmountMismatch {
-            expected: terms.price,
-            got: a.value,
-        });
+        return Err(Error::AmountMismatch { expected: terms.price, got: a.value });
     }
     if a.valid_after > now_s {
-        return Err(Error::NotYetValid {
-            valid_after: a.valid_after,
-            now: now_s,
-        });
+        return Err(Error::NotYetValid { valid_after: a.valid_after, now: now_s });
     }
     if a.valid_before < now_s.saturating_add(VALIDITY_MARGIN_S) {
-        return Err(Error::Expired {
-            valid_before: a.valid_before,
-            now: now_s,
-        });
+        return Err(Error::Expired { valid_before: a.valid_before, now: now_s });
     }
     let domain = terms.network.domain();
     match eip712::recover(&eip712::digest(&domain, a), &p.signature) {
         Ok(signer) if signer == a.from => Ok(()),
         Err(RecoverError::HighS) => Err(Error::SignatureHighS),
-        Ok(_) | Err(_) => Err(
-            other_domain(p, &domain).map_or(Error::SignatureInvalid, |name| {
-                Error::DomainMismatch { signed_for: name }
-            }),
-        ),
+        Ok(_) | Err(_) => {
+            Err(other_domain(p, &domain)
+                .map_or(Error::SignatureInvalid, |name| Error::DomainMismatch { signed_for: name }))
+        }
     }
 }
 
 /// If the signature verifies under the other USDC domain name, that name: a precise diagnosis for a common mistake.
 fn other_domain(p: &Payment, ours: &Domain) -> Option<String> {
-    ["USD Coin", "USDC"]
-        .into_iter()
-        .filter(|n| *n != ours.name)
-        .find_map(|name| {
-            let d = Domain {
-                name: name.into(),
-                ..ours.clone()
-            };
-            (eip712::recover(&eip712::digest(&d, &p.authorization), &p.signature).ok()?
-                == p.authorization.from)
-                .then(|| name.to_owned())
-        })
+    ["USD Coin", "USDC"].into_iter().filter(|n| *n != ours.name).find_map(|name| {
+        let d = Domain { name: name.into(), ..ours.clone() };
+        (eip712::recover(&eip712::digest(&d, &p.authorization), &p.signature).ok()? == p.authorization.from)
+            .then(|| name.to_owned())
+    })
 }
 
 #[cfg(test)]

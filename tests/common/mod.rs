@@ -1,11 +1,6 @@
 //! Test support: start the real `websearchd` binary on 127.0.0.1:0 with a given environment, learn its address from
 //! its log, and speak HTTP/1.1 to it over plain sockets.
-#![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing
-)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -14,6 +9,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub mod pay;
 pub mod upstream;
 
 /// A fixture the project wrote (`fixtures/`).
@@ -35,10 +31,7 @@ pub fn shared_fixture(rel: &str) -> Option<Vec<u8>> {
     match std::fs::read(&path) {
         Ok(b) => Some(b),
         Err(_) => {
-            eprintln!(
-                "notice: {} is absent; skipping (set WEBSEARCHD_SHARED_DIR)",
-                path.display()
-            );
+            eprintln!("notice: {} is absent; skipping (set WEBSEARCHD_SHARED_DIR)", path.display());
             None
         }
     }
@@ -62,8 +55,7 @@ pub mod tempdir {
         pub fn new(tag: &str) -> TempDir {
             static N: AtomicU32 = AtomicU32::new(0);
             let n = N.fetch_add(1, Ordering::Relaxed);
-            let path = std::env::temp_dir()
-                .join(format!("websearchd-test-{tag}-{}-{n}", std::process::id()));
+            let path = std::env::temp_dir().join(format!("websearchd-test-{tag}-{}-{n}", std::process::id()));
             let _ = std::fs::remove_dir_all(&path);
             std::fs::create_dir_all(&path).expect("create temp dir");
             TempDir(path)
@@ -92,11 +84,16 @@ impl Server {
     }
 
     /// Like `start`, with a hook to adjust the command (for example to run it under `sh -c 'ulimit ...'`).
-    pub fn start_with(
+    pub fn start_with(env: &[(&str, &str)], adjust: impl FnOnce(&mut Command) -> &mut Command) -> Server {
+        Server::start_in(tempdir::TempDir::new("state"), env, adjust)
+    }
+
+    /// Starts the server with a given state directory (kept by the returned `Server`), for restart tests.
+    pub fn start_in(
+        state_dir: tempdir::TempDir,
         env: &[(&str, &str)],
         adjust: impl FnOnce(&mut Command) -> &mut Command,
     ) -> Server {
-        let state_dir = tempdir::TempDir::new("state");
         let mut cmd = Command::new(binary());
         cmd.env_clear()
             .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
@@ -134,12 +131,14 @@ impl Server {
                 panic!("server did not start; log: {:?}", log.lock().unwrap());
             }
         };
-        Server {
-            child,
-            addr,
-            log,
-            state_dir,
-        }
+        Server { child, addr, log, state_dir }
+    }
+
+    /// Kills the server (SIGKILL) and hands back its state directory, for a restart on the same state.
+    pub fn kill_keep_state(mut self) -> tempdir::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::replace(&mut self.state_dir, tempdir::TempDir::new("unused"))
     }
 
     pub fn pid(&self) -> u32 {
@@ -148,8 +147,7 @@ impl Server {
 
     /// Threads of the server process, from /proc.
     pub fn threads(&self) -> usize {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("proc status");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("proc status");
         status
             .lines()
             .find_map(|l| l.strip_prefix("Threads:"))
@@ -162,21 +160,11 @@ impl Server {
     }
 
     pub fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(self.pid().to_string())
-            .status()
-            .expect("kill");
+        let ok = Command::new("kill").arg(format!("-{sig}")).arg(self.pid().to_string()).status().expect("kill");
         assert!(ok.success());
     }
 
-    pub fn request(
-        &self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Reply {
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
         request(self.addr, method, path, headers, body)
     }
 
@@ -185,12 +173,7 @@ impl Server {
     }
 
     pub fn post_json(&self, path: &str, body: &str) -> Reply {
-        self.request(
-            "POST",
-            path,
-            &[("Content-Type", "application/json")],
-            body.as_bytes(),
-        )
+        self.request("POST", path, &[("Content-Type", "application/json")], body.as_bytes())
     }
 }
 
@@ -210,10 +193,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn json(&self) -> serde_json::Value {
@@ -222,10 +202,7 @@ impl Reply {
     }
 
     pub fn error_code(&self) -> String {
-        self.json()["error"]["code"]
-            .as_str()
-            .unwrap_or("")
-            .to_string()
+        self.json()["error"]["code"].as_str().unwrap_or("").to_string()
     }
 
     pub fn text(&self) -> String {
@@ -234,28 +211,14 @@ impl Reply {
 }
 
 /// One request on a new connection.
-pub fn request(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Reply {
+pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("timeout");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
     write_request(&mut stream, method, path, headers, body);
     read_reply_to(&mut stream, method == "HEAD").expect("a reply")
 }
 
-pub fn write_request(
-    stream: &mut TcpStream,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) {
+pub fn write_request(stream: &mut TcpStream, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
     let mut raw = format!("{method} {path} HTTP/1.1\r\nHost: test\r\n");
     for (k, v) in headers {
         raw.push_str(&format!("{k}: {v}\r\n"));
@@ -286,12 +249,7 @@ pub fn read_reply_to(stream: &mut TcpStream, head: bool) -> Option<Reply> {
             let headers: Vec<(String, String)> = resp
                 .headers
                 .iter()
-                .map(|h| {
-                    (
-                        h.name.to_string(),
-                        String::from_utf8_lossy(h.value).into_owned(),
-                    )
-                })
+                .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
                 .collect();
             if status == 100 {
                 buf.drain(..n);
@@ -308,11 +266,7 @@ pub fn read_reply_to(stream: &mut TcpStream, head: bool) -> Option<Reply> {
                 assert!(got > 0, "EOF inside a body");
                 buf.extend_from_slice(&chunk[..got]);
             }
-            return Some(Reply {
-                status,
-                headers,
-                body: buf[n..n + len].to_vec(),
-            });
+            return Some(Reply { status, headers, body: buf[n..n + len].to_vec() });
         }
         match stream.read(&mut chunk) {
             Ok(0) | Err(_) => return None,

@@ -1,11 +1,6 @@
 //! A loopback HTTP server standing in for an upstream (a search source, later a facilitator or a page): it records
 //! each request and answers as the test's function says, including the ways real upstreams fail.
-#![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing
-)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -25,10 +20,7 @@ pub struct Seen {
 
 impl Seen {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn path(&self) -> &str {
@@ -37,19 +29,12 @@ impl Seen {
 
     /// A form field or query parameter, percent-decoded (`+` as space).
     pub fn param(&self, name: &str) -> Option<String> {
-        let query = self
-            .target
-            .split_once('?')
-            .map(|(_, q)| q.to_string())
-            .unwrap_or_default();
+        let query = self.target.split_once('?').map(|(_, q)| q.to_string()).unwrap_or_default();
         let body = String::from_utf8_lossy(&self.body).into_owned();
-        [query, body]
-            .iter()
-            .flat_map(|s| s.split('&').map(str::to_string).collect::<Vec<_>>())
-            .find_map(|pair| {
-                let (k, v) = pair.split_once('=')?;
-                (k == name).then(|| decode(v))
-            })
+        [query, body].iter().flat_map(|s| s.split('&').map(str::to_string).collect::<Vec<_>>()).find_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            (k == name).then(|| decode(v))
+        })
     }
 }
 
@@ -93,19 +78,11 @@ pub enum Answer {
 
 impl Answer {
     pub fn html(status: u16, body: impl Into<Vec<u8>>) -> Answer {
-        Answer::Respond {
-            status,
-            content_type: "text/html; charset=utf-8",
-            body: body.into(),
-        }
+        Answer::Respond { status, content_type: "text/html; charset=utf-8", body: body.into() }
     }
 
     pub fn json(status: u16, body: impl Into<Vec<u8>>) -> Answer {
-        Answer::Respond {
-            status,
-            content_type: "application/json",
-            body: body.into(),
-        }
+        Answer::Respond { status, content_type: "application/json", body: body.into() }
     }
 }
 
@@ -136,12 +113,7 @@ impl Upstream {
                 std::thread::spawn(move || serve(stream, &*route, &seen));
             }
         });
-        Upstream {
-            addr,
-            seen,
-            stop,
-            thread: Some(thread),
-        }
+        Upstream { addr, seen, stop, thread: Some(thread) }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -160,10 +132,7 @@ impl Upstream {
     pub fn wait_for(&self, path: &str, n: usize) {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while self.count(path) < n {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "no request to {path} arrived"
-            );
+            assert!(std::time::Instant::now() < deadline, "no request to {path} arrived");
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -194,12 +163,7 @@ fn serve(mut stream: TcpStream, route: &Route, seen: &Mutex<Vec<Seen>>) {
                     req.path.unwrap_or("").to_string(),
                     req.headers
                         .iter()
-                        .map(|h| {
-                            (
-                                h.name.to_string(),
-                                String::from_utf8_lossy(h.value).into_owned(),
-                            )
-                        })
+                        .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
                         .collect::<Vec<_>>(),
                 )),
                 _ => None,
@@ -217,12 +181,7 @@ fn serve(mut stream: TcpStream, route: &Route, seen: &Mutex<Vec<Seen>>) {
                     Ok(got) => buf.extend_from_slice(&chunk[..got]),
                 }
             }
-            break Seen {
-                method,
-                target,
-                headers,
-                body: buf[n..n + len].to_vec(),
-            };
+            break Seen { method, target, headers, body: buf[n..n + len].to_vec() };
         }
         match stream.read(&mut chunk) {
             Ok(0) | Err(_) => return,
@@ -236,11 +195,7 @@ fn serve(mut stream: TcpStream, route: &Route, seen: &Mutex<Vec<Seen>>) {
 
 fn answer_with(stream: &mut TcpStream, answer: Answer) {
     match answer {
-        Answer::Respond {
-            status,
-            content_type,
-            body,
-        } => {
+        Answer::Respond { status, content_type, body } => {
             let head = format!(
                 "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
@@ -267,10 +222,7 @@ fn answer_with(stream: &mut TcpStream, answer: Answer) {
 /// Closes with a TCP reset: SO_LINGER with a zero timeout makes close() send RST.
 fn reset(stream: &mut TcpStream) {
     use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     // SAFETY: a valid socket descriptor and a pointer to a live `linger` of the size passed.
     unsafe {
         libc::setsockopt(

@@ -89,10 +89,7 @@ impl Sink for Parser {
             if tag.has_class("result") && !tag.has_class("result--no-result") {
                 self.close_result();
                 self.result_depth = Some(self.div_depth);
-                self.current = Some(Current {
-                    ad: tag.has_class("result--ad"),
-                    ..Current::default()
-                });
+                self.current = Some(Current { ad: tag.has_class("result--ad"), ..Current::default() });
                 return;
             }
         }

@@ -95,10 +95,7 @@ impl Sink for Parser {
                 return;
             }
             self.close_result();
-            self.current = Some(Current {
-                href: tag.attr("href").unwrap_or("").to_owned(),
-                ..Current::default()
-            });
+            self.current = Some(Current { href: tag.attr("href").unwrap_or("").to_owned(), ..Current::default() });
             self.capture = Some(Capture::new(Field::Title, tag));
         } else if self.current.is_some() && !self.sponsored_row {
             if tag.has_class("result-snippet") {

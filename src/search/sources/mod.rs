@@ -91,12 +91,7 @@ struct Capture<F> {
 
 impl<F: Copy> Capture<F> {
     fn new(field: F, tag: &Tag) -> Capture<F> {
-        Capture {
-            field,
-            tag: tag.name.clone(),
-            depth: 1,
-            text: String::new(),
-        }
+        Capture { field, tag: tag.name.clone(), depth: 1, text: String::new() }
     }
 
     fn start(&mut self, tag: &Tag) {
@@ -122,9 +117,7 @@ impl<F: Copy> Capture<F> {
 fn is_ddg_anomaly(tag: &Tag) -> bool {
     tag.has_class_prefix("anomaly-modal")
         || tag.attr("id") == Some("challenge-form")
-        || ["action", "src"]
-            .iter()
-            .any(|a| tag.attr(a).is_some_and(|v| v.contains("anomaly.js")))
+        || ["action", "src"].iter().any(|a| tag.attr(a).is_some_and(|v| v.contains("anomaly.js")))
 }
 
 /// `YYYY-MM-DD` from the start of a timestamp such as `2025-06-23T00:00:00.0000000` or `2026-02-03 00:00:00`,
@@ -133,13 +126,7 @@ fn iso_date(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     (0..bytes.len().saturating_sub(9)).find_map(|i| {
         let w = bytes.get(i..i + 10)?;
-        let shape = w.iter().enumerate().all(|(j, b)| {
-            if j == 4 || j == 7 {
-                *b == b'-'
-            } else {
-                b.is_ascii_digit()
-            }
-        });
+        let shape = w.iter().enumerate().all(|(j, b)| if j == 4 || j == 7 { *b == b'-' } else { b.is_ascii_digit() });
         let before_ok = i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_digit);
         (shape && before_ok).then(|| String::from_utf8_lossy(w).into_owned())
     })
@@ -152,12 +139,7 @@ fn organic(title: String, href: &str, snippet: String, date: Option<String>) -> 
     if host == "duckduckgo.com" || host.ends_with(".duckduckgo.com") || title.is_empty() {
         return None;
     }
-    Some(Hit {
-        title,
-        url,
-        snippet,
-        date,
-    })
+    Some(Hit { title, url, snippet, date })
 }
 
 #[cfg(test)]

@@ -35,10 +35,7 @@ pub fn parse(body: &[u8]) -> Page {
     if unresponsive.is_empty() {
         Page::NoResults
     } else {
-        Page::Blocked(format!(
-            "no results and unresponsive engines: {}",
-            unresponsive.join(", ")
-        ))
+        Page::Blocked(format!("no results and unresponsive engines: {}", unresponsive.join(", ")))
     }
 }
 
@@ -48,26 +45,14 @@ fn hit(r: &Value) -> Option<Hit> {
     if title.is_empty() {
         return None;
     }
-    let snippet = r
-        .get("content")
-        .and_then(Value::as_str)
-        .map(collapse_whitespace)
-        .unwrap_or_default();
-    let date = ["publishedDate", "pubdate"]
-        .iter()
-        .find_map(|k| r.get(*k)?.as_str().and_then(iso_date));
-    Some(Hit {
-        title,
-        url: url.to_owned(),
-        snippet,
-        date,
-    })
+    let snippet = r.get("content").and_then(Value::as_str).map(collapse_whitespace).unwrap_or_default();
+    let date = ["publishedDate", "pubdate"].iter().find_map(|k| r.get(*k)?.as_str().and_then(iso_date));
+    Some(Hit { title, url: url.to_owned(), snippet, date })
 }
 
 /// A body that is not JSON: an HTML bot check is a block; anything else is unreadable.
 fn not_json(body: &[u8], e: &serde_json::Error) -> Page {
-    let head = String::from_utf8_lossy(body.get(..body.len().min(16_384)).unwrap_or_default())
-        .to_ascii_lowercase();
+    let head = String::from_utf8_lossy(body.get(..body.len().min(16_384)).unwrap_or_default()).to_ascii_lowercase();
     let html = head.trim_start().starts_with('<');
     let markers = [
         "verifying your request",

@@ -8,8 +8,8 @@ fn own(name: &str) -> Vec<u8> {
 /// A recorded page from `../shared/fixtures/search` (or `$WEBSEARCHD_SHARED_DIR/fixtures/search`); `None`, with a
 /// notice, when that folder is absent.
 fn shared(name: &str) -> Option<Vec<u8>> {
-    let dir = std::env::var("WEBSEARCHD_SHARED_DIR")
-        .unwrap_or_else(|_| format!("{}/../shared", env!("CARGO_MANIFEST_DIR")));
+    let dir =
+        std::env::var("WEBSEARCHD_SHARED_DIR").unwrap_or_else(|_| format!("{}/../shared", env!("CARGO_MANIFEST_DIR")));
     let path = format!("{dir}/fixtures/search/{name}");
     match std::fs::read(&path) {
         Ok(b) => Some(b),
@@ -38,18 +38,9 @@ fn check(page: Page, count: usize, first: (&str, &str), last: (&str, &str)) -> V
     assert_eq!((l.title.as_str(), l.url.as_str()), last);
     for h in &hits {
         let host = crate::search::url::host(&h.url).unwrap();
-        assert!(
-            !host.ends_with("duckduckgo.com"),
-            "an ad or internal link slipped through: {h:?}"
-        );
-        assert!(
-            !h.title.is_empty() && !h.title.contains("  ") && !h.title.contains('<'),
-            "{h:?}"
-        );
-        assert!(
-            !h.snippet.contains("  ") && !h.snippet.contains("<b>"),
-            "{h:?}"
-        );
+        assert!(!host.ends_with("duckduckgo.com"), "an ad or internal link slipped through: {h:?}");
+        assert!(!h.title.is_empty() && !h.title.contains("  ") && !h.title.contains('<'), "{h:?}");
+        assert!(!h.snippet.contains("  ") && !h.snippet.contains("<b>"), "{h:?}");
     }
     hits
 }
@@ -60,30 +51,15 @@ fn own_ddg_html() {
         parse_ddg_html(&own("ddg_html_results.html")),
         2,
         ("Rust & Cargo: a language", "https://www.rust-lang.org/"),
-        (
-            "The Rust Programming Language",
-            "https://doc.rust-lang.org/book/",
-        ),
+        ("The Rust Programming Language", "https://doc.rust-lang.org/book/"),
     );
-    assert_eq!(
-        hits[0].snippet,
-        "A language empowering everyone to build reliable software."
-    );
+    assert_eq!(hits[0].snippet, "A language empowering everyone to build reliable software.");
     assert_eq!(hits[0].date.as_deref(), Some("2025-06-23"));
     assert_eq!(hits[1].snippet, "by Steve Klabnik <and> Carol Nichols");
     assert_eq!(hits[1].date, None);
-    assert_eq!(
-        parse_ddg_html(&own("ddg_html_no_results.html")),
-        Page::NoResults
-    );
-    assert!(matches!(
-        parse_ddg_html(&own("ddg_anomaly.html")),
-        Page::Blocked(_)
-    ));
-    assert!(matches!(
-        parse_ddg_html(&own("changed_markup.html")),
-        Page::Unparseable(_)
-    ));
+    assert_eq!(parse_ddg_html(&own("ddg_html_no_results.html")), Page::NoResults);
+    assert!(matches!(parse_ddg_html(&own("ddg_anomaly.html")), Page::Blocked(_)));
+    assert!(matches!(parse_ddg_html(&own("changed_markup.html")), Page::Unparseable(_)));
     assert!(matches!(parse_ddg_html(b""), Page::Unparseable(_)));
 }
 
@@ -97,18 +73,9 @@ fn own_ddg_lite() {
     );
     assert_eq!(hits[0].snippet, "The largest island in Halong Bay.");
     assert_eq!(hits[0].date.as_deref(), Some("2026-07-01"));
-    assert_eq!(
-        parse_ddg_lite(&own("ddg_lite_no_results.html")),
-        Page::NoResults
-    );
-    assert!(matches!(
-        parse_ddg_lite(&own("ddg_anomaly.html")),
-        Page::Blocked(_)
-    ));
-    assert!(matches!(
-        parse_ddg_lite(&own("changed_markup.html")),
-        Page::Unparseable(_)
-    ));
+    assert_eq!(parse_ddg_lite(&own("ddg_lite_no_results.html")), Page::NoResults);
+    assert!(matches!(parse_ddg_lite(&own("ddg_anomaly.html")), Page::Blocked(_)));
+    assert!(matches!(parse_ddg_lite(&own("changed_markup.html")), Page::Unparseable(_)));
 }
 
 #[test]
@@ -121,15 +88,10 @@ fn own_searxng() {
     );
     assert_eq!(hits[0].date.as_deref(), Some("2025-01-13"));
     assert_eq!(hits[1].date.as_deref(), Some("2024-05-10"));
-    assert!(
-        matches!(parse_searxng(&own("searxng_unresponsive.json")), Page::Blocked(r) if r.contains("CAPTCHA"))
-    );
+    assert!(matches!(parse_searxng(&own("searxng_unresponsive.json")), Page::Blocked(r) if r.contains("CAPTCHA")));
     assert_eq!(parse_searxng(&own("searxng_empty.json")), Page::NoResults);
     assert!(matches!(parse_searxng(b"{\"x\":1}"), Page::Unparseable(_)));
-    assert!(matches!(
-        parse_searxng(&own("changed_markup.html")),
-        Page::Unparseable(_)
-    ));
+    assert!(matches!(parse_searxng(&own("changed_markup.html")), Page::Unparseable(_)));
 }
 
 #[test]
@@ -146,14 +108,8 @@ fn own_mojeek() {
 
 #[test]
 fn statuses_that_mean_blocked() {
-    assert_eq!(
-        Kind::DdgHtml.parse(429, b""),
-        Page::Blocked("HTTP 429".into())
-    );
-    assert_eq!(
-        Kind::Searxng.parse(403, b"{}"),
-        Page::Blocked("HTTP 403".into())
-    );
+    assert_eq!(Kind::DdgHtml.parse(429, b""), Page::Blocked("HTTP 429".into()));
+    assert_eq!(Kind::Searxng.parse(403, b"{}"), Page::Blocked("HTTP 403".into()));
 }
 
 // The real recorded pages: expected values written down by reading each page.
@@ -173,9 +129,7 @@ fn recorded_ddg_html_pages() {
         assert_eq!(hits[0].date, None, "the first result has no date span");
         assert_eq!(hits[1].date.as_deref(), Some("2025-06-23"));
         assert_eq!(hits.iter().filter(|h| h.date.is_some()).count(), 6);
-        assert!(hits[0]
-            .snippet
-            .starts_with("Eino is a framework for building LLM applications in Golang"));
+        assert!(hits[0].snippet.starts_with("Eino is a framework for building LLM applications in Golang"));
     }
     if let Some(page) = shared("ddg_html_2020__antani__30results_with_ad.html") {
         let hits = check(
@@ -187,20 +141,10 @@ fn recorded_ddg_html_pages() {
                 "https://www.daytondailynews.com/news/antani-fogel-face-off-in-first-candidate-forum-for-ohio-senate-race/I4S44IJGNBEE3M2ZHKRTI577YY/",
             ),
         );
-        assert!(
-            hits.iter()
-                .all(|h| !h.title.contains("Scopri tutte le offerte")),
-            "the ad is dropped"
-        );
-        assert!(
-            hits.iter()
-                .any(|h| h.url == "https://www.amazon.it/LA-TOGNAZZA-ANTANI/dp/B072VQZ6GS"),
-            "organic kept"
-        );
+        assert!(hits.iter().all(|h| !h.title.contains("Scopri tutte le offerte")), "the ad is dropped");
+        assert!(hits.iter().any(|h| h.url == "https://www.amazon.it/LA-TOGNAZZA-ANTANI/dp/B072VQZ6GS"), "organic kept");
     }
-    if let Some(page) =
-        shared("ddg_html_GET__client-side-graph-database-javascript-typescript-b.html")
-    {
+    if let Some(page) = shared("ddg_html_GET__client-side-graph-database-javascript-typescript-b.html") {
         check(
             parse_ddg_html(&page),
             10,
@@ -214,32 +158,22 @@ fn recorded_ddg_html_pages() {
             ),
         );
     }
-    if let Some(page) =
-        shared("ddg_html_GET__github-in-memory-graph-database-javascript-typescr.html")
-    {
+    if let Some(page) = shared("ddg_html_GET__github-in-memory-graph-database-javascript-typescr.html") {
         check(
             parse_ddg_html(&page),
             10,
-            (
-                "GitHub - dxnn/dagoba: A tiny in-memory graph database",
-                "https://github.com/dxnn/dagoba",
-            ),
+            ("GitHub - dxnn/dagoba: A tiny in-memory graph database", "https://github.com/dxnn/dagoba"),
             (
                 "500 Lines or LessDagoba: An In-Memory Graph Database",
                 "https://aosabook.org/en/500L/dagoba-an-in-memory-graph-database.html",
             ),
         );
     }
-    if let Some(page) =
-        shared("ddg_html_GET__indexeddb-wrapper-javascript-typescript-idb-localf.html")
-    {
+    if let Some(page) = shared("ddg_html_GET__indexeddb-wrapper-javascript-typescript-idb-localf.html") {
         check(
             parse_ddg_html(&page),
             10,
-            (
-                "GitHub - dexie/Dexie.js: A Minimalistic Wrapper for IndexedDB",
-                "https://github.com/dexie/Dexie.js/",
-            ),
+            ("GitHub - dexie/Dexie.js: A Minimalistic Wrapper for IndexedDB", "https://github.com/dexie/Dexie.js/"),
             (
                 "RxDB Dexie.js Database - Fast, Reactive, Sync with Any Backend | RxDB ...",
                 "https://rxdb.info/rx-storage-dexie.html",
@@ -247,11 +181,7 @@ fn recorded_ddg_html_pages() {
         );
     }
     if let Some(page) = shared("ddg_html__testtest__eof_google_fallback_no_results.html") {
-        assert_eq!(
-            parse_ddg_html(&page),
-            Page::NoResults,
-            "the EOF pseudo-result is not a result"
-        );
+        assert_eq!(parse_ddg_html(&page), Page::NoResults, "the EOF pseudo-result is not a result");
     }
     if let Some(page) = shared("ddg_html__eino__no_more_results_dfw.html") {
         assert_eq!(parse_ddg_html(&page), Page::NoResults);
@@ -268,17 +198,10 @@ fn recorded_ddg_lite_pages() {
                 "Cat Ba Island: A Complete Travel Guide 2026 - Vietnam Travel",
                 "https://vietnamtravel.com/cat-ba-island/",
             ),
-            (
-                "Cat Ba Island In Vietnam - Full Guide & 20 Best Things",
-                "https://travelnania.com/cat-ba-island/",
-            ),
+            ("Cat Ba Island In Vietnam - Full Guide & 20 Best Things", "https://travelnania.com/cat-ba-island/"),
         );
-        assert!(hits[0]
-            .snippet
-            .starts_with("Discover the beauty and history of Cat Ba Island"));
-        assert!(hits
-            .iter()
-            .all(|h| h.title != "more info" && !h.title.contains("Top 10")));
+        assert!(hits[0].snippet.starts_with("Discover the beauty and history of Cat Ba Island"));
+        assert!(hits.iter().all(|h| h.title != "more info" && !h.title.contains("Top 10")));
         assert_eq!(hits.iter().filter(|h| h.date.is_some()).count(), 4);
     }
     if let Some(page) = shared("ddg_lite__catba__202_anomaly_challenge.html") {
@@ -299,16 +222,8 @@ fn recorded_searxng_pages() {
             ),
             ("What grind size should I use? | AeroPress Grind Size", "https://aeropress.com/pages/what-grind-size-should-i-use"),
         );
-        assert_eq!(
-            hits[2].date.as_deref(),
-            Some("2026-02-03"),
-            "the new shape's `pubdate`"
-        );
-        assert_eq!(
-            hits[8].date.as_deref(),
-            Some("2026-02-17"),
-            "the old shape's `publishedDate`"
-        );
+        assert_eq!(hits[2].date.as_deref(), Some("2026-02-03"), "the new shape's `pubdate`");
+        assert_eq!(hits[8].date.as_deref(), Some("2026-02-17"), "the old shape's `publishedDate`");
     }
     if let Some(page) = shared("searx-be__verifying-your-request_interstitial__2026-04.html") {
         assert!(matches!(Kind::Searxng.parse(200, &page), Page::Blocked(_)));
@@ -318,15 +233,9 @@ fn recorded_searxng_pages() {
 /// JSON documents of other services are not SearXNG answers: unreadable, never "no results".
 #[test]
 fn recorded_json_that_is_not_a_searxng_answer() {
-    for name in [
-        "wikipedia_api_list-search__caffeine-sleep.json",
-        "searx_space_instances_2022-06-02.json",
-    ] {
+    for name in ["wikipedia_api_list-search__caffeine-sleep.json", "searx_space_instances_2022-06-02.json"] {
         if let Some(page) = shared(name) {
-            assert!(
-                matches!(parse_searxng(&page), Page::Unparseable(_)),
-                "{name}"
-            );
+            assert!(matches!(parse_searxng(&page), Page::Unparseable(_)), "{name}");
         }
     }
 }
@@ -338,10 +247,7 @@ fn recorded_mojeek_page() {
             parse_mojeek(&page),
             10,
             ("The Modern JavaScript Tutorial", "https://javascript.info/"),
-            (
-                "Javascript/DHTML Tutorials",
-                "https://smartwebby.com/DHTML/",
-            ),
+            ("Javascript/DHTML Tutorials", "https://smartwebby.com/DHTML/"),
         );
         assert_eq!(hits.iter().filter(|h| h.snippet.is_empty()).count(), 1);
     }
@@ -349,10 +255,7 @@ fn recorded_mojeek_page() {
 
 #[test]
 fn dates() {
-    assert_eq!(
-        iso_date("  2025-06-23T00:00:00.0000000").as_deref(),
-        Some("2025-06-23")
-    );
+    assert_eq!(iso_date("  2025-06-23T00:00:00.0000000").as_deref(), Some("2025-06-23"));
     assert_eq!(iso_date("Aug 19, 2024").as_deref(), None);
     assert_eq!(iso_date("12025-06-23").as_deref(), None);
 }
@@ -360,20 +263,11 @@ fn dates() {
 /// Every page parses to the same outcome whatever the chunking of its tokenizer input.
 #[test]
 fn tokenizer_chunking_does_not_change_pages() {
-    for name in [
-        "ddg_html_results.html",
-        "ddg_lite_results.html",
-        "mojeek_results.html",
-        "ddg_anomaly.html",
-    ] {
+    for name in ["ddg_html_results.html", "ddg_lite_results.html", "mojeek_results.html", "ddg_anomaly.html"] {
         let page = own(name);
         let whole = crate::html::tests::tokens_chunked(&page, page.len());
         for size in [1, 2, 3, 7, 64] {
-            assert_eq!(
-                crate::html::tests::tokens_chunked(&page, size),
-                whole,
-                "{name} at chunk size {size}"
-            );
+            assert_eq!(crate::html::tests::tokens_chunked(&page, size), whole, "{name} at chunk size {size}");
         }
     }
 }

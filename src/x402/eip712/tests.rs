@@ -3,15 +3,12 @@ use crate::codec::{hex_decode, hex_encode};
 use serde_json::Value;
 
 fn h32(s: &str) -> [u8; 32] {
-    hex_decode(s.trim_start_matches("0x"))
-        .unwrap()
-        .try_into()
-        .unwrap()
+    hex_decode(s.trim_start_matches("0x")).unwrap().try_into().unwrap()
 }
 
 fn vectors() -> Option<Value> {
-    let dir = std::env::var("WEBSEARCHD_SHARED_DIR")
-        .unwrap_or_else(|_| format!("{}/../shared", env!("CARGO_MANIFEST_DIR")));
+    let dir =
+        std::env::var("WEBSEARCHD_SHARED_DIR").unwrap_or_else(|_| format!("{}/../shared", env!("CARGO_MANIFEST_DIR")));
     let path = format!("{dir}/fixtures/x402/eip3009_vectors.json");
     match std::fs::read(&path) {
         Ok(b) => Some(serde_json::from_slice(&b).unwrap()),
@@ -56,25 +53,13 @@ fn typehashes_and_shared_vectors() {
     for vector in v["vectors"].as_array().unwrap() {
         let d = domain_of(&vector["domain"]);
         let a = authorization_of(&vector["authorization"]);
-        assert_eq!(
-            domain_separator(&d),
-            h32(vector["domainSeparator"].as_str().unwrap())
-        );
+        assert_eq!(domain_separator(&d), h32(vector["domainSeparator"].as_str().unwrap()));
         assert_eq!(struct_hash(&a), h32(vector["structHash"].as_str().unwrap()));
         let dig = digest(&d, &a);
         assert_eq!(dig, h32(vector["digest"].as_str().unwrap()));
-        let sig = hex_decode(
-            vector["signature"]
-                .as_str()
-                .unwrap()
-                .trim_start_matches("0x"),
-        )
-        .unwrap();
+        let sig = hex_decode(vector["signature"].as_str().unwrap().trim_start_matches("0x")).unwrap();
         let signer = recover(&dig, &sig).unwrap();
-        assert_eq!(
-            checksum_address(&signer),
-            vector["expectedSigner"].as_str().unwrap()
-        );
+        assert_eq!(checksum_address(&signer), vector["expectedSigner"].as_str().unwrap());
     }
     // The specification's own example recovers to different addresses under the two domain names.
     let ex = &v["spec_example"];
@@ -89,11 +74,7 @@ fn typehashes_and_shared_vectors() {
             verifying_contract: parse_address(parts[3]).unwrap(),
         };
         let signer = recover(&digest(&d, &a), &sig).unwrap();
-        assert_eq!(
-            checksum_address(&signer),
-            expected.as_str().unwrap(),
-            "{key}"
-        );
+        assert_eq!(checksum_address(&signer), expected.as_str().unwrap(), "{key}");
     }
 }
 
@@ -101,29 +82,16 @@ fn typehashes_and_shared_vectors() {
 #[test]
 fn sign_and_recover_with_a_test_key() {
     use k256::ecdsa::SigningKey;
-    let key = SigningKey::from_slice(&h32(
-        "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
-    ))
-    .unwrap();
+    let key = SigningKey::from_slice(&h32("ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80")).unwrap();
     let me = address_of(key.verifying_key());
-    assert_eq!(
-        checksum_address(&me),
-        "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
-    );
+    assert_eq!(checksum_address(&me), "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
     let d = Domain {
         name: "USD Coin".into(),
         version: "2".into(),
         chain_id: 8453,
         verifying_contract: parse_address("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913").unwrap(),
     };
-    let a = Authorization {
-        from: me,
-        to: [7u8; 20],
-        value: 5_000,
-        valid_after: 0,
-        valid_before: 10,
-        nonce: [9u8; 32],
-    };
+    let a = Authorization { from: me, to: [7u8; 20], value: 5_000, valid_after: 0, valid_before: 10, nonce: [9u8; 32] };
     let dig = digest(&d, &a);
     let (sig, id) = key.sign_prehash_recoverable(&dig);
     let mut bytes = sig.to_bytes().to_vec();
@@ -170,16 +138,10 @@ fn high_s_and_malformed_signatures_are_refused() {
 #[test]
 fn addresses() {
     let a = parse_address("0x833589fcd6edb6e08f4c7c32d4f71b54bda02913").unwrap();
-    assert_eq!(
-        checksum_address(&a),
-        "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
-    );
+    assert_eq!(checksum_address(&a), "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
     assert!(checksum_ok("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"));
     assert!(checksum_ok("0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"));
     assert!(!checksum_ok("0x833589FCD6eDb6E08f4c7C32D4f71b54bdA02913"));
     assert_eq!(parse_address("0x1234"), None);
-    assert_eq!(
-        parse_address("833589fcd6edb6e08f4c7c32d4f71b54bda02913"),
-        None
-    );
+    assert_eq!(parse_address("833589fcd6edb6e08f4c7c32d4f71b54bda02913"), None);
 }

@@ -10,12 +10,7 @@ const PAY_TO: &str = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C";
 const NOW: u64 = 1_800_000_000;
 
 fn terms() -> Terms {
-    Terms {
-        network: Network::Base,
-        pay_to: parse_address(PAY_TO).unwrap(),
-        price: 5_000,
-        max_timeout_s: 60,
-    }
+    Terms { network: Network::Base, pay_to: parse_address(PAY_TO).unwrap(), price: 5_000, max_timeout_s: 60 }
 }
 
 fn key() -> SigningKey {
@@ -59,10 +54,7 @@ impl Build {
             valid_before: self.valid_before,
             nonce: [0x5a; 32],
         };
-        let domain = Domain {
-            name: self.domain_name.into(),
-            ..Network::Base.domain()
-        };
+        let domain = Domain { name: self.domain_name.into(), ..Network::Base.domain() };
         let (sig, id) = key.sign_prehash_recoverable(&digest(&domain, &a));
         let mut bytes = sig.to_bytes().to_vec();
         bytes.push(27 + id.to_byte());
@@ -105,107 +97,33 @@ fn a_well_made_payment_passes() {
 
 #[test]
 fn each_fault_has_its_code() {
+    check_code(&Build { tamper: true, ..Build::default() }.header(), 2, "payment_signature_invalid");
+    check_code(&Build { domain_name: "USDC", ..Build::default() }.header(), 2, "payment_domain_mismatch");
     check_code(
-        &Build {
-            tamper: true,
-            ..Build::default()
-        }
-        .header(),
-        2,
-        "payment_signature_invalid",
-    );
-    check_code(
-        &Build {
-            domain_name: "USDC",
-            ..Build::default()
-        }
-        .header(),
-        2,
-        "payment_domain_mismatch",
-    );
-    check_code(
-        &Build {
-            to: "0x1111111111111111111111111111111111111111".into(),
-            ..Build::default()
-        }
-        .header(),
+        &Build { to: "0x1111111111111111111111111111111111111111".into(), ..Build::default() }.header(),
         2,
         "payment_pay_to_mismatch",
     );
-    check_code(
-        &Build {
-            value: 4_999,
-            ..Build::default()
-        }
-        .header(),
-        2,
-        "payment_amount_mismatch",
-    );
-    check_code(
-        &Build {
-            accepted_amount: "1".into(),
-            ..Build::default()
-        }
-        .header(),
-        2,
-        "payment_amount_mismatch",
-    );
-    check_code(
-        &Build {
-            valid_before: NOW - 1,
-            ..Build::default()
-        }
-        .header(),
-        2,
-        "payment_expired",
-    );
-    check_code(
-        &Build {
-            valid_before: NOW + 3,
-            ..Build::default()
-        }
-        .header(),
-        2,
-        "payment_expired",
-    );
-    check_code(
-        &Build {
-            valid_after: NOW + 100,
-            ..Build::default()
-        }
-        .header(),
-        2,
-        "payment_not_yet_valid",
-    );
+    check_code(&Build { value: 4_999, ..Build::default() }.header(), 2, "payment_amount_mismatch");
+    check_code(&Build { accepted_amount: "1".into(), ..Build::default() }.header(), 2, "payment_amount_mismatch");
+    check_code(&Build { valid_before: NOW - 1, ..Build::default() }.header(), 2, "payment_expired");
+    check_code(&Build { valid_before: NOW + 3, ..Build::default() }.header(), 2, "payment_expired");
+    check_code(&Build { valid_after: NOW + 100, ..Build::default() }.header(), 2, "payment_not_yet_valid");
     check_code("not base64!", 2, "payment_malformed");
-    check_code(
-        &base64_encode(b"{\"x402Version\":3}"),
-        2,
-        "payment_version_unsupported",
-    );
+    check_code(&base64_encode(b"{\"x402Version\":3}"), 2, "payment_version_unsupported");
     check_code(&base64_encode(b"[1,2]"), 2, "payment_malformed");
     check_code(&Build::default().header(), 1, "payment_malformed");
-    let wrong_scheme =
-        json!({"x402Version": 2, "accepted": {"scheme": "upto", "network": "eip155:8453"}});
-    check_code(
-        &base64_encode(wrong_scheme.to_string().as_bytes()),
-        2,
-        "payment_scheme_mismatch",
-    );
-    let wrong_net =
-        json!({"x402Version": 2, "accepted": {"scheme": "exact", "network": "eip155:1"}});
-    check_code(
-        &base64_encode(wrong_net.to_string().as_bytes()),
-        2,
-        "payment_network_mismatch",
-    );
+    let wrong_scheme = json!({"x402Version": 2, "accepted": {"scheme": "upto", "network": "eip155:8453"}});
+    check_code(&base64_encode(wrong_scheme.to_string().as_bytes()), 2, "payment_scheme_mismatch");
+    let wrong_net = json!({"x402Version": 2, "accepted": {"scheme": "exact", "network": "eip155:1"}});
+    check_code(&base64_encode(wrong_net.to_string().as_bytes()), 2, "payment_network_mismatch");
 }
 
 /// The complete headers in the shared vectors (made with the official Python client) verify.
 #[test]
 fn shared_fixed_headers_verify() {
-    let dir = std::env::var("WEBSEARCHD_SHARED_DIR")
-        .unwrap_or_else(|_| format!("{}/../shared", env!("CARGO_MANIFEST_DIR")));
+    let dir =
+        std::env::var("WEBSEARCHD_SHARED_DIR").unwrap_or_else(|_| format!("{}/../shared", env!("CARGO_MANIFEST_DIR")));
     let Ok(bytes) = std::fs::read(format!("{dir}/fixtures/x402/eip3009_vectors.json")) else {
         eprintln!("notice: the shared x402 vectors are absent; skipping");
         return;
@@ -217,16 +135,7 @@ fn shared_fixed_headers_verify() {
     assert_eq!(check(&v1, &terms(), NOW), Ok(()));
     assert_eq!(v1.authorization, v2.authorization);
     // At 1900000000 the same payment has expired; against Base Sepolia terms it is for the wrong network.
-    assert_eq!(
-        check(&v2, &terms(), 1_900_000_000).map_err(|e| e.code()),
-        Err("payment_expired")
-    );
-    let sepolia = Terms {
-        network: Network::BaseSepolia,
-        ..terms()
-    };
-    assert_eq!(
-        check(&v2, &sepolia, NOW).map_err(|e| e.code()),
-        Err("payment_network_mismatch")
-    );
+    assert_eq!(check(&v2, &terms(), 1_900_000_000).map_err(|e| e.code()), Err("payment_expired"));
+    let sepolia = Terms { network: Network::BaseSepolia, ..terms() };
+    assert_eq!(check(&v2, &sepolia, NOW).map_err(|e| e.code()), Err("payment_network_mismatch"));
 }

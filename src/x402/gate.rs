@@ -1,0 +1,396 @@
+//! The gate in front of a paid operation. In order: no payment header means a 402 challenge (or a free call, when a
+//! trial or loopback rule allows it); a header is decoded and checked locally; the authorization is reserved against
+//! replay; the facilitator verifies it; the ledger records it; then the caller does the work, and only if the work
+//! produced an answer does `settle` run. Nothing is served unpaid, nothing is charged unserved.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::facilitator::{Facilitator, Settled, Verified};
+use super::ledger::{Event, Ledger, Ticket};
+use super::payment::{self, Payment};
+use super::terms::{Resource, Terms};
+use crate::clock::Clock;
+use crate::codec::base64_encode;
+use crate::error::ApiError;
+use crate::http::{Request, Response};
+
+/// Why a call is let through without payment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Free {
+    /// No `WEBSEARCHD_PAY_TO`: the server runs without payments.
+    PaymentsOff,
+    Trial,
+    Loopback,
+}
+
+pub enum Admission {
+    Free(Free),
+    Paid(Box<Pending>),
+}
+
+/// A verified payment waiting for the work's outcome.
+pub struct Pending {
+    payment: Payment,
+    ticket: Ticket,
+    requirements: Value,
+    request_id: String,
+}
+
+impl Pending {
+    pub fn payer(&self) -> String {
+        super::eip712::checksum_address(&self.payment.authorization.from)
+    }
+}
+
+/// Free calls allowed per client IP per UTC day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeRules {
+    pub trial_calls_per_day: u32,
+    pub loopback: bool,
+}
+
+/// The payment ledger's file in the state directory.
+pub const LEDGER_FILE: &str = "payments.journal";
+
+/// Clients tracked for trials in one day; past it, no more trials that day (memory stays bounded).
+const TRIAL_CLIENTS_MAX: usize = 100_000;
+
+pub struct Gate {
+    terms: Option<Terms>,
+    facilitator: Facilitator,
+    ledger: Option<Ledger>,
+    clock: Arc<dyn Clock>,
+    free: FreeRules,
+    trial: Mutex<(u64, HashMap<IpAddr, u32>)>,
+    stats: Stats,
+}
+
+#[derive(Default)]
+struct Stats {
+    challenges: AtomicU64,
+    verified: AtomicU64,
+    settled: AtomicU64,
+    free: AtomicU64,
+    refused: Mutex<BTreeMap<&'static str, u64>>,
+    facilitator_calls: AtomicU64,
+    facilitator_us: AtomicU64,
+}
+
+impl Gate {
+    pub fn new(
+        terms: Option<Terms>,
+        facilitator: Facilitator,
+        ledger: Option<Ledger>,
+        clock: Arc<dyn Clock>,
+        free: FreeRules,
+    ) -> Gate {
+        Gate {
+            terms,
+            facilitator,
+            ledger,
+            clock,
+            free,
+            trial: Mutex::new((0, HashMap::new())),
+            stats: Stats::default(),
+        }
+    }
+
+    /// The gate the configuration describes: with `WEBSEARCHD_PAY_TO`, the terms, the facilitator (its auth header
+    /// read from its file) and the ledger in the state directory; without it, payments off.
+    pub fn from_config(config: &crate::config::Config, clock: Arc<dyn Clock>) -> Result<Gate, String> {
+        let auth = match &config.facilitator_auth_file {
+            Some(path) => {
+                use std::os::unix::fs::PermissionsExt;
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("WEBSEARCHD_FACILITATOR_AUTH_FILE {}: {e}", path.display()))?;
+                if std::fs::metadata(path).map(|m| m.permissions().mode() & 0o077 != 0).unwrap_or(false) {
+                    log::warn!("{} is readable by group or others; it holds a secret (chmod 600)", path.display());
+                }
+                Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+            }
+            None => None,
+        };
+        let facilitator = Facilitator::new(
+            &config.facilitator_url,
+            auth,
+            std::time::Duration::from_millis(config.facilitator_timeout_ms),
+        );
+        let free = FreeRules { trial_calls_per_day: config.trial_calls_per_day, loopback: config.free_loopback };
+        let Some(pay_to) = config.pay_to else {
+            return Ok(Gate::new(None, facilitator, None, clock, free));
+        };
+        let terms =
+            Terms { network: config.network, pay_to, price: config.price_atomic, max_timeout_s: config.max_timeout_s };
+        let path = config.state_dir.join(LEDGER_FILE);
+        let ledger = Ledger::open(&path).map_err(|e| format!("the payment ledger {}: {e}", path.display()))?;
+        Ok(Gate::new(Some(terms), facilitator, Some(ledger), clock, free))
+    }
+
+    pub fn terms(&self) -> Option<&Terms> {
+        self.terms.as_ref()
+    }
+
+    pub fn free_rules(&self) -> FreeRules {
+        self.free
+    }
+
+    fn now_s(&self) -> u64 {
+        self.clock.now_unix_ms() / 1_000
+    }
+
+    fn refuse(&self, code: &'static str) {
+        *self.stats.refused.lock().unwrap_or_else(|p| p.into_inner()).entry(code).or_default() += 1;
+    }
+
+    /// The 402 answer: the challenge as the body and, base64, in `PAYMENT-REQUIRED`.
+    pub fn challenge(&self, terms: &Terms, resource: &Resource, error: Option<(&'static str, String)>) -> Response {
+        let mut body = terms.challenge(resource, error.as_ref().map(|(c, m)| (*c, m.as_str())));
+        if let Some(map) = body.as_object_mut() {
+            if self.free.trial_calls_per_day > 0 {
+                map.insert(
+                    "trial".into(),
+                    json!({ "calls_per_day": self.free.trial_calls_per_day, "per": "client IP address", "resets": "00:00 UTC" }),
+                );
+            }
+            if self.free.loopback {
+                map.insert("free_from_loopback".into(), true.into());
+            }
+        }
+        let header = base64_encode(body.to_string().as_bytes());
+        match &error {
+            Some((code, _)) => self.refuse(code),
+            None => {
+                self.stats.challenges.fetch_add(1, Relaxed);
+            }
+        }
+        Response::json(402, &body).header("PAYMENT-REQUIRED", header)
+    }
+
+    /// Decides whether the request may proceed; `Err` is the answer to send instead.
+    pub fn admit(&self, req: &Request, resource: &Resource) -> Result<Admission, Response> {
+        let Some(terms) = &self.terms else {
+            return Ok(Admission::Free(Free::PaymentsOff));
+        };
+        let header = match (req.header("payment-signature"), req.header("x-payment")) {
+            (Some(h), _) => Some((h, 2u8)),
+            (None, Some(h)) => Some((h, 1u8)),
+            (None, None) => None,
+        };
+        let Some((header, version)) = header else {
+            if let Some(free) = self.free_call(req) {
+                self.stats.free.fetch_add(1, Relaxed);
+                return Ok(Admission::Free(free));
+            }
+            return Err(self.challenge(terms, resource, None));
+        };
+        let now = self.now_s();
+        let payment = payment::decode(header, version)
+            .and_then(|p| payment::check(&p, terms, now).map(|()| p))
+            .map_err(|e| self.challenge(terms, resource, Some((e.code(), e.to_string()))))?;
+        let Some(ledger) = &self.ledger else {
+            return Err(ApiError::internal().into_response());
+        };
+        let a = &payment.authorization;
+        let ticket = ledger.reserve(a.from, a.nonce, a.valid_before, now).map_err(|_| {
+            let why = "this authorization (from, nonce) is already in flight or spent".to_owned();
+            self.challenge(terms, resource, Some(("payment_replayed", why)))
+        })?;
+        let requirements = if version == 2 { terms.requirement_v2() } else { terms.requirement_v1(resource) };
+        let started = Instant::now();
+        let verdict = self.facilitator.verify(version, &payment.raw, &requirements);
+        self.timed(started);
+        match verdict {
+            Err(why) => {
+                ledger.forget(ticket);
+                self.refuse("facilitator_unavailable");
+                log::warn!("facilitator /verify failed: {why}");
+                Err(ApiError::unavailable(
+                    "facilitator_unavailable",
+                    "the payment facilitator cannot be reached; no payment was taken, retry shortly",
+                    5,
+                )
+                .into_response())
+            }
+            Ok(Verified::Invalid { reason, message }) => {
+                ledger.forget(ticket);
+                let text = if message.is_empty() { reason.clone() } else { format!("{reason}: {message}") };
+                let mut response = self.challenge(terms, resource, Some(("payment_rejected", text)));
+                response = response.header("X-Payment-Rejected-Reason", reason);
+                Err(response)
+            }
+            Ok(Verified::Valid { .. }) => {
+                let extra = json!({
+                    "at": self.clock.now_unix_ms(),
+                    "request_id": req.request_id,
+                    "resource": resource.url,
+                    "network": terms.network.caip2(),
+                    "x402_version": version,
+                });
+                if let Err(e) = ledger.record(&ticket, Event::Verified, a.value, extra) {
+                    ledger.forget(ticket);
+                    log::error!("the payment ledger cannot be written: {e}");
+                    return Err(ApiError::unavailable(
+                        "ledger_unavailable",
+                        "the payment ledger cannot be written; no payment was taken",
+                        30,
+                    )
+                    .into_response());
+                }
+                self.stats.verified.fetch_add(1, Relaxed);
+                Ok(Admission::Paid(Box::new(Pending {
+                    payment,
+                    ticket,
+                    requirements,
+                    request_id: req.request_id.clone(),
+                })))
+            }
+        }
+    }
+
+    fn timed(&self, started: Instant) {
+        self.stats.facilitator_calls.fetch_add(1, Relaxed);
+        self.stats.facilitator_us.fetch_add(started.elapsed().as_micros() as u64, Relaxed);
+    }
+
+    fn free_call(&self, req: &Request) -> Option<Free> {
+        let ip = req.peer.ip();
+        if self.free.loopback && ip.is_loopback() {
+            return Some(Free::Loopback);
+        }
+        if self.free.trial_calls_per_day == 0 {
+            return None;
+        }
+        let day = self.now_s() / 86_400;
+        let mut trial = self.trial.lock().unwrap_or_else(|p| p.into_inner());
+        if trial.0 != day {
+            *trial = (day, HashMap::new());
+        }
+        if trial.1.len() >= TRIAL_CLIENTS_MAX && !trial.1.contains_key(&ip) {
+            return None;
+        }
+        let used = trial.1.entry(ip).or_default();
+        if *used >= self.free.trial_calls_per_day {
+            return None;
+        }
+        *used += 1;
+        Some(Free::Trial)
+    }
+
+    /// Settles after the work produced an answer. `Ok` is the settlement header to send with it; `Err` is the answer
+    /// to send instead (the result is withheld).
+    pub fn settle(&self, p: Box<Pending>, resource: &Resource) -> Result<(&'static str, String), Response> {
+        let Some((terms, ledger)) = self.terms.as_ref().zip(self.ledger.as_ref()) else {
+            return Err(ApiError::internal().into_response());
+        };
+        let value = p.payment.authorization.value;
+        let started = Instant::now();
+        let outcome = self.facilitator.settle(p.payment.version, &p.payment.raw, &p.requirements);
+        self.timed(started);
+        let at = self.clock.now_unix_ms();
+        match outcome {
+            Settled::Settled { transaction, network, payer } => {
+                let extra = json!({ "at": at, "request_id": p.request_id, "tx": transaction });
+                if let Err(e) = ledger.record(&p.ticket, Event::Settled, value, extra) {
+                    // The transfer happened: the client is owed its answer even if the record could not be kept.
+                    log::error!("settled payment {transaction} could not be recorded: {e}");
+                }
+                self.stats.settled.fetch_add(1, Relaxed);
+                let body = json!({
+                    "success": true,
+                    "transaction": transaction,
+                    "network": if network.is_empty() { terms.network.caip2().to_owned() } else { network },
+                    "payer": payer.unwrap_or_else(|| p.payer()),
+                });
+                let name = if p.payment.version == 2 { "PAYMENT-RESPONSE" } else { "X-PAYMENT-RESPONSE" };
+                Ok((name, base64_encode(body.to_string().as_bytes())))
+            }
+            Settled::Failed { reason, message } => {
+                let extra = json!({ "at": at, "request_id": p.request_id, "reason": reason });
+                if let Err(e) = ledger.record(&p.ticket, Event::Failed, value, extra) {
+                    log::error!("a failed settlement could not be recorded: {e}");
+                }
+                let text = if message.is_empty() { reason } else { format!("{reason}: {message}") };
+                Err(self.challenge(terms, resource, Some(("settlement_failed", text))))
+            }
+            Settled::Unknown(why) => {
+                let extra = json!({ "at": at, "request_id": p.request_id, "reason": why });
+                if let Err(e) = ledger.record(&p.ticket, Event::Unknown, value, extra) {
+                    log::error!("an unknown settlement could not be recorded: {e}");
+                }
+                self.refuse("settlement_unknown");
+                log::warn!("settlement outcome unknown for request {}: {why}", p.request_id);
+                Err(ApiError::new(
+                    502,
+                    "settlement_unknown",
+                    "the payment facilitator did not say whether the payment settled; the result is withheld and \
+                     this authorization will not be settled again",
+                )
+                .into_response())
+            }
+        }
+    }
+
+    /// The work failed after verification: nothing is settled and the authorization is free again.
+    pub fn abandon(&self, p: Box<Pending>, why: &str) {
+        if let Some(ledger) = &self.ledger {
+            let extra = json!({ "at": self.clock.now_unix_ms(), "request_id": p.request_id, "reason": why });
+            if let Err(e) = ledger.record(&p.ticket, Event::Released, p.payment.authorization.value, extra) {
+                log::error!("a released payment could not be recorded: {e}");
+            }
+        }
+    }
+
+    /// Prometheus text.
+    pub fn metrics(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let counters = [
+            (
+                "websearchd_payment_challenges_total",
+                "402 challenges sent for requests without payment.",
+                &self.stats.challenges,
+            ),
+            ("websearchd_payments_verified_total", "Payments verified by the facilitator.", &self.stats.verified),
+            ("websearchd_payments_settled_total", "Payments settled.", &self.stats.settled),
+            ("websearchd_free_calls_total", "Calls let through by a trial or loopback rule.", &self.stats.free),
+        ];
+        for (name, help, v) in counters {
+            crate::metrics::family(&mut out, name, "counter", help);
+            let _ = writeln!(out, "{name} {}", v.load(Relaxed));
+        }
+        let name = "websearchd_payments_refused_total";
+        crate::metrics::family(&mut out, name, "counter", "Payments refused, by reason code.");
+        for (code, n) in self.stats.refused.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            let _ = writeln!(out, "{name}{{reason=\"{code}\"}} {n}");
+        }
+        let name = "websearchd_facilitator_seconds";
+        crate::metrics::family(&mut out, name, "summary", "Time spent in facilitator calls.");
+        let _ = writeln!(out, "{name}_sum {}", self.stats.facilitator_us.load(Relaxed) as f64 / 1e6);
+        let _ = writeln!(out, "{name}_count {}", self.stats.facilitator_calls.load(Relaxed));
+        if let Some(ledger) = &self.ledger {
+            let s = ledger.summary();
+            let name = "websearchd_ledger_records";
+            crate::metrics::family(&mut out, name, "gauge", "Payment ledger records, by event.");
+            for (event, n) in [
+                ("verified", s.verified),
+                ("settled", s.settled),
+                ("failed", s.failed),
+                ("unknown", s.unknown),
+                ("released", s.released),
+            ] {
+                let _ = writeln!(out, "{name}{{event=\"{event}\"}} {n}");
+            }
+        }
+        out
+    }
+
+    pub fn ledger(&self) -> Option<&Ledger> {
+        self.ledger.as_ref()
+    }
+}

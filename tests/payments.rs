@@ -1,0 +1,336 @@
+//! x402 end to end: the real server, a loopback search source, and a loopback facilitator that checks signatures
+//! itself and fails on command.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::pay::{Facilitator, Mode, Payer, PAY_TO};
+use common::upstream::{Answer, Upstream};
+use common::{own_fixture, Reply, Server};
+use serde_json::Value;
+use websearchd::codec::base64_decode;
+
+struct World {
+    source: Upstream,
+    facilitator: Facilitator,
+    server: Server,
+}
+
+fn source() -> Upstream {
+    Upstream::start(|seen| match seen.path() {
+        "/html/" => match seen.param("q").as_deref() {
+            Some("fails") => Answer::html(500, "down"),
+            Some("slow") => Answer::Delay(
+                Duration::from_millis(1_500),
+                Box::new(Answer::html(200, own_fixture("search/ddg_html_results.html"))),
+            ),
+            _ => Answer::html(200, own_fixture("search/ddg_html_results.html")),
+        },
+        _ => Answer::html(404, ""),
+    })
+}
+
+fn env(source: &Upstream, facilitator: &Facilitator) -> Vec<(String, String)> {
+    vec![
+        ("WEBSEARCHD_SOURCES".into(), "ddg_html".into()),
+        ("WEBSEARCHD_DDG_HTML_URL".into(), source.url("/html/")),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS".into(), "0".into()),
+        ("WEBSEARCHD_CACHE_TTL_S".into(), "0".into()),
+        ("WEBSEARCHD_PAY_TO".into(), PAY_TO.into()),
+        ("WEBSEARCHD_PUBLIC_URL".into(), "https://search.example".into()),
+        ("WEBSEARCHD_FACILITATOR_URL".into(), facilitator.url()),
+        ("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "800".into()),
+    ]
+}
+
+fn world(extra: &[(&str, &str)]) -> World {
+    let source = source();
+    let facilitator = Facilitator::start();
+    let mut vars = env(&source, &facilitator);
+    vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let server = Server::start(&pairs);
+    World { source, facilitator, server }
+}
+
+fn search(server: &Server, query: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut h = vec![("Content-Type", "application/json")];
+    h.extend_from_slice(headers);
+    server.request("POST", "/service", &h, format!(r#"{{"query":"{query}"}}"#).as_bytes())
+}
+
+fn accepted(server: &Server) -> Value {
+    let challenge = search(server, "terms", &[]);
+    assert_eq!(challenge.status, 402);
+    challenge.json()["accepts"][0].clone()
+}
+
+fn pay(w: &World, query: &str, payer: &Payer) -> Reply {
+    let header = payer.v2_header(&accepted(&w.server));
+    search(&w.server, query, &[("PAYMENT-SIGNATURE", &header)])
+}
+
+fn decode_header(value: &str) -> Value {
+    serde_json::from_slice(&base64_decode(value).expect("base64")).expect("JSON")
+}
+
+#[test]
+fn the_challenge() {
+    let w = world(&[]);
+    let r = search(&w.server, "q", &[]);
+    assert_eq!(r.status, 402);
+    let body = r.json();
+    assert_eq!(body["x402Version"], 2);
+    assert_eq!(body["resource"]["url"], "https://search.example/service");
+    assert_eq!(body["resource"]["mimeType"], "application/json");
+    let req = &body["accepts"][0];
+    assert_eq!(req["scheme"], "exact");
+    assert_eq!(req["network"], "eip155:8453");
+    assert_eq!(req["amount"], "5000");
+    assert_eq!(req["asset"], "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
+    assert_eq!(req["payTo"], PAY_TO);
+    assert_eq!(req["extra"]["name"], "USD Coin");
+    assert_eq!(body["extensions"]["bazaar"]["info"]["input"]["method"], "POST");
+    assert_eq!(body["extensions"]["bazaar"]["schema"]["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(decode_header(r.header("payment-required").unwrap()), body);
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    assert!(r.header("access-control-expose-headers").unwrap().contains("PAYMENT-REQUIRED"));
+    assert_eq!(w.source.count("/html/"), 0, "no work before payment");
+    // Validation comes before payment.
+    let bad = w.server.post_json("/service", r#"{"query":""}"#);
+    assert_eq!((bad.status, bad.error_code().as_str()), (400, "query_empty"));
+    let health = w.server.get("/health").json();
+    assert_eq!(health["mode"], "paid");
+}
+
+#[test]
+fn preflight() {
+    let w = world(&[]);
+    let r = w.server.request("OPTIONS", "/service", &[("Origin", "https://app.example")], b"");
+    assert_eq!(r.status, 204);
+    assert_eq!(r.header("access-control-allow-methods"), Some("POST, OPTIONS"));
+    assert!(r.header("access-control-allow-headers").unwrap().contains("PAYMENT-SIGNATURE"));
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+}
+
+#[test]
+fn a_paid_search_end_to_end_v2_and_v1() {
+    let w = world(&[]);
+    let r = pay(&w, "rust", &Payer::new(1));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["results"][0]["url"], "https://www.rust-lang.org/");
+    let settlement = decode_header(r.header("payment-response").expect("PAYMENT-RESPONSE"));
+    assert_eq!(settlement["success"], true);
+    assert_eq!(settlement["transaction"], "0xfeedbeef");
+    let paths: Vec<String> = w.facilitator.upstream.seen().iter().map(|s| s.path().to_string()).collect();
+    assert_eq!(paths, vec!["/verify", "/settle"]);
+
+    let r = search(&w.server, "rust v1", &[("X-PAYMENT", &Payer::new(2).v1_header())]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(decode_header(r.header("x-payment-response").expect("X-PAYMENT-RESPONSE"))["success"], true);
+
+    // The ledger has both, verified then settled.
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_STATE_DIR", w.server.state_dir.path().join("data"))
+        .arg("payments")
+        .output()
+        .unwrap();
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+    assert_eq!(events, vec!["verified", "settled", "verified", "settled"]);
+    assert_eq!(lines[1]["tx"], "0xfeedbeef");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("settled 10000 atomic USDC"));
+}
+
+#[test]
+fn local_checks_refuse_before_the_facilitator() {
+    let w = world(&[]);
+    let accepted = accepted(&w.server);
+    let cases = [
+        (Payer { to: "0x1111111111111111111111111111111111111111".into(), ..Payer::new(3) }, "payment_pay_to_mismatch"),
+        (Payer { value: 1, ..Payer::new(4) }, "payment_amount_mismatch"),
+        (Payer { valid_before: 1_000, ..Payer::new(5) }, "payment_expired"),
+    ];
+    for (payer, code) in cases {
+        let r = search(&w.server, "q", &[("PAYMENT-SIGNATURE", &payer.v2_header(&accepted))]);
+        assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, code));
+        assert!(r.json()["accepts"].is_array(), "a refusal carries the terms again");
+    }
+    let r = search(&w.server, "q", &[("PAYMENT-SIGNATURE", "%%%")]);
+    assert_eq!(r.json()["error"], "payment_malformed");
+    assert!(w.facilitator.upstream.seen().is_empty());
+    assert_eq!(w.source.count("/html/"), 0);
+}
+
+#[test]
+fn facilitator_refusals_and_outages() {
+    let w = world(&[]);
+    w.facilitator.set(Mode::VerifyInvalid);
+    let r = pay(&w, "q", &Payer::new(6));
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "payment_rejected"));
+    assert!(r.json()["message"].as_str().unwrap().contains("insufficient_funds"));
+
+    w.facilitator.set(Mode::Verify5xx);
+    let r = pay(&w, "q", &Payer::new(7));
+    assert_eq!((r.status, r.error_code().as_str()), (503, "facilitator_unavailable"));
+
+    w.facilitator.set(Mode::VerifyHang);
+    let started = std::time::Instant::now();
+    let r = pay(&w, "q", &Payer::new(8));
+    assert_eq!((r.status, r.error_code().as_str()), (503, "facilitator_unavailable"));
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(w.source.count("/html/"), 0, "no work without a verified payment");
+
+    // An authorization refused before the work can be used again once the facilitator is back.
+    w.facilitator.set(Mode::Honest);
+    assert_eq!(pay(&w, "q", &Payer::new(8)).status, 200);
+}
+
+#[test]
+fn an_unreachable_facilitator_takes_nothing() {
+    let source = source();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let facilitator = Facilitator::start();
+    let mut vars = env(&source, &facilitator);
+    vars.retain(|(k, _)| k != "WEBSEARCHD_FACILITATOR_URL");
+    vars.push(("WEBSEARCHD_FACILITATOR_URL".into(), url));
+    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let server = Server::start(&pairs);
+    let accepted = accepted(&server);
+    let r = search(&server, "q", &[("PAYMENT-SIGNATURE", &Payer::new(9).v2_header(&accepted))]);
+    assert_eq!((r.status, r.error_code().as_str()), (503, "facilitator_unavailable"));
+    assert_eq!(r.header("retry-after"), Some("5"));
+    assert_eq!(source.count("/html/"), 0);
+}
+
+#[test]
+fn settlement_failures_withhold_the_result() {
+    let w = world(&[]);
+    w.facilitator.set(Mode::SettleFalse);
+    let r = pay(&w, "q", &Payer::new(10));
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "settlement_failed"));
+    assert!(r.json().get("results").is_none(), "the result is withheld");
+
+    w.facilitator.set(Mode::Settle5xx);
+    let payer = Payer::new(11);
+    let r = pay(&w, "q", &payer);
+    assert_eq!((r.status, r.error_code().as_str()), (502, "settlement_unknown"));
+    assert!(!r.text().contains("rust-lang.org"));
+    // Never settled twice: the same authorization is refused from now on.
+    w.facilitator.set(Mode::Honest);
+    let r = pay(&w, "q", &payer);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "payment_replayed"));
+
+    w.facilitator.set(Mode::SettleHang);
+    let r = pay(&w, "q", &Payer::new(12));
+    assert_eq!((r.status, r.error_code().as_str()), (502, "settlement_unknown"));
+
+    let settles = w.facilitator.upstream.count("/settle");
+    assert_eq!(settles, 3, "one settle call per payment");
+}
+
+#[test]
+fn a_failed_search_is_not_settled() {
+    let w = world(&[]);
+    let payer = Payer::new(13);
+    let r = pay(&w, "fails", &payer);
+    assert_eq!((r.status, r.error_code().as_str()), (502, "all_sources_failed"));
+    assert_eq!(w.facilitator.upstream.count("/settle"), 0);
+    // The authorization was not spent: it pays for the next search.
+    let r = pay(&w, "works", &payer);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(w.facilitator.upstream.count("/settle"), 1);
+}
+
+#[test]
+fn two_concurrent_requests_with_one_authorization() {
+    let w = world(&[]);
+    w.facilitator.set(Mode::VerifySlow);
+    let header = Payer::new(14).v2_header(&accepted(&w.server));
+    let addr = w.server.addr;
+    let threads: Vec<_> = (0..2)
+        .map(|i| {
+            let header = header.clone();
+            std::thread::spawn(move || {
+                let body = format!(r#"{{"query":"concurrent {i}"}}"#);
+                common::request(
+                    addr,
+                    "POST",
+                    "/service",
+                    &[("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", &header)],
+                    body.as_bytes(),
+                )
+            })
+        })
+        .collect();
+    let replies: Vec<Reply> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
+    let refused = replies.iter().find(|r| r.status == 402).expect("one refused");
+    assert_eq!(refused.json()["error"], "payment_replayed");
+    assert_eq!(w.facilitator.upstream.count("/settle"), 1);
+}
+
+#[test]
+fn a_restart_between_verify_and_reuse() {
+    let w = world(&[]);
+    let payer = Payer::new(15);
+    let header = payer.v2_header(&accepted(&w.server));
+    let addr = w.server.addr;
+    let h = header.clone();
+    // The search is slow: the server is killed after verification, before settlement.
+    let inflight = std::thread::spawn(move || {
+        let _ = std::panic::catch_unwind(|| {
+            common::request(
+                addr,
+                "POST",
+                "/service",
+                &[("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", &h)],
+                br#"{"query":"slow"}"#,
+            )
+        });
+    });
+    w.source.wait_for("/html/", 1);
+    let state = w.server.kill_keep_state();
+    let _ = inflight.join();
+
+    let mut vars = env(&w.source, &w.facilitator);
+    vars.push(("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "800".into()));
+    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let server = Server::start_in(state, &pairs, |c| c);
+    let r = search(&server, "again", &[("PAYMENT-SIGNATURE", &header)]);
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "payment_replayed"));
+    assert_eq!(w.facilitator.upstream.count("/settle"), 0);
+}
+
+#[test]
+fn trial_calls_and_loopback() {
+    let w = world(&[("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "1")]);
+    assert_eq!(search(&w.server, "free one", &[]).status, 200);
+    let r = search(&w.server, "free two", &[]);
+    assert_eq!(r.status, 402);
+    assert_eq!(r.json()["trial"]["calls_per_day"], 1);
+
+    let w = world(&[("WEBSEARCHD_FREE_LOOPBACK", "1")]);
+    assert_eq!(search(&w.server, "local", &[]).status, 200);
+    assert_eq!(search(&w.server, "local again", &[]).status, 200);
+    assert!(w.facilitator.upstream.seen().is_empty());
+}
+
+#[test]
+fn payments_off_refuses_a_public_address() {
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_LISTEN", "0.0.0.0:0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("WEBSEARCHD_PAY_TO") && err.contains("WEBSEARCHD_OPEN"), "{err}");
+}
