@@ -1,0 +1,60 @@
+//! Interop with the official clients, run from Python in the venv that `.ci/run` makes (`WEBSEARCHD_PYTHON`, or
+//! `.venv/bin/python`). Without that interpreter the tests print a notice and skip.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::pay::{Facilitator, PAY_TO};
+use common::upstream::{Answer, Upstream};
+use common::{own_fixture, Server};
+use serde_json::Value;
+
+/// The venv's Python, if there is one with the interop packages.
+fn python() -> Option<PathBuf> {
+    let candidate = std::env::var_os("WEBSEARCHD_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.venv/bin/python")));
+    if candidate.exists() {
+        Some(candidate)
+    } else if std::env::var_os("WEBSEARCHD_REQUIRE_INTEROP").is_some() {
+        panic!("WEBSEARCHD_REQUIRE_INTEROP is set but there is no interop Python at {}", candidate.display());
+    } else {
+        eprintln!(
+            "notice: no interop Python at {} (run .ci/run or set WEBSEARCHD_PYTHON); skipping",
+            candidate.display()
+        );
+        None
+    }
+}
+
+#[test]
+fn the_official_x402_python_client_pays_end_to_end() {
+    let Some(python) = python() else { return };
+    let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
+    let facilitator = Facilitator::start();
+    let (html, fac) = (source.url("/html/"), facilitator.url());
+    let server = Server::start(&[
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", &html),
+        ("WEBSEARCHD_PAY_TO", PAY_TO),
+        ("WEBSEARCHD_FACILITATOR_URL", &fac),
+    ]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/x402_client.py");
+    let url = format!("http://{}/service", server.addr);
+    let out = std::process::Command::new(python).arg(script).arg(&url).output().expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "client failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(seen["status"], 200);
+    assert_eq!(seen["results"], 2);
+    assert_eq!(seen["settlement"]["success"], true);
+    assert_eq!(seen["settlement"]["transaction"], "0xfeedbeef");
+    // The facilitator saw the client's own payer address (recovered from its signature) and both calls.
+    let paths: Vec<String> = facilitator.upstream.seen().iter().map(|s| s.path().to_string()).collect();
+    assert_eq!(paths, vec!["/verify", "/settle"]);
+    let verify: Value = serde_json::from_slice(&facilitator.upstream.seen()[0].body).unwrap();
+    let from = verify["paymentPayload"]["payload"]["authorization"]["from"].as_str().unwrap().to_lowercase();
+    assert_eq!(from, seen["payer"].as_str().unwrap().to_lowercase());
+}
