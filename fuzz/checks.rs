@@ -96,3 +96,26 @@ pub fn result_url(data: &[u8]) {
     let _ = url::percent_decode(&s);
     let _ = url::form_encode(&s);
 }
+
+/// A payment header: decoding and the local checks never panic, and what passes is for the terms.
+pub fn x402_payment(data: &[u8]) {
+    use websearchd::x402::payment::{check, decode};
+    use websearchd::x402::{Network, Terms};
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let version = 1 + (first & 1);
+    let header = String::from_utf8_lossy(rest);
+    // Raw bytes are also tried as the JSON itself, base64-encoded, to reach past the base64 layer.
+    let encoded = websearchd::codec::base64_encode(rest);
+    let pay_to = websearchd::x402::eip712::parse_address("0x209693Bc6afc0C5328bA36FaF03C514EF312287C").unwrap();
+    let terms = Terms { network: Network::Base, pay_to, price: 5_000, max_timeout_s: 60 };
+    for h in [header.as_ref(), encoded.as_str()] {
+        if let Ok(p) = decode(h, version) {
+            if check(&p, &terms, 1_800_000_000).is_ok() {
+                assert_eq!(p.authorization.to, pay_to);
+                assert_eq!(p.authorization.value, 5_000);
+            }
+        }
+    }
+}

@@ -109,3 +109,16 @@ fn result_url() {
         }
     }
 }
+
+#[test]
+fn x402_payment() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut inputs = files_in(&root.join("fuzz/seeds/x402_payment"));
+    inputs.extend(files_in(&root.join("fuzz/regressions/x402_payment")));
+    assert!(!inputs.is_empty());
+    for input in inputs {
+        for end in 0..=input.len() {
+            checks::x402_payment(&input[..end]);
+        }
+    }
+}

@@ -174,6 +174,11 @@ fn facilitator_refusals_and_outages() {
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "payment_rejected"));
     assert!(r.json()["message"].as_str().unwrap().contains("insufficient_funds"));
 
+    w.facilitator.set(Mode::Verify4xx);
+    let r = pay(&w, "q", &Payer::new(16));
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "payment_rejected"));
+    assert_eq!(r.header("x-payment-rejected-reason"), Some("invalid_exact_evm_payload_authorization_valid_before"));
+
     w.facilitator.set(Mode::Verify5xx);
     let r = pay(&w, "q", &Payer::new(7));
     assert_eq!((r.status, r.error_code().as_str()), (503, "facilitator_unavailable"));
@@ -231,8 +236,13 @@ fn settlement_failures_withhold_the_result() {
     let r = pay(&w, "q", &Payer::new(12));
     assert_eq!((r.status, r.error_code().as_str()), (502, "settlement_unknown"));
 
+    w.facilitator.set(Mode::Settle4xx);
+    let r = pay(&w, "q", &Payer::new(17));
+    assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "settlement_failed"));
+    assert!(r.json()["message"].as_str().unwrap().contains("invalid_payload"));
+
     let settles = w.facilitator.upstream.count("/settle");
-    assert_eq!(settles, 3, "one settle call per payment");
+    assert_eq!(settles, 4, "one settle call per payment");
 }
 
 #[test]

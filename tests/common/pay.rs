@@ -149,6 +149,8 @@ pub enum Mode {
     /// Check the signature and answer truthfully.
     Honest,
     VerifyInvalid,
+    /// A refusal sent as HTTP 400 with the verdict JSON (some facilitators do that).
+    Verify4xx,
     VerifyHang,
     Verify5xx,
     VerifySlow,
@@ -175,6 +177,10 @@ impl Facilitator {
                     Mode::VerifyInvalid => {
                         Answer::json(200, r#"{"isValid":false,"invalidReason":"insufficient_funds"}"#)
                     }
+                    Mode::Verify4xx => Answer::json(
+                        400,
+                        r#"{"isValid":false,"invalidReason":"invalid_exact_evm_payload_authorization_valid_before"}"#,
+                    ),
                     Mode::VerifyHang => Answer::Hang(Duration::from_secs(5)),
                     Mode::Verify5xx => Answer::json(503, "{}"),
                     Mode::VerifySlow => Answer::Delay(Duration::from_millis(400), Box::new(verify(&body))),
