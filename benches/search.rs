@@ -120,6 +120,7 @@ fn service_throughput() {
             ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0".to_string()),
             ("WEBSEARCHD_CACHE_TTL_S", cache_ttl.to_string()),
             ("WEBSEARCHD_LOG", "off".to_string()),
+            ("WEBSEARCHD_STATE_DIR", std::env::temp_dir().join("websearchd-bench").display().to_string()),
         ];
         let source = Source::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.clone())), None).expect("env");
         let config = Config::from_source(&source).expect("config");
@@ -128,7 +129,8 @@ fn service_throughput() {
         let listen = config.listen;
         let engine = Engine::from_config(&config, Arc::new(SystemClock));
         let gate = websearchd::x402::Gate::from_config(&config, Arc::new(SystemClock)).expect("gate");
-        let app = Arc::new(App::new(config, stats.clone(), engine, gate));
+        let keys = Arc::new(websearchd::sign::Keyring::load_or_create(&config.key_paths()).expect("keys"));
+        let app = Arc::new(App::new(config, stats.clone(), engine, gate, keys));
         let server = Server::bind(listen, limits, app, stats).expect("bind");
         let addr = server.local_addr().expect("addr");
         let shutdown = server.shutdown_handle();

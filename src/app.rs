@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::discovery::Documents;
 use crate::error::ApiError;
 use crate::http::{Handler, Request, Response, ServerStats};
 use crate::metrics::Metrics;
 use crate::search::{Engine, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
+use crate::sign::{Keyring, SignedObject};
 use crate::x402::{Admission, Gate, Resource};
 
 pub struct App {
@@ -21,12 +23,16 @@ pub struct App {
     engine: Engine,
     gate: Gate,
     search_resource: Resource,
+    keys: Arc<Keyring>,
+    documents: Documents,
 }
 
 /// Headers a browser-based client may read, and those it may send (x402 clients send the last one too).
-const CORS_EXPOSE: &str = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-Id, Retry-After";
+const CORS_EXPOSE: &str = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-Id, Retry-After, \
+                           X-Signature, X-Signature-Kid, X-Signed-Object, ETag";
 const CORS_ALLOW_HEADERS: &str =
-    "Content-Type, PAYMENT-SIGNATURE, X-PAYMENT, X-WALLET, Access-Control-Expose-Headers, X-Request-Id";
+    "Content-Type, PAYMENT-SIGNATURE, X-PAYMENT, X-WALLET, Access-Control-Expose-Headers, X-Request-Id, \
+     X-Signed-Object, If-None-Match";
 
 /// The routes, as metric labels and for `Allow` headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +40,7 @@ enum Route {
     Health,
     Metrics,
     Service,
+    Document,
     Unknown,
 }
 
@@ -43,6 +50,12 @@ impl Route {
             "/health" => Route::Health,
             "/metrics" => Route::Metrics,
             "/service" => Route::Service,
+            "/.well-known/jwks.json"
+            | "/agent-card.json"
+            | "/.well-known/agent-card.json"
+            | "/pubkey"
+            | "/catalog.json"
+            | "/llms.txt" => Route::Document,
             _ => Route::Unknown,
         }
     }
@@ -52,13 +65,15 @@ impl Route {
             Route::Health => "health",
             Route::Metrics => "metrics",
             Route::Service => "service",
+            Route::Document => "discovery",
             Route::Unknown => "unknown",
         }
     }
 }
 
 impl App {
-    pub fn new(config: Config, stats: Arc<ServerStats>, engine: Engine, gate: Gate) -> App {
+    pub fn new(config: Config, stats: Arc<ServerStats>, engine: Engine, gate: Gate, keys: Arc<Keyring>) -> App {
+        let documents = Documents::build(&config, &keys, gate.terms(), gate.free_rules());
         let search_resource = Resource {
             url: format!("{}/service", config.public_url),
             description: "Web search for agents: ranked organic results (title, url, snippet) from live public \
@@ -68,7 +83,17 @@ impl App {
             mime_type: "application/json".into(),
             bazaar: Some(search_bazaar()),
         };
-        App { config, started: Instant::now(), stats, metrics: Metrics::default(), engine, gate, search_resource }
+        App {
+            config,
+            started: Instant::now(),
+            stats,
+            metrics: Metrics::default(),
+            engine,
+            gate,
+            search_resource,
+            keys,
+            documents,
+        }
     }
 
     pub fn gate(&self) -> &Gate {
@@ -89,9 +114,13 @@ impl App {
             (Route::Health, "GET" | "HEAD") => Ok(self.health()),
             (Route::Metrics, "GET" | "HEAD") => Ok(self.metrics()),
             (Route::Service, "POST") => self.service(req),
+            (Route::Document, "GET" | "HEAD") => Ok(self.document(req)),
+            (Route::Document, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
             (Route::Health | Route::Metrics, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
             (Route::Service, "OPTIONS") => Ok(preflight("POST, OPTIONS")),
-            (Route::Health | Route::Metrics, _) => Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS")),
+            (Route::Health | Route::Metrics | Route::Document, _) => {
+                Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS"))
+            }
             (Route::Service, _) => Err(ApiError::method_not_allowed(method, "POST, OPTIONS")),
             (Route::Unknown, _) => Err(ApiError::not_found(&req.path)),
         }
@@ -115,16 +144,40 @@ impl App {
         Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text).header("Cache-Control", "no-store")
     }
 
+    fn document(&self, req: &Request) -> Response {
+        let Some(doc) = self.documents.get(&req.path) else { return ApiError::not_found(&req.path).into_response() };
+        let fresh = req
+            .header("if-none-match")
+            .is_some_and(|tags| tags.split(',').any(|t| t.trim() == doc.etag || t.trim() == "*"));
+        let response = if fresh {
+            Response::new(304, doc.content_type, Vec::new())
+        } else {
+            Response::new(200, doc.content_type, doc.body.clone())
+        };
+        response.header("ETag", doc.etag.clone()).header("Cache-Control", "public, max-age=300")
+    }
+
     /// Validation first (400s never ask for payment), then the gate, the search, and settlement only for an answer.
     fn service(&self, req: &Request) -> Result<Response, ApiError> {
         require_json(req)?;
         let search = SearchRequest::from_json(&req.body)?;
+        let object = match req.header("x-signed-object") {
+            None => SignedObject::Raw,
+            Some(name) => SignedObject::from_name(name).ok_or_else(|| {
+                ApiError::bad_request("signed_object_unknown", "X-Signed-Object must be raw or sha256-hex")
+            })?,
+        };
         let admission = match self.gate.admit(req, &self.search_resource) {
             Ok(a) => a,
             Err(refusal) => return Ok(refusal),
         };
         let answer = match self.engine.search(&search, &req.request_id) {
-            Ok(answer) => answer,
+            Ok(mut answer) => {
+                if let Some(map) = answer.as_object_mut() {
+                    map.insert("kid".into(), self.keys.result.kid.clone().into());
+                }
+                answer
+            }
             Err(e) => {
                 if let Admission::Paid(pending) = admission {
                     self.gate.abandon(pending, e.code);
@@ -132,7 +185,11 @@ impl App {
                 return Err(e);
             }
         };
-        let response = Response::json(200, &answer);
+        let mut response = Response::json(200, &answer);
+        // The signature covers exactly the bytes sent.
+        for (name, value) in crate::sign::sign_answer(&self.keys.result, &response.body, object) {
+            response = response.header(name, value);
+        }
         match admission {
             Admission::Free(_) => Ok(response),
             Admission::Paid(pending) => match self.gate.settle(pending, &self.search_resource) {

@@ -21,6 +21,10 @@ Usage:
                                             run one search through the same pipeline, print the JSON answer
   websearchd check-config                   print the resolved configuration, secrets hidden
   websearchd payments                       list the payment ledger (one JSON record per line) and a summary
+  websearchd keygen                         rotate the card and result keys (old public keys stay published)
+  websearchd verify --body FILE --headers FILE [--jwks FILE]
+                                            check a saved signed answer offline (default key set: this
+                                            instance's own keys)
   websearchd --help | --version
 
 Options:
@@ -35,6 +39,8 @@ enum Command {
     Search { query: String, max_results: Option<String>, extract: bool },
     CheckConfig,
     Payments,
+    Keygen,
+    Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
     Help,
     Version,
 }
@@ -51,6 +57,9 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut positional = Vec::new();
     let mut max_results = None;
     let mut extract = false;
+    let mut body = None;
+    let mut headers = None;
+    let mut jwks = None;
     let mut help = false;
     let mut version = false;
     while let Some(arg) = args.next() {
@@ -71,6 +80,9 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--env-file" => env_file = Some(PathBuf::from(value("--env-file")?)),
             "--max-results" => max_results = Some(value("--max-results")?),
             "--extract" => extract = true,
+            "--body" => body = Some(PathBuf::from(value("--body")?)),
+            "--headers" => headers = Some(PathBuf::from(value("--headers")?)),
+            "--jwks" => jwks = Some(PathBuf::from(value("--jwks")?)),
             "--" => {
                 for rest in args.by_ref() {
                     positional.push(rest?);
@@ -90,6 +102,11 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             None | Some("serve") => Command::Serve,
             Some("check-config") => Command::CheckConfig,
             Some("payments") => Command::Payments,
+            Some("keygen") => Command::Keygen,
+            Some("verify") => match (body.take(), headers.take()) {
+                (Some(body), Some(headers)) => Command::Verify { body, headers, jwks: jwks.take() },
+                _ => return Err("verify needs --body FILE and --headers FILE".into()),
+            },
             Some("search") => {
                 let query = positional.by_ref().collect::<Vec<_>>().join(" ");
                 if query.trim().is_empty() {
@@ -143,6 +160,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
         Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),
         Command::Payments => payments(&config),
+        Command::Keygen => keygen(&config),
+        Command::Verify { body, headers, jwks } => verify(&config, &body, &headers, jwks.as_deref()),
         _ => serve(config),
     }
 }
@@ -218,8 +237,16 @@ fn serve(config: Config) -> ExitCode {
         ),
         None => log::info!("payments off (no WEBSEARCHD_PAY_TO): searches are free"),
     }
+    let keys = match crate::sign::Keyring::load_or_create(&config.key_paths()) {
+        Ok(k) => Arc::new(k),
+        Err(e) => {
+            log::error!("cannot load or create the signing keys: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    log::info!("signing answers with {} (documents with {})", keys.result.kid, keys.card.kid);
     let engine = Engine::from_config(&config, clock);
-    let app = Arc::new(App::new(config, stats.clone(), engine, gate));
+    let app = Arc::new(App::new(config, stats.clone(), engine, gate, keys));
     let server = match Server::bind(listen, limits.clone(), app, stats) {
         Ok(s) => s,
         Err(e) => {
@@ -258,6 +285,69 @@ fn serve(config: Config) -> ExitCode {
         }
         Err(e) => {
             log::error!("server failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Rotates both keys; the running server picks them up on its next start.
+fn keygen(config: &Config) -> ExitCode {
+    crate::logger::init(&config.log);
+    let now = crate::clock::Clock::now_unix_ms(&SystemClock);
+    match crate::sign::Keyring::rotate(&config.key_paths(), now) {
+        Ok(k) => {
+            println!(
+                "card key:   {}
+result key: {}",
+                k.card.kid, k.result.kid
+            );
+            println!("the previous keys stay published as retired; restart the server to sign with the new ones");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("websearchd: cannot rotate the keys: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Checks a saved answer: the body bytes, the response headers (as `curl -D` writes them), and a JWKS.
+fn verify(
+    config: &Config,
+    body: &std::path::Path,
+    headers: &std::path::Path,
+    jwks: Option<&std::path::Path>,
+) -> ExitCode {
+    let read = |p: &std::path::Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+    let loaded = (|| -> Result<(Vec<u8>, String, serde_json::Value), String> {
+        let body = read(body)?;
+        let headers = String::from_utf8_lossy(&read(headers)?).into_owned();
+        let jwks = match jwks {
+            Some(p) => serde_json::from_slice(&read(p)?).map_err(|e| format!("{}: {e}", p.display()))?,
+            None => crate::sign::Keyring::load_or_create(&config.key_paths()).map_err(|e| e.to_string())?.jwks(),
+        };
+        Ok((body, headers, jwks))
+    })();
+    let (body, headers, jwks) = match loaded {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("websearchd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let lookup = |name: &str| {
+        headers.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    };
+    match crate::sign::verify_answer(&body, lookup, &crate::sign::keys_from_jwks(&jwks)) {
+        Ok(v) => {
+            println!("ok: signed by {} ({} key), over the {} form", v.kid, v.status, v.object.name());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("not valid: {e}");
             ExitCode::from(1)
         }
     }

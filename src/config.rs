@@ -275,6 +275,18 @@ pub const VARS: &[VarDoc] = &[
                   challenge.",
     },
     VarDoc {
+        name: "WEBSEARCHD_CARD_KEY_FILE",
+        default: "<state>/keys/card.key",
+        allowed: "a file path (64 hex digits: an Ed25519 seed; created 0600 if missing)",
+        meaning: "The card key: signs the agent card, /pubkey and the catalogue (secret; never printed).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_RESULT_KEY_FILE",
+        default: "<state>/keys/result.key",
+        allowed: "a file path (64 hex digits: an Ed25519 seed; created 0600 if missing)",
+        meaning: "The result key: signs answers and notary receipts (secret; never printed).",
+    },
+    VarDoc {
         name: "WEBSEARCHD_LOG",
         default: "info",
         allowed: "off, error, warn, info, debug, trace, or a list like `info,websearchd::http=debug`",
@@ -325,6 +337,8 @@ pub struct Config {
     pub open: bool,
     pub trial_calls_per_day: u32,
     pub free_loopback: bool,
+    pub card_key_file: Option<PathBuf>,
+    pub result_key_file: Option<PathBuf>,
     pub log: String,
     /// What each variable resolved to and where it came from, for `check-config`.
     pub resolved: Vec<Resolved>,
@@ -640,6 +654,8 @@ impl Config {
         let open = r.flag("WEBSEARCHD_OPEN")?;
         let trial_calls_per_day = r.int("WEBSEARCHD_TRIAL_CALLS_PER_DAY", 0, 0..=1_000_000)?;
         let free_loopback = r.flag("WEBSEARCHD_FREE_LOOPBACK")?;
+        let card_key_file = r.path_opt("WEBSEARCHD_CARD_KEY_FILE");
+        let result_key_file = r.path_opt("WEBSEARCHD_RESULT_KEY_FILE");
         if pay_to.is_none() && !open && !listen.ip().is_loopback() {
             return Err(ConfigError {
                 var: "WEBSEARCHD_LISTEN".into(),
@@ -710,6 +726,8 @@ impl Config {
             open,
             trial_calls_per_day,
             free_loopback,
+            card_key_file,
+            result_key_file,
             log,
             resolved: r.resolved,
             unknown_vars,
@@ -722,6 +740,15 @@ impl Config {
             Ok(config) => config,
             Err(e) => unreachable!("the defaults are valid: {e}"),
         }
+    }
+
+    /// Where the signing keys are.
+    pub fn key_paths(&self) -> crate::sign::keys::KeyPaths {
+        crate::sign::keys::KeyPaths::new(
+            &self.state_dir,
+            self.card_key_file.as_deref(),
+            self.result_key_file.as_deref(),
+        )
     }
 
     /// `check-config` output: one `NAME=value  # origin` line per variable.

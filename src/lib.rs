@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clock;
 pub mod codec;
 pub mod config;
+pub mod discovery;
 pub mod error;
 pub mod fetch;
 pub mod html;

@@ -1,0 +1,348 @@
+//! The public discovery documents, built once at start from the configuration, the keys and the terms: the JWKS, the
+//! A2A v1.0 agent card (signed with the card key), `/pubkey` (the verification procedure as data, signed), the
+//! catalogue of paid operations (signed) and `/llms.txt`. Each is served with an `ETag` and `Cache-Control`.
+//!
+//! The card is built in the shape the official A2A SDKs rebuild before verifying (their v1.0 model, with empty
+//! strings, lists and objects and proto default values dropped), so it carries no empty value and no `false`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::config::Config;
+use crate::sign::{self, Keyring, SignedObject};
+use crate::x402::{FreeRules, Terms};
+
+/// The URI that declares the x402 extension in A2A agent cards.
+pub const X402_EXTENSION_URI: &str = "https://github.com/google-a2a/a2a-x402/v0.1";
+
+pub struct Document {
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    pub etag: String,
+}
+
+pub struct Documents {
+    by_path: BTreeMap<&'static str, Document>,
+}
+
+impl Documents {
+    pub fn get(&self, path: &str) -> Option<&Document> {
+        self.by_path.get(path)
+    }
+
+    pub fn paths(&self) -> impl Iterator<Item = &&'static str> {
+        self.by_path.keys()
+    }
+
+    pub fn build(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> Documents {
+        let base = &config.public_url;
+        let mut by_path = BTreeMap::new();
+        let mut add = |paths: &[&'static str], content_type: &'static str, body: Vec<u8>| {
+            let etag = format!("\"{}\"", sign::sha256_hex(&body).get(..32).unwrap_or_default());
+            for p in paths {
+                by_path.insert(*p, Document { content_type, body: body.clone(), etag: etag.clone() });
+            }
+        };
+        add(&["/.well-known/jwks.json"], "application/jwk-set+json", pretty(&keys.jwks()));
+        let card = agent_card(config, keys, terms, free);
+        add(&["/agent-card.json", "/.well-known/agent-card.json"], "application/json", pretty(&card));
+        add(&["/pubkey"], "application/json", pretty(&pubkey(base, keys)));
+        add(&["/catalog.json"], "application/json", pretty(&catalog(config, keys, terms, free)));
+        add(&["/llms.txt"], "text/plain; charset=utf-8", llms_txt(config, keys, terms, free).into_bytes());
+        Documents { by_path }
+    }
+}
+
+fn pretty(v: &Value) -> Vec<u8> {
+    let mut b = serde_json::to_vec_pretty(v).unwrap_or_default();
+    b.push(b'\n');
+    b
+}
+
+fn with_signature(mut doc: Value, keys: &Keyring) -> Value {
+    let signature = sign::sign_document(&keys.card, &doc);
+    if let Some(map) = doc.as_object_mut() {
+        map.insert("signatures".into(), json!([signature]));
+    }
+    doc
+}
+
+/// USDC has 6 decimals: 5000 atomic units are "0.005".
+pub fn usdc_decimal(atomic: u128) -> String {
+    let whole = atomic / 1_000_000;
+    let frac = format!("{:06}", atomic % 1_000_000);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        whole.to_string()
+    } else {
+        format!("{whole}.{frac}")
+    }
+}
+
+/// The published terms as strings (the agent card's extension params, the catalogue).
+fn terms_params(base: &str, terms: &Terms, free: FreeRules) -> Map<String, Value> {
+    let mut m = Map::new();
+    let mut put = |k: &str, v: String| {
+        m.insert(k.into(), Value::String(v));
+    };
+    put("scheme", "exact".into());
+    put("network", terms.network.caip2().into());
+    put("asset", crate::x402::eip712::checksum_address(&terms.network.usdc()));
+    put("assetSymbol", "USDC".into());
+    put("payTo", crate::x402::eip712::checksum_address(&terms.pay_to));
+    put("amount", terms.price.to_string());
+    put("priceUsd", usdc_decimal(terms.price));
+    put("maxTimeoutSeconds", terms.max_timeout_s.to_string());
+    put("resource", format!("{base}/service"));
+    put("catalog", format!("{base}/catalog.json"));
+    if free.trial_calls_per_day > 0 {
+        put("trialCallsPerDay", free.trial_calls_per_day.to_string());
+    }
+    if free.loopback {
+        put("freeFromLoopback", "true".into());
+    }
+    m
+}
+
+fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> Value {
+    let base = &config.public_url;
+    let mut extensions = vec![json!({
+        "uri": format!("{base}/pubkey"),
+        "description": "Every answer is signed with Ed25519 by the result key; the procedure and keys are at this URI.",
+        "params": { "jwks": format!("{base}/.well-known/jwks.json"), "resultKid": keys.result.kid },
+    })];
+    if let Some(t) = terms {
+        extensions.push(json!({
+            "uri": X402_EXTENSION_URI,
+            "description": format!(
+                "Each call to {base}/service is paid with x402: {} USDC on {}, scheme exact.",
+                usdc_decimal(t.price),
+                t.network.caip2()
+            ),
+            "required": true,
+            "params": terms_params(base, t, free),
+        }));
+    }
+    let card = json!({
+        "name": "websearchd",
+        "description": "Web search for software agents: ranked organic results (title, url, snippet) from live public \
+                        sources with fallback and every source reported, optionally the top page as token-budgeted \
+                        markdown; answers signed with Ed25519; paid per call with x402.",
+        "supportedInterfaces": [{ "url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0" }],
+        "version": env!("CARGO_PKG_VERSION"),
+        "documentationUrl": format!("{base}/llms.txt"),
+        "capabilities": { "extensions": extensions },
+        "securitySchemes": {
+            "apiKey": {
+                "apiKeySecurityScheme": {
+                    "description": "API key for the protected core endpoints (/core/state, /core/meshgraph) only; \
+                                    search is paid per call with x402 instead.",
+                    "location": "header",
+                    "name": "X-WALLET",
+                },
+            },
+        },
+        "defaultInputModes": ["application/json"],
+        "defaultOutputModes": ["application/json"],
+        "skills": [{
+            "id": "websearch",
+            "name": "Web search",
+            "description": format!(
+                "POST {base}/service with {{\"query\": \"...\", \"max_results\": 5, \"extract\": false}}: ranked organic \
+                 results with title, url and snippet, every source's outcome, and with extract the top page as \
+                 markdown in answer_extract."
+            ),
+            "tags": ["search", "web", "x402", "signed"],
+            "examples": ["{\"query\": \"rust async runtime comparison\", \"max_results\": 5}"],
+            "inputModes": ["application/json"],
+            "outputModes": ["application/json"],
+        }],
+    });
+    with_signature(card, keys)
+}
+
+fn pubkey(base: &str, keys: &Keyring) -> Value {
+    // A worked example, signed now with the result key in both forms.
+    let example_body = format!(
+        r#"{{"request_id":"0f2c9a7e5b1d4c3a8e6f0b9d2c4a6e8f","query":"example","results":[],"kid":"{}","issued_at":"2026-01-01T00:00:00Z"}}"#,
+        keys.result.kid
+    );
+    let raw = sign::sign_answer(&keys.result, example_body.as_bytes(), SignedObject::Raw);
+    let hex = sign::sign_answer(&keys.result, example_body.as_bytes(), SignedObject::Sha256Hex);
+    let doc = json!({
+        "service": base,
+        "jwks_url": format!("{base}/.well-known/jwks.json"),
+        "keys": keys.jwks().get("keys").cloned().unwrap_or_default(),
+        "purposes": {
+            "card": "signs the agent card, this document and the catalogue (JWS over RFC 8785 canonical JSON)",
+            "result": "signs answers of paid operations and notary receipts; never the documents",
+        },
+        "answers": {
+            "algorithm": "Ed25519 (RFC 8032), pure, no pre-hash",
+            "key": "the JWKS key whose kid equals the X-Signature-Kid header; its purpose must be \"result\"",
+            "headers": {
+                "X-Signature": "standard base64 (RFC 4648 section 4, padded) of the 64-byte signature",
+                "X-Signature-Kid": "the kid of the signing key",
+                "X-Signed-Object": "what was signed: raw or sha256-hex",
+            },
+            "signed_objects": {
+                "raw": "the exact bytes of the response body, as received (no re-serialisation)",
+                "sha256-hex": "the 64 ASCII bytes of the lowercase hexadecimal SHA-256 of the exact body bytes, no newline",
+            },
+            "choose": "send the request header X-Signed-Object: sha256-hex to get that form; raw is the default",
+            "binding": "the signed body carries request_id, issued_at, query and kid, so an answer cannot pass for the \
+                        answer to another request; kid in the body must equal X-Signature-Kid",
+            "steps": [
+                "fetch the JWKS and find the key whose kid equals X-Signature-Kid; refuse a key whose purpose is not result",
+                "build the signed object from the body bytes as X-Signed-Object says",
+                "base64-decode X-Signature and verify it over the signed object with the key (Ed25519, strict)",
+                "check that the body's kid equals X-Signature-Kid and that request_id is the one you sent",
+            ],
+        },
+        "documents": {
+            "format": "signatures[] of {protected, signature}: protected is base64url(JSON {alg: EdDSA, kid, typ: JOSE}); \
+                       the payload is the RFC 8785 canonical JSON of the document without its signatures member; the \
+                       signature is base64url(Ed25519 over ASCII(protected + \".\" + base64url(payload)))",
+            "canonicalization": "RFC 8785 (JCS)",
+            "key_purpose": "card",
+        },
+        "example": {
+            "body": example_body,
+            "sha256_hex": sign::sha256_hex(example_body.as_bytes()),
+            "raw": { "X-Signature": raw[0].1, "X-Signature-Kid": raw[1].1, "X-Signed-Object": "raw" },
+            "sha256-hex": { "X-Signature": hex[0].1, "X-Signature-Kid": hex[1].1, "X-Signed-Object": "sha256-hex" },
+        },
+    });
+    with_signature(doc, keys)
+}
+
+fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> Value {
+    let base = &config.public_url;
+    let mut op = json!({
+        "id": "websearch",
+        "method": "POST",
+        "path": "/service",
+        "url": format!("{base}/service"),
+        "request": { "query": "string, 1..400 characters", "max_results": "integer 1..20, default 5", "extract": "boolean" },
+    });
+    if let (Some(map), Some(t)) = (op.as_object_mut(), terms) {
+        map.insert("payment".into(), Value::Object(terms_params(base, t, free)));
+    } else if let Some(map) = op.as_object_mut() {
+        map.insert("payment".into(), json!({ "mode": "free" }));
+    }
+    let doc = json!({
+        "service": base,
+        "x402Version": 2,
+        "operations": [op],
+        "agent_card": format!("{base}/agent-card.json"),
+        "jwks": format!("{base}/.well-known/jwks.json"),
+    });
+    with_signature(doc, keys)
+}
+
+fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> String {
+    let base = &config.public_url;
+    let price = match terms {
+        Some(t) => format!(
+            "{} USDC ({} atomic units) per call on {} (scheme exact) to {}, paid with x402",
+            usdc_decimal(t.price),
+            t.price,
+            t.network.caip2(),
+            crate::x402::eip712::checksum_address(&t.pay_to)
+        ),
+        None => "free: this instance runs without payments".into(),
+    };
+    let mut free_lines = String::new();
+    if free.trial_calls_per_day > 0 {
+        free_lines.push_str(&format!(
+            "- Trial: {} free calls per client IP address per UTC day before payment is asked.\n",
+            free.trial_calls_per_day
+        ));
+    }
+    if free.loopback {
+        free_lines.push_str("- Calls from the machine itself (loopback) are free.\n");
+    }
+    format!(
+        "# websearchd\n\n\
+         > Web search for software agents: POST a query, get ranked organic results (title, url, snippet) from live \
+         public sources with fallback, every source's outcome reported, answers signed with Ed25519, paid per call \
+         with x402.\n\n\
+         Price: {price}.\n\
+         Without payment a call gets HTTP 402 with the terms (x402Version, resource, accepts) in the body and, base64, \
+         in the PAYMENT-REQUIRED header. Check network, asset, amount and payTo, sign an EIP-3009 authorization, and \
+         resend the same request with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1). The answer carries \
+         PAYMENT-RESPONSE. Never send a private key or recovery phrase to the service.\n\
+         {free_lines}\n\
+         Answers carry X-Signature (base64 Ed25519), X-Signature-Kid (the result key, {result_kid}) and \
+         X-Signed-Object (raw or sha256-hex); the procedure is at /pubkey. A valid signature proves who produced \
+         the answer, not that it is true or complete.\n\n\
+         Limits: query 1 to 400 characters; max_results 1 to 20 (default 5); request body at most {body_max} bytes.\n\n\
+         ## API\n\n\
+         - [Search]({base}/service): POST JSON {{\"query\", \"max_results\", \"extract\"}}; 200 with request_id, query, \
+         results[] (position, title, url, snippet, source, date), sources[] (name, status, error), cached, issued_at; \
+         402 with the payment terms; 400 with a stable error code.\n\
+         - [Health]({base}/health): GET, liveness, version, mode and per-source state.\n\
+         - [Metrics]({base}/metrics): GET, Prometheus text.\n\n\
+         ## Verification\n\n\
+         - [Signature procedure]({base}/pubkey): keys, purposes, signed objects, headers, a worked example; signed with \
+         the card key.\n\
+         - [Key set]({base}/.well-known/jwks.json): the Ed25519 public keys (OKP), active and retired.\n\n\
+         ## Discovery\n\n\
+         - [Agent card]({base}/agent-card.json): A2A v1.0, signed with the card key; also at \
+         /.well-known/agent-card.json.\n\
+         - [Catalogue]({base}/catalog.json): every paid operation with its price, network, asset and payTo; signed.\n\n\
+         ## Optional\n\n\
+         - [Core state]({base}/core/state): protected; header X-WALLET with an API key from the operator.\n",
+        result_kid = keys.result.kid,
+        body_max = config.body_bytes_max,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usdc_amounts() {
+        assert_eq!(usdc_decimal(5_000), "0.005");
+        assert_eq!(usdc_decimal(1_000_000), "1");
+        assert_eq!(usdc_decimal(1_250_000), "1.25");
+        assert_eq!(usdc_decimal(1), "0.000001");
+    }
+
+    /// No empty string, list or object and no `false` anywhere in the card: the A2A SDKs drop them before checking.
+    #[test]
+    fn the_card_has_no_value_the_sdks_would_drop() {
+        fn walk(v: &Value, path: &str) {
+            match v {
+                Value::String(s) => assert!(!s.is_empty(), "empty string at {path}"),
+                Value::Bool(b) => assert!(*b, "false at {path}"),
+                Value::Array(a) => {
+                    assert!(!a.is_empty(), "empty list at {path}");
+                    a.iter().enumerate().for_each(|(i, x)| walk(x, &format!("{path}[{i}]")));
+                }
+                Value::Object(o) => {
+                    assert!(!o.is_empty(), "empty object at {path}");
+                    o.iter().for_each(|(k, x)| walk(x, &format!("{path}.{k}")));
+                }
+                Value::Number(n) => assert!(n.as_f64() != Some(0.0), "zero at {path}"),
+                Value::Null => panic!("null at {path}"),
+            }
+        }
+        let keys = Keyring {
+            card: sign::KeyPair::from_seed(sign::Purpose::Card, &[1; 32]),
+            result: sign::KeyPair::from_seed(sign::Purpose::Result, &[2; 32]),
+            retired: Vec::new(),
+        };
+        let config = Config::defaults();
+        for terms in [
+            None,
+            Some(Terms { network: crate::x402::Network::Base, pay_to: [7; 20], price: 5_000, max_timeout_s: 60 }),
+        ] {
+            let card =
+                agent_card(&config, &keys, terms.as_ref(), FreeRules { trial_calls_per_day: 0, loopback: false });
+            walk(&card, "card");
+        }
+    }
+}
