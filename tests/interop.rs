@@ -58,3 +58,45 @@ fn the_official_x402_python_client_pays_end_to_end() {
     let from = verify["paymentPayload"]["payload"]["authorization"]["from"].as_str().unwrap().to_lowercase();
     assert_eq!(from, seen["payer"].as_str().unwrap().to_lowercase());
 }
+
+/// The card (with and without the x402 extension), the JWS, signed answers and llms.txt, checked by the official
+/// A2A SDK, jwcrypto, pyca cryptography and llms-txt (tests/interop/verify_documents.py).
+#[test]
+fn discovery_documents_verify_with_standard_tools() {
+    let Some(python) = python() else { return };
+    let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
+    let html = source.url("/html/");
+    let common = [
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+    ];
+    let paid =
+        [("WEBSEARCHD_PAY_TO", PAY_TO), ("WEBSEARCHD_FREE_LOOPBACK", "1"), ("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "3")];
+    for extra in [&[][..], &paid[..]] {
+        let env: Vec<(&str, &str)> = common.iter().chain(extra.iter()).copied().collect();
+        let server = Server::start(&env);
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/verify_documents.py");
+        let out = std::process::Command::new(&python)
+            .arg(script)
+            .arg(format!("http://{}", server.addr))
+            .output()
+            .expect("run python");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        for line in [
+            "a2a-sdk: agent card signature valid",
+            "jwcrypto",
+            "cryptography: answer signature valid (sha256-hex)",
+            "llms-txt: parsed",
+        ] {
+            assert!(stdout.contains(line), "{line} missing from:\n{stdout}");
+        }
+        if !extra.is_empty() {
+            let card = server.get("/agent-card.json").json();
+            let ext = &card["capabilities"]["extensions"][1];
+            assert_eq!(ext["uri"], "https://github.com/google-a2a/a2a-x402/v0.1");
+            assert_eq!(ext["params"]["amount"], "5000");
+        }
+    }
+}
