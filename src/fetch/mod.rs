@@ -3,6 +3,12 @@
 //!
 //! It knows nothing of search or payment; callers build the request and read the `Fetched` response.
 
+pub mod guard;
+pub mod untrusted;
+
+/// A current browser's User-Agent: some pages serve bots an empty shell.
+pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+
 use std::time::Duration;
 
 /// Bounds of an outbound request.

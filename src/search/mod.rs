@@ -29,7 +29,7 @@ use cache::Cache;
 use sources::{Hit, Kind, Page};
 
 /// A browser's headers: the sources serve their plain HTML pages to browsers.
-const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+use crate::fetch::BROWSER_USER_AGENT;
 const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
 /// One place a source is asked: a kind and a URL (SearXNG has one endpoint per instance).

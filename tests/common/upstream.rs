@@ -61,6 +61,8 @@ fn decode(v: &str) -> String {
 /// How to answer.
 #[derive(Debug, Clone)]
 pub enum Answer {
+    /// A response with extra headers.
+    WithHeaders(Box<Answer>, Vec<(String, String)>),
     Respond {
         status: u16,
         content_type: &'static str,
@@ -83,6 +85,10 @@ impl Answer {
 
     pub fn json(status: u16, body: impl Into<Vec<u8>>) -> Answer {
         Answer::Respond { status, content_type: "application/json", body: body.into() }
+    }
+
+    pub fn with_location(self, to: &str) -> Answer {
+        Answer::WithHeaders(Box::new(self), vec![("Location".into(), to.into())])
     }
 }
 
@@ -194,10 +200,16 @@ fn serve(mut stream: TcpStream, route: &Route, seen: &Mutex<Vec<Seen>>) {
 }
 
 fn answer_with(stream: &mut TcpStream, answer: Answer) {
+    answer_with_headers(stream, answer, &[]);
+}
+
+fn answer_with_headers(stream: &mut TcpStream, answer: Answer, extra: &[(String, String)]) {
     match answer {
+        Answer::WithHeaders(inner, headers) => answer_with_headers(stream, *inner, &headers),
         Answer::Respond { status, content_type, body } => {
+            let more: String = extra.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
             let head = format!(
-                "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                "HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{more}Connection: close\r\n\r\n",
                 body.len()
             );
             let _ = stream.write_all(head.as_bytes());

@@ -1,0 +1,223 @@
+//! Fetching a URL a third party chose. Every hop goes through the guard: the URL is checked, the host resolved once
+//! (on a helper thread, bounded by the deadline), every address checked, and the connection made only to those
+//! addresses (a pinned resolver: there is no second lookup to rebind). Redirects are followed by hand, at most
+//! `REDIRECTS_MAX`, each hop checked again. One total deadline; a cap on body bytes; only HTML, XHTML and plain text.
+
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+
+use super::guard::{Policy, Refusal, Target};
+
+/// Redirect hops followed at most.
+pub const REDIRECTS_MAX: usize = 5;
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub connect_timeout: Duration,
+    /// For the whole fetch, redirects included.
+    pub deadline: Duration,
+    pub body_bytes_max: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    Refused(Refusal),
+    /// A redirect to somewhere the guard refuses, with the hop number.
+    RedirectRefused {
+        hop: usize,
+        refusal: Refusal,
+    },
+    TooManyRedirects,
+    Status(u16),
+    ContentType(String),
+    Fetch(super::Error),
+}
+
+impl Error {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Refused(r) | Error::RedirectRefused { refusal: r, .. } => r.code(),
+            Error::TooManyRedirects => "too_many_redirects",
+            Error::Status(_) => "http_status",
+            Error::ContentType(_) => "content_type_refused",
+            Error::Fetch(e) => e.code(),
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Refused(r) => write!(f, "{r}"),
+            Error::RedirectRefused { hop, refusal } => write!(f, "redirect {hop}: {refusal}"),
+            Error::TooManyRedirects => write!(f, "more than {REDIRECTS_MAX} redirects"),
+            Error::Status(s) => write!(f, "HTTP {s}"),
+            Error::ContentType(t) => write!(f, "content type {t:?} is not HTML, XHTML or plain text"),
+            Error::Fetch(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What was fetched; the body went to the sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    pub final_url: String,
+    pub content_type: String,
+    pub bytes: u64,
+    pub redirects: usize,
+}
+
+/// Resolves to the addresses the guard checked, and nothing else.
+#[derive(Debug)]
+struct Pinned(Vec<SocketAddr>);
+
+impl Resolver for Pinned {
+    fn resolve(
+        &self,
+        _uri: &ureq::http::Uri,
+        _config: &ureq::config::Config,
+        _timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let mut out = self.empty();
+        for a in self.0.iter().take(16) {
+            out.push(*a);
+        }
+        if out.is_empty() {
+            return Err(ureq::Error::HostNotFound);
+        }
+        Ok(out)
+    }
+}
+
+/// Fetches `url`, feeding the body to `sink` chunk by chunk as it arrives.
+pub fn fetch(url: &str, policy: &Policy, limits: &Limits, sink: &mut dyn FnMut(&[u8])) -> Result<Fetched, Error> {
+    let started = Instant::now();
+    let mut current = url.to_owned();
+    for hop in 0..=REDIRECTS_MAX {
+        let target = policy.check_url(&current).map_err(|r| refused(hop, r))?;
+        let remaining = limits.deadline.checked_sub(started.elapsed()).ok_or(Error::Fetch(super::Error::Timeout))?;
+        let addrs = resolve(&target, remaining)?;
+        let ips: Vec<IpAddr> = addrs.iter().map(SocketAddr::ip).collect();
+        policy.check_addresses(&target, &ips).map_err(|r| refused(hop, r))?;
+        let remaining = limits.deadline.checked_sub(started.elapsed()).ok_or(Error::Fetch(super::Error::Timeout))?;
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_connect(Some(limits.connect_timeout.min(remaining)))
+            .timeout_global(Some(remaining))
+            .proxy(None)
+            .user_agent(super::BROWSER_USER_AGENT)
+            .max_response_header_size(32 * 1_024)
+            .build();
+        let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), Pinned(addrs));
+        let mut response = agent
+            .get(&target.url())
+            .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1")
+            .header("Accept-Language", "en-US,en;q=0.7")
+            .call()
+            .map_err(|e| Error::Fetch(e.into()))?;
+        let status = response.status().as_u16();
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        if (300..400).contains(&status) {
+            let Some(location) = header("location") else { return Err(Error::Status(status)) };
+            current = join(&target, &location);
+            continue;
+        }
+        if !(200..300).contains(&status) {
+            return Err(Error::Status(status));
+        }
+        let content_type = header("content-type").unwrap_or_else(|| "text/html".into());
+        let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        if !matches!(media.as_str(), "text/html" | "application/xhtml+xml" | "text/plain") {
+            return Err(Error::ContentType(media));
+        }
+        let mut reader = response.body_mut().with_config().limit(limits.body_bytes_max).reader();
+        let mut buf = [0u8; 16 * 1_024];
+        let mut bytes = 0u64;
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    bytes += n as u64;
+                    sink(buf.get(..n).unwrap_or_default());
+                }
+                Err(e) => {
+                    let limit = limits.body_bytes_max;
+                    let err = match e.into_inner().and_then(|inner| inner.downcast::<ureq::Error>().ok()) {
+                        Some(inner) => super::Error::from(*inner),
+                        None => super::Error::Other("read failed".into()),
+                    };
+                    return Err(Error::Fetch(if bytes >= limit { super::Error::TooLarge { limit } } else { err }));
+                }
+            }
+        }
+        return Ok(Fetched { final_url: target.url(), content_type, bytes, redirects: hop });
+    }
+    Err(Error::TooManyRedirects)
+}
+
+fn refused(hop: usize, refusal: Refusal) -> Error {
+    if hop == 0 {
+        Error::Refused(refusal)
+    } else {
+        Error::RedirectRefused { hop, refusal }
+    }
+}
+
+/// Resolves a host once, on a helper thread so the deadline holds even if the resolver hangs.
+fn resolve(target: &Target, within: Duration) -> Result<Vec<SocketAddr>, Error> {
+    if let Some(ip) = target.ip() {
+        return Ok(vec![SocketAddr::new(ip, target.port)]);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (host, port) = (target.host.clone(), target.port);
+    std::thread::spawn(move || {
+        let _ = tx.send((host.as_str(), port).to_socket_addrs().map(|a| a.collect::<Vec<_>>()));
+    });
+    match rx.recv_timeout(within) {
+        Ok(Ok(addrs)) if !addrs.is_empty() => Ok(addrs),
+        Ok(Ok(_)) => Err(Error::Refused(Refusal::Resolve(format!("{} has no address", target.host)))),
+        Ok(Err(e)) => Err(Error::Refused(Refusal::Resolve(format!("{}: {e}", target.host)))),
+        Err(_) => Err(Error::Fetch(super::Error::Timeout)),
+    }
+}
+
+/// Resolves a `Location` against the URL it came from.
+fn join(base: &Target, location: &str) -> String {
+    let location = location.trim();
+    if location.contains("://") && !location.starts_with('/') {
+        return location.to_owned();
+    }
+    let scheme = if base.https { "https" } else { "http" };
+    if let Some(rest) = location.strip_prefix("//") {
+        return format!("{scheme}://{rest}");
+    }
+    let origin = Target { path: String::new(), ..base.clone() }.url();
+    let origin = origin.trim_end_matches('/');
+    if location.starts_with('/') {
+        return format!("{origin}{location}");
+    }
+    let dir = base.path.split('?').next().unwrap_or("/");
+    let dir = dir.rsplit_once('/').map_or("", |(d, _)| d);
+    format!("{origin}{dir}/{location}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_are_joined() {
+        let base = Policy::default().check_url("https://example.com/a/b?c=1").unwrap();
+        assert_eq!(join(&base, "https://other.org/x"), "https://other.org/x");
+        assert_eq!(join(&base, "//cdn.example.com/y"), "https://cdn.example.com/y");
+        assert_eq!(join(&base, "/root"), "https://example.com/root");
+        assert_eq!(join(&base, "sibling"), "https://example.com/a/sibling");
+    }
+}
