@@ -8,6 +8,7 @@ pub mod codec;
 pub mod config;
 pub mod discovery;
 pub mod error;
+pub mod extract;
 pub mod fetch;
 pub mod html;
 pub mod http;

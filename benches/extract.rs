@@ -1,0 +1,100 @@
+//! The extraction benchmark (`cargo bench --bench extract`): quality with the benchmark's own metric on the text view
+//! of our markdown (and on the raw markdown), and speed on one thread with pages in memory. Reads
+//! `$WEBSEARCHD_SHARED_DIR/bench/aeb` (default `../shared/bench/aeb`); `--dump DIR` writes each page's markdown.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+#[path = "aeb/metric.rs"]
+mod metric;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use websearchd::extract::{Extractor, Options};
+
+fn main() {
+    let dir = std::env::var_os("WEBSEARCHD_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared")))
+        .join("bench/aeb");
+    let Ok(truth) = std::fs::read(dir.join("ground-truth.json")) else {
+        eprintln!("notice: {} is absent; nothing to measure", dir.display());
+        return;
+    };
+    let truth: serde_json::Value = serde_json::from_slice(&truth).unwrap();
+    let dump = std::env::args().skip_while(|a| a != "--dump").nth(1).map(PathBuf::from);
+    let mut pages = Vec::new();
+    for (id, t) in truth.as_object().unwrap() {
+        let mut html = Vec::new();
+        let file = std::fs::File::open(dir.join("html").join(format!("{id}.html.gz"))).unwrap();
+        flate2::read::GzDecoder::new(file).read_to_end(&mut html).unwrap();
+        pages.push((
+            id.clone(),
+            t["articleBody"].as_str().unwrap_or("").to_string(),
+            t["url"].as_str().map(str::to_owned),
+            html,
+        ));
+    }
+    let total_bytes: usize = pages.iter().map(|p| p.3.len()).sum();
+
+    // Quality.
+    let mut outputs = Vec::new();
+    for (id, _, url, html) in &pages {
+        let e = Extractor::run(html, Options { base_url: url.clone(), ..Options::default() });
+        let md = e.markdown();
+        if let Some(d) = &dump {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join(format!("{id}.md")), &md).unwrap();
+        }
+        outputs.push(md);
+    }
+    let views: Vec<String> = outputs.iter().map(|m| metric::text_view(m)).collect();
+    let text_pairs: Vec<(&str, &str)> = pages.iter().zip(&views).map(|(p, v)| (p.1.as_str(), v.as_str())).collect();
+    let raw_pairs: Vec<(&str, &str)> = pages.iter().zip(&outputs).map(|(p, v)| (p.1.as_str(), v.as_str())).collect();
+    let t = metric::score(&text_pairs);
+    let r = metric::score(&raw_pairs);
+    println!("pages: {}, HTML: {:.1} MB", pages.len(), total_bytes as f64 / 1e6);
+    println!(
+        "text view:    F1 {:.3}  precision {:.3}  recall {:.3}  accuracy {:.3}",
+        t.f1, t.precision, t.recall, t.accuracy
+    );
+    println!("raw markdown: F1 {:.3}  precision {:.3}  recall {:.3}", r.f1, r.precision, r.recall);
+
+    if std::env::args().any(|a| a == "--worst") {
+        let mut per: Vec<(f64, f64, f64, &str)> = pages
+            .iter()
+            .zip(&views)
+            .map(|(p, v)| {
+                let (tp, fp, fn_) = metric::page_scores(&p.1, v);
+                let pr = if tp + fp > 0.0 { tp / (tp + fp) } else { 0.0 };
+                let rc = if tp + fn_ > 0.0 { tp / (tp + fn_) } else { 0.0 };
+                (if pr + rc > 0.0 { 2.0 * pr * rc / (pr + rc) } else { 0.0 }, pr, rc, p.0.as_str())
+            })
+            .collect();
+        per.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+        for (f, p, r, id) in per.iter().take(25) {
+            println!("  worst: F1 {f:.2} P {p:.2} R {r:.2} {id}");
+        }
+    }
+
+    // Speed: one thread, several passes over all pages in memory.
+    let started = Instant::now();
+    let mut passes = 0;
+    while started.elapsed().as_secs_f64() < 3.0 || passes < 1 {
+        for (_, _, url, html) in &pages {
+            std::hint::black_box(Extractor::run(
+                std::hint::black_box(html),
+                Options { base_url: url.clone(), ..Options::default() },
+            ));
+        }
+        passes += 1;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "speed: {:.0} pages/s, {:.1} MB/s ({} passes in {:.1} s)",
+        (pages.len() * passes) as f64 / secs,
+        (total_bytes * passes) as f64 / secs / 1e6,
+        passes,
+        secs
+    );
+}

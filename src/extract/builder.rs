@@ -1,0 +1,673 @@
+//! The streaming half: tokens in, a flat list of blocks out, each knowing the containers around it.
+
+use crate::html::{Sink, Tag};
+
+use super::{Options, DEPTH_MAX};
+
+/// How many enclosing containers a block remembers (readability scores parent, grandparent and a few more).
+pub const PATH_LEN: usize = 5;
+pub const NO_NODE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Para,
+    Heading(u8),
+    Item {
+        depth: u8,
+        ordered: bool,
+        index: u32,
+    },
+    Pre,
+    /// A row of a data table; `table` identifies the table, `header` a row of `th` cells.
+    Row {
+        table: u32,
+        header: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub kind: Kind,
+    pub quote_depth: u8,
+    /// Inline markdown (for rows: cells joined by `|`).
+    pub md: String,
+    pub cells: Vec<String>,
+    /// Characters of visible text, and of link text.
+    pub text_len: u32,
+    pub link_len: u32,
+    pub commas: u32,
+    /// The nearest enclosing containers, innermost first (`NO_NODE` when fewer).
+    pub path: [u32; PATH_LEN],
+    /// Inside navigation, a footer, an aside, a form, or an element whose class or id says boilerplate.
+    pub boiler: bool,
+    /// Inside an element whose class, id or tag says main content.
+    pub content: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Node {
+    pub parent: u32,
+    /// Class/id hint: positive for content, negative for boilerplate.
+    pub weight: i32,
+}
+
+pub struct Page {
+    pub title: Option<String>,
+    pub og_title: Option<String>,
+    pub blocks: Vec<Block>,
+    pub nodes: Vec<Node>,
+}
+
+struct Open {
+    name: String,
+    /// Node id for containers, `NO_NODE` for the rest.
+    node: u32,
+    boiler: bool,
+    content: bool,
+    skip: bool,
+    /// For `ol`/`ul`: the next item number.
+    counter: u32,
+    /// For `a`: the resolved target.
+    href: Option<String>,
+    /// Markdown emphasis marker to close.
+    mark: &'static str,
+    /// For `td`/`th`: whether the cell contained a block-level element (then it is not a data cell).
+    cell_blocks: bool,
+}
+
+pub struct Builder {
+    options: Options,
+    stack: Vec<Open>,
+    /// Elements nested beyond `DEPTH_MAX`: counted, not stored.
+    overflow: usize,
+    blocks: Vec<Block>,
+    nodes: Vec<Node>,
+    /// The block being filled.
+    cur: String,
+    cur_text: u32,
+    cur_links: u32,
+    cur_commas: u32,
+    /// The current table row's cells, and whether it had `th`.
+    row: Vec<String>,
+    row_header: bool,
+    tables: u32,
+    title: Option<String>,
+    in_title: bool,
+    title_buf: String,
+    og_title: Option<String>,
+    /// Whether the last character written to `cur` was whitespace (to collapse runs).
+    space: bool,
+}
+
+const VOID: &[&str] =
+    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
+const SKIP: &[&str] = &[
+    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "canvas", "select", "textarea",
+    "button", "video", "audio", "map", "head", "dialog",
+];
+const INLINE: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark", "q", "s", "samp",
+    "small", "span", "strong", "sub", "sup", "time", "u", "var", "label", "strike", "del", "ins", "big", "tt", "nobr",
+    "picture", "output", "meter", "progress",
+];
+const BOILER_TAGS: &[&str] = &["nav", "footer", "aside", "form", "menu", "header"];
+const CONTENT_TAGS: &[&str] = &["article", "main"];
+
+/// Class/id words that mark boilerplate, and words that mark content.
+const NEGATIVE: &[&str] = &[
+    "comment",
+    "footer",
+    "footnote",
+    "sidebar",
+    "widget",
+    "share",
+    "sharing",
+    "social",
+    "related",
+    "promo",
+    "sponsor",
+    "advert",
+    "banner",
+    "cookie",
+    "consent",
+    "newsletter",
+    "subscribe",
+    "popup",
+    "modal",
+    "breadcrumb",
+    "pagination",
+    "navbar",
+    "navigation",
+    "menu",
+    "masthead",
+    "byline-social",
+    "toolbar",
+    "disqus",
+    "outbrain",
+    "taboola",
+    "recommend",
+    "trending",
+    "most-popular",
+    "mostpopular",
+    "signup",
+    "sign-up",
+    "paywall",
+    "author-bio",
+    "tags",
+    "skip",
+    "hidden",
+    "print-only",
+    "site-header",
+    "site-footer",
+    "nav",
+];
+const POSITIVE: &[&str] = &[
+    "article",
+    "articlebody",
+    "article-body",
+    "article__body",
+    "story",
+    "story-body",
+    "entry-content",
+    "post-content",
+    "post-body",
+    "main-content",
+    "content-body",
+    "body-text",
+    "text",
+    "content",
+    "entry",
+    "main",
+    "post",
+];
+
+fn hint_weight(tag: &Tag) -> i32 {
+    let mut words = String::new();
+    for a in ["class", "id", "role", "itemprop"] {
+        if let Some(v) = tag.attr(a) {
+            words.push(' ');
+            words.push_str(&v.to_ascii_lowercase());
+        }
+    }
+    if words.is_empty() {
+        return 0;
+    }
+    if words.contains("articlebody") || tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
+        return 40;
+    }
+    let tokens: Vec<&str> = words.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()).collect();
+    let has = |list: &[&str]| tokens.iter().any(|t| list.iter().any(|w| *t == *w || (w.len() > 5 && t.contains(w))));
+    let mut w = 0;
+    if has(NEGATIVE) {
+        w -= 25;
+    }
+    if has(POSITIVE) {
+        w += 25;
+    }
+    if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
+        w -= 25;
+    }
+    w
+}
+
+fn is_hidden(tag: &Tag) -> bool {
+    tag.attr("hidden").is_some()
+        || tag.attr("aria-hidden") == Some("true")
+        || tag.attr("style").is_some_and(|s| {
+            let s = s.replace(' ', "").to_ascii_lowercase();
+            s.contains("display:none") || s.contains("visibility:hidden")
+        })
+}
+
+impl Builder {
+    pub fn new(options: Options) -> Builder {
+        Builder {
+            options,
+            stack: Vec::new(),
+            overflow: 0,
+            blocks: Vec::new(),
+            nodes: Vec::new(),
+            cur: String::new(),
+            cur_text: 0,
+            cur_links: 0,
+            cur_commas: 0,
+            row: Vec::new(),
+            row_header: false,
+            tables: 0,
+            title: None,
+            in_title: false,
+            title_buf: String::new(),
+            og_title: None,
+            space: true,
+        }
+    }
+
+    pub fn finish(mut self) -> Page {
+        self.flush();
+        self.flush_row();
+        Page { title: self.title, og_title: self.og_title, blocks: self.blocks, nodes: self.nodes }
+    }
+
+    fn skipping(&self) -> bool {
+        self.stack.last().is_some_and(|o| o.skip)
+    }
+
+    fn in_pre(&self) -> bool {
+        self.stack.iter().rev().any(|o| o.name == "pre")
+    }
+
+    fn innermost(&self, names: &[&str]) -> Option<usize> {
+        self.stack.iter().rposition(|o| names.contains(&o.name.as_str()))
+    }
+
+    fn path(&self) -> [u32; PATH_LEN] {
+        let mut path = [NO_NODE; PATH_LEN];
+        for (slot, node) in path.iter_mut().zip(self.stack.iter().rev().map(|o| o.node).filter(|n| *n != NO_NODE)) {
+            *slot = node;
+        }
+        path
+    }
+
+    /// Ends the current block, if it has text.
+    fn flush(&mut self) {
+        if self.cur_text == 0 {
+            self.cur.clear();
+            self.cur_links = 0;
+            self.cur_commas = 0;
+            self.space = true;
+            return;
+        }
+        let md = std::mem::take(&mut self.cur);
+        let md = if self.in_pre() { md.trim_matches('\n').to_owned() } else { md.trim().to_owned() };
+        let quote_depth = self.stack.iter().filter(|o| o.name == "blockquote").count().min(8) as u8;
+        let kind = self.block_kind();
+        let boiler = self.stack.iter().any(|o| o.boiler);
+        let content = self.stack.iter().any(|o| o.content);
+        self.blocks.push(Block {
+            kind,
+            quote_depth,
+            md,
+            cells: Vec::new(),
+            text_len: self.cur_text,
+            link_len: self.cur_links,
+            commas: self.cur_commas,
+            path: self.path(),
+            boiler,
+            content,
+        });
+        self.cur_text = 0;
+        self.cur_links = 0;
+        self.cur_commas = 0;
+        self.space = true;
+    }
+
+    fn block_kind(&self) -> Kind {
+        for o in self.stack.iter().rev() {
+            match o.name.as_str() {
+                "pre" => return Kind::Pre,
+                "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                    return Kind::Heading(o.name.as_bytes().get(1).map_or(2, |d| d - b'0'));
+                }
+                "li" => {
+                    let depth =
+                        self.stack.iter().filter(|x| x.name == "ul" || x.name == "ol").count().clamp(1, 8) as u8;
+                    let list = self.stack.iter().rev().find(|x| x.name == "ul" || x.name == "ol");
+                    let ordered = list.is_some_and(|l| l.name == "ol");
+                    let index = list.map_or(1, |l| l.counter.saturating_sub(1).max(1));
+                    return Kind::Item { depth, ordered, index };
+                }
+                "p" | "div" | "section" | "article" | "td" | "th" | "blockquote" | "dd" | "dt" | "figcaption" => {
+                    return Kind::Para;
+                }
+                _ => {}
+            }
+        }
+        Kind::Para
+    }
+
+    fn flush_row(&mut self) {
+        let cells = std::mem::take(&mut self.row);
+        if cells.iter().all(|c| c.trim().is_empty()) {
+            self.row_header = false;
+            return;
+        }
+        let text_len: u32 = cells.iter().map(|c| c.chars().count() as u32).sum();
+        let table = self.tables;
+        self.blocks.push(Block {
+            kind: Kind::Row { table, header: self.row_header },
+            quote_depth: 0,
+            md: cells.join(" | "),
+            cells,
+            text_len,
+            link_len: 0,
+            commas: 0,
+            path: self.path(),
+            boiler: self.stack.iter().any(|o| o.boiler),
+            content: self.stack.iter().any(|o| o.content),
+        });
+        self.row_header = false;
+    }
+
+    fn push_text(&mut self, text: &str) {
+        let pre = self.in_pre();
+        let in_link = self.stack.iter().any(|o| o.href.is_some() || o.name == "a");
+        for c in text.chars() {
+            if pre {
+                self.cur.push(c);
+                if !c.is_whitespace() {
+                    self.cur_text += 1;
+                }
+                continue;
+            }
+            if c.is_whitespace() {
+                if !self.space {
+                    self.cur.push(' ');
+                    self.space = true;
+                }
+                continue;
+            }
+            self.space = false;
+            let escaped = matches!(c, '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\');
+            if escaped && !pre {
+                self.cur.push('\\');
+            }
+            self.cur.push(c);
+            self.cur_text += 1;
+            if in_link {
+                self.cur_links += 1;
+            }
+            if c == ',' || c == '，' || c == '、' {
+                self.cur_commas += 1;
+            }
+        }
+    }
+
+    fn resolve(&self, href: &str) -> Option<String> {
+        let href = href.trim();
+        if href.is_empty() || href.starts_with('#') || href.to_ascii_lowercase().starts_with("javascript:") {
+            return None;
+        }
+        if href.starts_with("http://") || href.starts_with("https://") {
+            return Some(href.to_owned());
+        }
+        let base = self.options.base_url.as_deref()?;
+        let (scheme, rest) = base.split_once("://")?;
+        if let Some(r) = href.strip_prefix("//") {
+            return Some(format!("{scheme}://{r}"));
+        }
+        let host_end = rest.find('/').unwrap_or(rest.len());
+        let origin = format!("{scheme}://{}", rest.get(..host_end)?);
+        if href.starts_with('/') {
+            return Some(format!("{origin}{href}"));
+        }
+        if href.contains(':') {
+            return None;
+        }
+        let path = rest.get(host_end..).unwrap_or("/");
+        let dir = path.split(['?', '#']).next().unwrap_or("/");
+        let dir = dir.rsplit_once('/').map_or("", |(d, _)| d);
+        Some(format!("{origin}{dir}/{href}"))
+    }
+
+    /// Closes elements down to and including the innermost `name` (if it is open).
+    fn close(&mut self, name: &str) {
+        let Some(pos) = self.stack.iter().rposition(|o| o.name == name) else { return };
+        while self.stack.len() > pos {
+            self.pop();
+        }
+    }
+
+    fn pop(&mut self) {
+        let Some(o) = self.stack.last() else { return };
+        let name = o.name.clone();
+        match name.as_str() {
+            "a" => {
+                if let Some(href) = o.href.clone() {
+                    if self.options.links && self.cur.ends_with('[') {
+                        self.cur.pop();
+                    } else if self.options.links {
+                        let trimmed = self.cur.trim_end().len();
+                        self.cur.truncate(trimmed);
+                        self.cur.push_str(&format!("]({href})"));
+                        self.space = false;
+                    }
+                }
+            }
+            "td" | "th" if self.innermost(&["tr"]).is_some() && !o.cell_blocks => {
+                let cell = std::mem::take(&mut self.cur).trim().replace('\n', " ");
+                self.cur_text = 0;
+                self.cur_links = 0;
+                self.row.push(cell);
+                self.space = true;
+            }
+            "tr" => {
+                self.flush();
+                self.flush_row();
+            }
+            "table" => {
+                self.flush();
+                self.flush_row();
+                self.tables += 1;
+            }
+            _ => {
+                if !o.mark.is_empty() {
+                    let mark = o.mark;
+                    if self.cur.ends_with(mark) {
+                        let len = self.cur.len() - mark.len();
+                        self.cur.truncate(len);
+                    } else {
+                        let trimmed = self.cur.trim_end().len();
+                        let tail = self.cur.split_off(trimmed);
+                        self.cur.push_str(mark);
+                        self.cur.push_str(&tail);
+                    }
+                } else if !INLINE.contains(&name.as_str()) {
+                    self.flush();
+                }
+            }
+        }
+        self.stack.pop();
+    }
+}
+
+impl Sink for Builder {
+    fn start_tag(&mut self, tag: &Tag) {
+        let name = tag.name.as_str();
+        if name == "title" && self.title.is_none() {
+            self.in_title = true;
+            self.title_buf.clear();
+        }
+        if name == "meta" && self.og_title.is_none() && tag.attr("property") == Some("og:title") {
+            self.og_title = tag.attr("content").map(crate::html::collapse_whitespace).filter(|t| !t.is_empty());
+        }
+        if self.skipping() {
+            if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
+                self.stack.push(Open {
+                    name: name.to_owned(),
+                    node: NO_NODE,
+                    boiler: false,
+                    content: false,
+                    skip: true,
+                    counter: 0,
+                    href: None,
+                    mark: "",
+                    cell_blocks: false,
+                });
+            }
+            return;
+        }
+        match name {
+            "br" => {
+                if self.in_pre() {
+                    self.cur.push('\n');
+                } else if self.cur_text > 0 && !self.cur.ends_with("  \n") {
+                    let trimmed = self.cur.trim_end().len();
+                    self.cur.truncate(trimmed);
+                    self.cur.push_str("  \n");
+                    self.space = true;
+                }
+                return;
+            }
+            "img" => {
+                let alt = tag.attr("alt").map(crate::html::collapse_whitespace).unwrap_or_default();
+                if self.options.image_links {
+                    if let Some(src) = tag.attr("src").and_then(|s| self.resolve(s)) {
+                        self.cur.push_str(&format!("![{alt}]({src})"));
+                        self.cur_text += alt.chars().count().max(1) as u32;
+                        self.space = false;
+                    }
+                } else if !alt.is_empty() && alt.len() > 3 {
+                    self.push_text(" ");
+                    self.push_text(&alt);
+                    self.push_text(" ");
+                }
+                return;
+            }
+            "hr" => {
+                self.flush();
+                return;
+            }
+            _ => {}
+        }
+        if VOID.contains(&name) || tag.self_closing {
+            return;
+        }
+        // Implied end tags.
+        match name {
+            "p" => {
+                if let Some(p) = self.innermost(&["p"]) {
+                    if self.innermost(&["div", "section", "article", "td", "li", "blockquote"]).is_none_or(|c| c < p) {
+                        self.close("p");
+                    }
+                }
+            }
+            "li" => {
+                if let (Some(li), list) = (self.innermost(&["li"]), self.innermost(&["ul", "ol"])) {
+                    if list.is_none_or(|l| l < li) {
+                        self.close("li");
+                    }
+                }
+            }
+            "td" | "th" => {
+                if let (Some(cell), row) = (self.innermost(&["td", "th"]), self.innermost(&["tr"])) {
+                    if row.is_none_or(|r| r < cell) {
+                        self.close(if self.stack.get(cell).is_some_and(|o| o.name == "td") { "td" } else { "th" });
+                    }
+                }
+            }
+            "tr" => {
+                if let (Some(tr), table) = (self.innermost(&["tr"]), self.innermost(&["table"])) {
+                    if table.is_none_or(|t| t < tr) {
+                        self.close("tr");
+                    }
+                }
+            }
+            _ => {}
+        }
+        let inline = INLINE.contains(&name);
+        if !inline {
+            // A block-level element starts: the text so far is a block (or, in a cell, makes it a layout cell).
+            if let Some(cell) = self.innermost(&["td", "th"]) {
+                if !matches!(name, "td" | "th" | "tr") {
+                    if let Some(o) = self.stack.get_mut(cell) {
+                        if !o.cell_blocks {
+                            o.cell_blocks = true;
+                        }
+                    }
+                }
+            }
+            self.flush();
+        }
+        if self.stack.len() >= DEPTH_MAX {
+            self.overflow += 1;
+            return;
+        }
+        let skip = SKIP.contains(&name) || is_hidden(tag);
+        let weight = hint_weight(tag);
+        let boiler = BOILER_TAGS.contains(&name) || weight < 0;
+        let content = CONTENT_TAGS.contains(&name) || weight > 0;
+        let node = if inline || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "pre") {
+            NO_NODE
+        } else {
+            let parent = self.stack.iter().rev().find(|o| o.node != NO_NODE).map_or(NO_NODE, |o| o.node);
+            self.nodes.push(Node { parent, weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 } });
+            (self.nodes.len() - 1) as u32
+        };
+        let mut open = Open {
+            name: name.to_owned(),
+            node,
+            boiler,
+            content,
+            skip,
+            counter: 1,
+            href: None,
+            mark: "",
+            cell_blocks: false,
+        };
+        match name {
+            "a" => {
+                open.href =
+                    Some(tag.attr("href").and_then(|h| self.resolve(h)).unwrap_or_default()).filter(|h| !h.is_empty());
+                if open.href.is_some() && self.options.links {
+                    if !self.space {
+                        self.cur.push(' ');
+                    }
+                    self.cur.push('[');
+                    self.space = true;
+                }
+            }
+            "strong" | "b" => open.mark = "**",
+            "em" | "i" => open.mark = "*",
+            "code" | "kbd" | "samp" | "tt" if !self.in_pre() => open.mark = "`",
+            "li" => {
+                if let Some(list) = self.innermost(&["ul", "ol"]) {
+                    if let Some(l) = self.stack.get_mut(list) {
+                        l.counter += 1;
+                    }
+                }
+            }
+            "th" => self.row_header = true,
+            "tr" => self.row.clear(),
+            _ => {}
+        }
+        if !open.mark.is_empty() {
+            if !self.space {
+                self.cur.push(' ');
+                self.space = true;
+            }
+            self.cur.push_str(open.mark);
+        }
+        self.stack.push(open);
+    }
+
+    fn end_tag(&mut self, name: &str) {
+        if name == "title" && self.in_title {
+            self.in_title = false;
+            let t = crate::html::collapse_whitespace(&self.title_buf);
+            if !t.is_empty() {
+                self.title = Some(t);
+            }
+        }
+        if self.overflow > 0 && !self.stack.iter().any(|o| o.name == name) {
+            self.overflow -= 1;
+            return;
+        }
+        if name == "p" && !self.stack.iter().any(|o| o.name == "p") {
+            // `</p>` without `<p>` is an empty paragraph: a block boundary.
+            self.flush();
+            return;
+        }
+        self.close(name);
+    }
+
+    fn text(&mut self, text: &str) {
+        if self.in_title {
+            self.title_buf.push_str(text);
+            return;
+        }
+        if self.skipping() {
+            return;
+        }
+        self.push_text(text);
+    }
+}

@@ -1,0 +1,137 @@
+//! The deciding half: which blocks are the main content.
+//!
+//! Readability's idea, on blocks instead of a DOM: each substantial block scores its enclosing containers (the
+//! parent fully, the grandparent half, further ancestors less), each container's score is discounted by its link
+//! density and moved by its class/id hints, and the best container wins, with those of its siblings that score
+//! close to it. Inside the chosen region, boilerplate blocks (navigation, share bars, link lists) are dropped.
+
+use super::builder::{Block, Kind, Page, NO_NODE, PATH_LEN};
+use super::render;
+use super::Extract;
+
+/// A block shorter than this does not score its containers.
+const SCORING_TEXT_MIN: u32 = 25;
+
+pub fn extract(page: Page) -> Extract {
+    let title = page.og_title.clone().or_else(|| page.title.clone()).map(|t| clean_title(&t, page.title.as_deref()));
+    let chosen = choose(&page);
+    let mut blocks: Vec<&Block> = chosen.iter().filter_map(|&i| page.blocks.get(i)).collect();
+    // The title is shown once, first: drop a leading heading that repeats it.
+    if let (Some(t), Some(first)) = (&title, blocks.first()) {
+        if matches!(first.kind, Kind::Heading(_)) && same_text(&first.md, t) {
+            blocks.remove(0);
+        }
+    }
+    let mut out = Vec::with_capacity(blocks.len() + 1);
+    if let Some(t) = &title {
+        out.push(format!("# {t}"));
+    }
+    out.extend(render::render(&blocks));
+    Extract { title, blocks: out }
+}
+
+fn same_text(a: &str, b: &str) -> bool {
+    let norm = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
+    let (a, b) = (norm(a), norm(b));
+    !a.is_empty() && (a == b || b.starts_with(&a) || a.starts_with(&b))
+}
+
+/// Strips a site name appended to a title ("Story - Site", "Story | Site") when the `<title>` has one.
+fn clean_title(t: &str, html_title: Option<&str>) -> String {
+    let t = crate::html::collapse_whitespace(t);
+    let Some(_) = html_title else { return t };
+    for sep in [" | ", " - ", " — ", " – ", " :: "] {
+        if let Some((head, tail)) = t.rsplit_once(sep) {
+            if head.split_whitespace().count() >= 3 && tail.split_whitespace().count() <= 4 {
+                return head.to_owned();
+            }
+        }
+    }
+    t
+}
+
+fn link_density(b: &Block) -> f64 {
+    if b.text_len == 0 {
+        return 0.0;
+    }
+    f64::from(b.link_len) / f64::from(b.text_len)
+}
+
+/// Indices of the blocks to keep, in order.
+fn choose(page: &Page) -> Vec<usize> {
+    let n = page.nodes.len();
+    let mut score = vec![0f64; n];
+    let mut text = vec![0u64; n];
+    let mut links = vec![0u64; n];
+    for b in &page.blocks {
+        for &node in b.path.iter().take_while(|&&n| n != NO_NODE) {
+            if let (Some(t), Some(l)) = (text.get_mut(node as usize), links.get_mut(node as usize)) {
+                *t += u64::from(b.text_len);
+                *l += u64::from(b.link_len);
+            }
+        }
+        if b.text_len < SCORING_TEXT_MIN || matches!(b.kind, Kind::Row { .. }) {
+            continue;
+        }
+        let s = 1.0 + f64::from(b.commas) + (f64::from(b.text_len) / 100.0).min(3.0);
+        for (level, &node) in b.path.iter().enumerate().take_while(|(_, &n)| n != NO_NODE) {
+            let divider = match level {
+                0 => 1.0,
+                1 => 2.0,
+                l => l as f64 * 3.0,
+            };
+            if let Some(x) = score.get_mut(node as usize) {
+                *x += s / divider;
+            }
+        }
+    }
+    let final_score = |i: usize| -> f64 {
+        let t = text.get(i).copied().unwrap_or(0);
+        let l = links.get(i).copied().unwrap_or(0);
+        let density = if t == 0 { 0.0 } else { l as f64 / t as f64 };
+        let weight = page.nodes.get(i).map_or(0, |n| n.weight);
+        (score.get(i).copied().unwrap_or(0.0) + f64::from(weight) * 0.4) * (1.0 - density)
+    };
+    let best = (0..n)
+        .filter(|&i| score.get(i).copied().unwrap_or(0.0) > 0.0)
+        .max_by(|&a, &b| final_score(a).partial_cmp(&final_score(b)).unwrap_or(std::cmp::Ordering::Equal));
+    let Some(best) = best else {
+        // Nothing scored (a short page): keep every non-boilerplate block.
+        return page.blocks.iter().enumerate().filter(|(_, b)| !b.boiler).map(|(i, _)| i).collect();
+    };
+    let best_score = final_score(best);
+    let parent = page.nodes.get(best).map_or(NO_NODE, |n| n.parent);
+    // Siblings of the best container that hold content too.
+    let threshold = (best_score * 0.2).max(10.0);
+    let mut chosen_nodes = vec![best as u32];
+    if parent != NO_NODE {
+        for (i, node) in page.nodes.iter().enumerate() {
+            if i != best && node.parent == parent && final_score(i) >= threshold {
+                chosen_nodes.push(i as u32);
+            }
+        }
+    }
+    let best_boiler = page.blocks.iter().filter(|b| b.path.contains(&(best as u32))).all(|b| b.boiler);
+    let mut keep = Vec::new();
+    for (i, b) in page.blocks.iter().enumerate() {
+        let inside = b.path.iter().take(PATH_LEN).any(|n| chosen_nodes.contains(n));
+        let sibling_paragraph =
+            parent != NO_NODE && b.path.first() == Some(&parent) && b.text_len >= 80 && link_density(b) < 0.25;
+        if !(inside || sibling_paragraph) {
+            continue;
+        }
+        if b.boiler && !best_boiler && !b.content {
+            continue;
+        }
+        let ld = link_density(b);
+        let is_heading = matches!(b.kind, Kind::Heading(_));
+        if !is_heading && ld > 0.5 && b.text_len < 200 {
+            continue;
+        }
+        if matches!(b.kind, Kind::Item { .. }) && ld > 0.35 {
+            continue;
+        }
+        keep.push(i);
+    }
+    keep
+}
