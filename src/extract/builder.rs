@@ -49,6 +49,10 @@ pub struct Node {
     pub parent: u32,
     /// Class/id hint: positive for content, negative for boilerplate.
     pub weight: i32,
+    /// This element or one around it is boilerplate by tag or hint.
+    pub boiler: bool,
+    /// This element or one around it is content by tag or hint.
+    pub content: bool,
 }
 
 pub struct Page {
@@ -590,7 +594,14 @@ impl Sink for Builder {
             NO_NODE
         } else {
             let parent = self.stack.iter().rev().find(|o| o.node != NO_NODE).map_or(NO_NODE, |o| o.node);
-            self.nodes.push(Node { parent, weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 } });
+            let boiler_ctx = boiler || self.stack.iter().any(|o| o.boiler);
+            let content_ctx = content || self.stack.iter().any(|o| o.content);
+            self.nodes.push(Node {
+                parent,
+                weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
+                boiler: boiler_ctx,
+                content: content_ctx,
+            });
             (self.nodes.len() - 1) as u32
         };
         let mut open = Open {

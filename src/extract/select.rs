@@ -57,23 +57,35 @@ fn link_density(b: &Block) -> f64 {
     f64::from(b.link_len) / f64::from(b.text_len)
 }
 
+/// Whether a block is body text: a paragraph (or code, or a list item) that is not mostly links.
+fn is_body(b: &Block) -> bool {
+    matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. }) && link_density(b) < 0.3 && !b.boiler
+}
+
 /// Indices of the blocks to keep, in order.
 fn choose(page: &Page) -> Vec<usize> {
     let n = page.nodes.len();
     let mut score = vec![0f64; n];
     let mut text = vec![0u64; n];
     let mut links = vec![0u64; n];
+    let mut body = vec![0u64; n];
     for b in &page.blocks {
         for &node in b.path.iter().take_while(|&&n| n != NO_NODE) {
-            if let (Some(t), Some(l)) = (text.get_mut(node as usize), links.get_mut(node as usize)) {
+            let i = node as usize;
+            if let (Some(t), Some(l), Some(g)) = (text.get_mut(i), links.get_mut(i), body.get_mut(i)) {
                 *t += u64::from(b.text_len);
                 *l += u64::from(b.link_len);
+                if is_body(b) {
+                    *g += u64::from(b.text_len);
+                }
             }
         }
-        if b.text_len < SCORING_TEXT_MIN || matches!(b.kind, Kind::Row { .. }) {
+        // Only body-like blocks vote: headings, table rows and link lists do not.
+        if b.text_len < SCORING_TEXT_MIN || !matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. }) {
             continue;
         }
-        let s = 1.0 + f64::from(b.commas) + (f64::from(b.text_len) / 100.0).min(3.0);
+        let s =
+            (1.0 + f64::from(b.commas).min(10.0) + (f64::from(b.text_len) / 100.0).min(3.0)) * (1.0 - link_density(b));
         for (level, &node) in b.path.iter().enumerate().take_while(|(_, &n)| n != NO_NODE) {
             let divider = match level {
                 0 => 1.0,
@@ -89,16 +101,33 @@ fn choose(page: &Page) -> Vec<usize> {
         let t = text.get(i).copied().unwrap_or(0);
         let l = links.get(i).copied().unwrap_or(0);
         let density = if t == 0 { 0.0 } else { l as f64 / t as f64 };
-        let weight = page.nodes.get(i).map_or(0, |n| n.weight);
-        (score.get(i).copied().unwrap_or(0.0) + f64::from(weight) * 0.4) * (1.0 - density)
+        let Some(node) = page.nodes.get(i) else { return 0.0 };
+        let mut s = (score.get(i).copied().unwrap_or(0.0) + f64::from(node.weight) * 0.4) * (1.0 - density);
+        if node.boiler && !node.content {
+            s *= 0.2;
+        } else if node.content && !node.boiler {
+            s *= 1.5;
+        }
+        s
     };
     let best = (0..n)
         .filter(|&i| score.get(i).copied().unwrap_or(0.0) > 0.0)
         .max_by(|&a, &b| final_score(a).partial_cmp(&final_score(b)).unwrap_or(std::cmp::Ordering::Equal));
-    let Some(best) = best else {
+    let Some(mut best) = best else {
         // Nothing scored (a short page): keep every non-boilerplate block.
         return page.blocks.iter().enumerate().filter(|(_, b)| !b.boiler).map(|(i, _)| i).collect();
     };
+    // Promote to the parent while the chosen container holds too little of the parent's body text: an article
+    // split across sibling containers, or a summary beside the body.
+    for _ in 0..3 {
+        let Some(parent) = page.nodes.get(best).map(|n| n.parent).filter(|p| *p != NO_NODE) else { break };
+        let (own, theirs) = (body.get(best).copied().unwrap_or(0), body.get(parent as usize).copied().unwrap_or(0));
+        let parent_node = page.nodes.get(parent as usize);
+        if parent_node.is_some_and(|p| p.boiler && !p.content) || theirs == 0 || own as f64 >= 0.75 * theirs as f64 {
+            break;
+        }
+        best = parent as usize;
+    }
     let best_score = final_score(best);
     let parent = page.nodes.get(best).map_or(NO_NODE, |n| n.parent);
     // Siblings of the best container that hold content too.
@@ -111,7 +140,7 @@ fn choose(page: &Page) -> Vec<usize> {
             }
         }
     }
-    let best_boiler = page.blocks.iter().filter(|b| b.path.contains(&(best as u32))).all(|b| b.boiler);
+    let best_boiler = page.nodes.get(best).is_some_and(|n| n.boiler);
     let mut keep = Vec::new();
     for (i, b) in page.blocks.iter().enumerate() {
         let inside = b.path.iter().take(PATH_LEN).any(|n| chosen_nodes.contains(n));
