@@ -106,8 +106,24 @@ pub struct Builder {
 const VOID: &[&str] =
     &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
 const SKIP: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "math", "iframe", "object", "canvas", "select", "textarea",
-    "button", "video", "audio", "map", "head", "dialog",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "iframe",
+    "object",
+    "canvas",
+    "select",
+    "textarea",
+    "button",
+    "video",
+    "audio",
+    "map",
+    "head",
+    "dialog",
+    "figcaption",
 ];
 const INLINE: &[&str] = &[
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark", "q", "s", "samp",
@@ -520,7 +536,7 @@ impl Sink for Builder {
                         self.cur_text += alt.chars().count().max(1) as u32;
                         self.space = false;
                     }
-                } else if !alt.is_empty() && alt.len() > 3 {
+                } else if self.options.image_alt && alt.split_whitespace().count() >= 3 {
                     self.push_text(" ");
                     self.push_text(&alt);
                     self.push_text(" ");

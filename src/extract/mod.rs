@@ -19,8 +19,10 @@ pub const DEPTH_MAX: usize = 256;
 
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Images as `![alt](src)` instead of their alt text alone.
+    /// Images as `![alt](src)`.
     pub image_links: bool,
+    /// Otherwise, an image's alt text (of three words or more) in the text; by default images are left out.
+    pub image_alt: bool,
     /// Links as `[text](href)`; otherwise their text alone.
     pub links: bool,
     /// The page's URL, to resolve relative links.
@@ -29,7 +31,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { image_links: false, links: true, base_url: None }
+        Options { image_links: false, image_alt: false, links: true, base_url: None }
     }
 }
 

@@ -160,7 +160,66 @@ fn choose(page: &Page) -> Vec<usize> {
         if matches!(b.kind, Kind::Item { .. }) && ld > 0.35 {
             continue;
         }
+        if is_chrome(b) {
+            continue;
+        }
         keep.push(i);
     }
+    // Headings with no body text after them (a "Related" or "Topics" tail) go too.
+    while keep.last().and_then(|&i| page.blocks.get(i)).is_some_and(|b| matches!(b.kind, Kind::Heading(_))) {
+        keep.pop();
+    }
     keep
+}
+
+/// Short blocks that are page furniture: ad labels, share and follow prompts, bare dates.
+fn is_chrome(b: &Block) -> bool {
+    let words = b.md.split_whitespace().count();
+    if words > 8 {
+        return false;
+    }
+    let lower = b.md.to_lowercase();
+    let lower = lower.trim_matches(|c: char| !c.is_alphanumeric());
+    const PHRASES: &[&str] = &[
+        "advertisement",
+        "advertising",
+        "sponsored",
+        "share this",
+        "share on",
+        "share it",
+        "follow us",
+        "follow ",
+        "sign up",
+        "subscribe",
+        "read more",
+        "related",
+        "trending",
+        "topics",
+        "more from",
+        "recommended",
+        "most popular",
+        "newsletter",
+        "like this story",
+        "click here",
+        "comments",
+        "leave a comment",
+        "print",
+        "email",
+        "tweet",
+        "copy link",
+        "back to top",
+        "skip to",
+        "see also",
+        "you may also like",
+        "image source",
+        "getty images",
+        "photo:",
+        "credit:",
+    ];
+    if PHRASES.iter().any(|p| lower.starts_with(p) || lower == p.trim()) {
+        return true;
+    }
+    // A bare date or time line.
+    let digits = b.md.chars().filter(char::is_ascii_digit).count();
+    words <= 5 && digits * 2 >= b.text_len as usize
 }
