@@ -64,6 +64,8 @@ pub struct Page {
 
 struct Open {
     name: String,
+    /// A comments section (readers' comments are never the article).
+    comments: bool,
     /// Node id for containers, `NO_NODE` for the rest.
     node: u32,
     boiler: bool,
@@ -230,6 +232,23 @@ fn hint_weight(tag: &Tag) -> i32 {
     w
 }
 
+/// A readers' comments section, by id or class.
+fn is_comments(tag: &Tag) -> bool {
+    ["id", "class"].iter().any(|a| {
+        tag.attr(a).is_some_and(|v| {
+            let v = v.to_ascii_lowercase();
+            v.split_whitespace().any(|t| {
+                t == "comments"
+                    || t.starts_with("comments-")
+                    || t == "comment-list"
+                    || t == "commentlist"
+                    || t.starts_with("disqus")
+                    || t == "respond"
+            })
+        })
+    })
+}
+
 fn is_hidden(tag: &Tag) -> bool {
     tag.attr("hidden").is_some()
         || tag.attr("aria-hidden") == Some("true")
@@ -301,8 +320,9 @@ impl Builder {
         let md = if self.in_pre() { md.trim_matches('\n').to_owned() } else { md.trim().to_owned() };
         let quote_depth = self.stack.iter().filter(|o| o.name == "blockquote").count().min(8) as u8;
         let kind = self.block_kind();
-        let boiler = self.stack.iter().any(|o| o.boiler);
-        let content = self.stack.iter().any(|o| o.content);
+        let comments = self.stack.iter().any(|o| o.comments);
+        let boiler = comments || self.stack.iter().any(|o| o.boiler);
+        let content = !comments && self.stack.iter().any(|o| o.content);
         self.blocks.push(Block {
             kind,
             quote_depth,
@@ -362,8 +382,8 @@ impl Builder {
             link_len: 0,
             commas: 0,
             path: self.path(),
-            boiler: self.stack.iter().any(|o| o.boiler),
-            content: self.stack.iter().any(|o| o.content),
+            boiler: self.stack.iter().any(|o| o.boiler || o.comments),
+            content: !self.stack.iter().any(|o| o.comments) && self.stack.iter().any(|o| o.content),
         });
         self.row_header = false;
     }
@@ -503,6 +523,7 @@ impl Sink for Builder {
         if self.skipping() {
             if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
                 self.stack.push(Open {
+                    comments: false,
                     name: name.to_owned(),
                     node: NO_NODE,
                     boiler: false,
@@ -610,8 +631,9 @@ impl Sink for Builder {
             NO_NODE
         } else {
             let parent = self.stack.iter().rev().find(|o| o.node != NO_NODE).map_or(NO_NODE, |o| o.node);
-            let boiler_ctx = boiler || self.stack.iter().any(|o| o.boiler);
-            let content_ctx = content || self.stack.iter().any(|o| o.content);
+            let in_comments = is_comments(tag) || self.stack.iter().any(|o| o.comments);
+            let boiler_ctx = in_comments || boiler || self.stack.iter().any(|o| o.boiler);
+            let content_ctx = !in_comments && (content || self.stack.iter().any(|o| o.content));
             self.nodes.push(Node {
                 parent,
                 weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
@@ -621,6 +643,7 @@ impl Sink for Builder {
             (self.nodes.len() - 1) as u32
         };
         let mut open = Open {
+            comments: is_comments(tag),
             name: name.to_owned(),
             node,
             boiler,

@@ -110,8 +110,12 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         s
     };
+    // Boilerplate containers (comments, sidebars) compete only when nothing else holds body text.
+    let clean = |i: &usize| page.nodes.get(*i).is_some_and(|n| !n.boiler || n.content);
+    let has_clean = (0..n).any(|i| clean(&i) && body.get(i).copied().unwrap_or(0) >= 200);
     let best = (0..n)
         .filter(|&i| score.get(i).copied().unwrap_or(0.0) > 0.0)
+        .filter(|i| !has_clean || clean(i))
         .max_by(|&a, &b| final_score(a).partial_cmp(&final_score(b)).unwrap_or(std::cmp::Ordering::Equal));
     let Some(mut best) = best else {
         // Nothing scored (a short page): keep every non-boilerplate block.
