@@ -60,6 +60,63 @@ fn main() {
     );
     println!("raw markdown: F1 {:.3}  precision {:.3}  recall {:.3}", r.f1, r.precision, r.recall);
 
+    // Token budgets, measured with the real cl100k tokenizer: never over, and how much of the budget is used on
+    // pages long enough to be cut.
+    let bpe = tiktoken_rs::cl100k_base().unwrap();
+    for budget in [500usize, 2_000, 8_000] {
+        let mut over = 0;
+        let mut worst_ratio = 0f64;
+        let mut usages = Vec::new();
+        for (_, _, url, html) in &pages {
+            let e = Extractor::run(html, Options { base_url: url.clone(), ..Options::default() });
+            let fitted = websearchd::extract::budget::fit(&e.blocks, budget);
+            let real = bpe.encode_with_special_tokens(&fitted.markdown).len();
+            worst_ratio = worst_ratio.max(real as f64 / budget as f64);
+            if real > budget {
+                over += 1;
+            }
+            if fitted.truncated {
+                usages.push(real as f64 / budget as f64);
+            }
+        }
+        usages.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let mean = usages.iter().sum::<f64>() / usages.len().max(1) as f64;
+        println!(
+            "budget {budget:>5}: over budget on {over} pages (max real/budget {worst_ratio:.3}); truncated pages {}: \
+             usage mean {:.1}%, min {:.1}%",
+            usages.len(),
+            mean * 100.0,
+            usages.first().copied().unwrap_or(0.0) * 100.0
+        );
+    }
+
+    if std::env::args().any(|a| a == "--calibrate") {
+        let mut rows = Vec::new();
+        for (id, _, url, html) in &pages {
+            let e = Extractor::run(html, Options { base_url: url.clone(), ..Options::default() });
+            let md = e.markdown();
+            let real = bpe.encode_with_special_tokens(&md).len();
+            let est = websearchd::extract::budget::estimate(&md);
+            let non_ascii = md.chars().filter(|c| !c.is_ascii()).count();
+            rows.push((real as f64 / est.max(1) as f64, real, est, non_ascii, md.chars().count(), id.clone()));
+        }
+        rows.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+        for r in rows.iter().rev().take(8).chain(rows.iter().take(4)) {
+            println!(
+                "  calib: real/est {:.2} real {} est {} non-ascii {} chars {} {}",
+                r.0,
+                r.1,
+                r.2,
+                r.3,
+                r.4,
+                &r.5[..8]
+            );
+        }
+        let total_real: usize = rows.iter().map(|r| r.1).sum();
+        let total_est: usize = rows.iter().map(|r| r.2).sum();
+        println!("  calib: total real/est {:.3}", total_real as f64 / total_est as f64);
+    }
+
     if std::env::args().any(|a| a == "--worst") {
         let mut per: Vec<(f64, f64, f64, &str)> = pages
             .iter()

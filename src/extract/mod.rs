@@ -5,6 +5,7 @@
 //! boilerplate inside it, and renders markdown. Memory is bounded by the input (which callers cap) and independent
 //! of nesting depth: the element stack keeps at most `DEPTH_MAX` entries. The output does not depend on chunking.
 
+pub mod budget;
 mod builder;
 mod render;
 mod select;
