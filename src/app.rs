@@ -173,6 +173,9 @@ impl App {
         };
         let answer = match self.engine.search(&search, &req.request_id) {
             Ok(mut answer) => {
+                if search.extract {
+                    crate::page::add_to_answer(&mut answer, &self.config, search.extract_tokens);
+                }
                 if let Some(map) = answer.as_object_mut() {
                     map.insert("kid".into(), self.keys.result.kid.clone().into());
                 }

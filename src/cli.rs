@@ -19,6 +19,9 @@ Usage:
   websearchd [serve]                        run the HTTP server (the default)
   websearchd search QUERY [--max-results N] [--extract]
                                             run one search through the same pipeline, print the JSON answer
+  websearchd extract URL|--file PATH [--tokens N]
+                                            print a page's main content as markdown (N tokens, default
+                                            2000; 0 for no budget)
   websearchd check-config                   print the resolved configuration, secrets hidden
   websearchd payments                       list the payment ledger (one JSON record per line) and a summary
   websearchd keygen                         rotate the card and result keys (old public keys stay published)
@@ -39,6 +42,7 @@ enum Command {
     Search { query: String, max_results: Option<String>, extract: bool },
     CheckConfig,
     Payments,
+    Extract { target: String, file: bool, tokens: Option<String> },
     Keygen,
     Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
     Help,
@@ -58,6 +62,8 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut max_results = None;
     let mut extract = false;
     let mut body = None;
+    let mut file = None;
+    let mut tokens = None;
     let mut headers = None;
     let mut jwks = None;
     let mut help = false;
@@ -81,6 +87,8 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--max-results" => max_results = Some(value("--max-results")?),
             "--extract" => extract = true,
             "--body" => body = Some(PathBuf::from(value("--body")?)),
+            "--file" => file = Some(value("--file")?),
+            "--tokens" => tokens = Some(value("--tokens")?),
             "--headers" => headers = Some(PathBuf::from(value("--headers")?)),
             "--jwks" => jwks = Some(PathBuf::from(value("--jwks")?)),
             "--" => {
@@ -103,6 +111,11 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             Some("check-config") => Command::CheckConfig,
             Some("payments") => Command::Payments,
             Some("keygen") => Command::Keygen,
+            Some("extract") => match (file.take(), positional.next()) {
+                (Some(path), None) => Command::Extract { target: path, file: true, tokens: tokens.take() },
+                (None, Some(url)) => Command::Extract { target: url, file: false, tokens: tokens.take() },
+                _ => return Err("extract needs a URL or --file PATH (not both)".into()),
+            },
             Some("verify") => match (body.take(), headers.take()) {
                 (Some(body), Some(headers)) => Command::Verify { body, headers, jwks: jwks.take() },
                 _ => return Err("verify needs --body FILE and --headers FILE".into()),
@@ -161,6 +174,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),
         Command::Payments => payments(&config),
         Command::Keygen => keygen(&config),
+        Command::Extract { target, file, tokens } => extract(&config, &target, file, tokens.as_deref()),
         Command::Verify { body, headers, jwks } => verify(&config, &body, &headers, jwks.as_deref()),
         _ => serve(config),
     }
@@ -192,7 +206,12 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
     let engine = Engine::from_config(&config, Arc::new(SystemClock));
     let request_id = crate::http::RequestIds::new().next();
     let (value, code) = match engine.search(&request, &request_id) {
-        Ok(answer) => (answer, ExitCode::SUCCESS),
+        Ok(mut answer) => {
+            if request.extract {
+                crate::page::add_to_answer(&mut answer, &config, request.extract_tokens);
+            }
+            (answer, ExitCode::SUCCESS)
+        }
         Err(e) => (e.body(), ExitCode::from(1)),
     };
     println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
@@ -285,6 +304,49 @@ fn serve(config: Config) -> ExitCode {
         }
         Err(e) => {
             log::error!("server failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints a page's main content (from a URL through the SSRF guard, or from a file) as markdown.
+fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> ExitCode {
+    crate::logger::init(&config.log);
+    let tokens = match tokens.map(str::parse::<usize>) {
+        None => crate::search::EXTRACT_TOKENS_DEFAULT,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            eprintln!("websearchd: --tokens must be a whole number (0 for no budget)");
+            return ExitCode::from(2);
+        }
+    };
+    if file {
+        let html = match std::fs::read(target) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("websearchd: {target}: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let e = crate::extract::Extractor::run(&html, crate::extract::Options::default());
+        let fitted = crate::extract::budget::fit(&e.blocks, tokens);
+        println!("{}", fitted.markdown);
+        if fitted.truncated {
+            eprintln!("(truncated to about {} tokens)", fitted.tokens);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let (policy, limits) = config.fetch_policy();
+    match crate::page::extract(target, &policy, &limits, tokens) {
+        Ok(page) => {
+            println!("{}", page.markdown);
+            if page.truncated {
+                eprintln!("(truncated to about {} tokens)", page.tokens);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("websearchd: {target}: {} ({})", e, e.code());
             ExitCode::from(1)
         }
     }

@@ -211,6 +211,31 @@ pub const VARS: &[VarDoc] = &[
         meaning: "Answers kept in the cache (the oldest is dropped first).",
     },
     VarDoc {
+        name: "WEBSEARCHD_FETCH_ALLOW",
+        default: "(none)",
+        allowed: "a comma-separated list of host:port",
+        meaning: "Hosts that `extract` may fetch whatever their address (the SSRF guard refuses private, loopback and \
+                  reserved addresses otherwise).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FETCH_PORTS",
+        default: "(none: 80 and 443 only)",
+        allowed: "a comma-separated list of ports",
+        meaning: "Ports `extract` may fetch besides 80 and 443.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FETCH_TIMEOUT_MS",
+        default: "8000",
+        allowed: "1000 to 60000",
+        meaning: "Deadline for fetching the page to extract, redirects included.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FETCH_BODY_BYTES_MAX",
+        default: "3145728",
+        allowed: "65536 to 16777216",
+        meaning: "Largest page read for `extract`.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_PAY_TO",
         default: "(none: payments off)",
         allowed: "an Ethereum address, 0x and 40 hex digits (EIP-55 checksum checked when mixed case)",
@@ -327,6 +352,10 @@ pub struct Config {
     pub search_deadline_ms: u64,
     pub cache_ttl_s: u64,
     pub cache_entries: usize,
+    pub fetch_allow: Vec<(String, u16)>,
+    pub fetch_ports: Vec<u16>,
+    pub fetch_timeout_ms: u64,
+    pub fetch_body_bytes_max: u64,
     pub pay_to: Option<crate::x402::eip712::Address>,
     pub network: crate::x402::Network,
     pub price_atomic: u128,
@@ -620,6 +649,22 @@ impl Config {
         let search_deadline_ms = r.int("WEBSEARCHD_SEARCH_DEADLINE_MS", 15_000, 500..=120_000)?;
         let cache_ttl_s = r.int("WEBSEARCHD_CACHE_TTL_S", 600, 0..=86_400)?;
         let cache_entries = r.int("WEBSEARCHD_CACHE_ENTRIES", 512, 0..=100_000)?;
+        let fetch_allow = r.list("WEBSEARCHD_FETCH_ALLOW", "", "a comma-separated list of host:port", |items| {
+            items
+                .iter()
+                .map(|i| {
+                    let (h, p) = i.rsplit_once(':')?;
+                    let host = crate::fetch::guard::normalize_host(h).ok()?;
+                    Some((host, p.parse::<u16>().ok()?))
+                })
+                .collect()
+        })?;
+        let fetch_ports =
+            r.list("WEBSEARCHD_FETCH_PORTS", "", "a comma-separated list of ports (1 to 65535)", |items| {
+                items.iter().map(|i| i.parse::<u16>().ok().filter(|p| *p > 0)).collect()
+            })?;
+        let fetch_timeout_ms = r.int("WEBSEARCHD_FETCH_TIMEOUT_MS", 8_000, 1_000..=60_000)?;
+        let fetch_body_bytes_max = r.int("WEBSEARCHD_FETCH_BODY_BYTES_MAX", 3_145_728, 65_536..=16_777_216)?;
         let pay_to = match r.raw("WEBSEARCHD_PAY_TO") {
             None => {
                 r.record("WEBSEARCHD_PAY_TO", "(none: payments off)".into(), Origin::Default);
@@ -716,6 +761,10 @@ impl Config {
             search_deadline_ms,
             cache_ttl_s,
             cache_entries,
+            fetch_allow,
+            fetch_ports,
+            fetch_timeout_ms,
+            fetch_body_bytes_max,
             pay_to,
             network,
             price_atomic,
@@ -740,6 +789,18 @@ impl Config {
             Ok(config) => config,
             Err(e) => unreachable!("the defaults are valid: {e}"),
         }
+    }
+
+    /// The SSRF policy and limits for fetching pages to extract.
+    pub fn fetch_policy(&self) -> (crate::fetch::guard::Policy, crate::fetch::untrusted::Limits) {
+        (
+            crate::fetch::guard::Policy { allow: self.fetch_allow.clone(), ports: self.fetch_ports.clone() },
+            crate::fetch::untrusted::Limits {
+                connect_timeout: std::time::Duration::from_millis(self.fetch_timeout_ms.min(3_000)),
+                deadline: std::time::Duration::from_millis(self.fetch_timeout_ms),
+                body_bytes_max: self.fetch_body_bytes_max,
+            },
+        )
     }
 
     /// Where the signing keys are.
@@ -832,6 +893,8 @@ mod tests {
         check_invalid("WEBSEARCHD_PAY_TO", "0x0000000000000000000000000000000000000000", "zero");
         check_invalid("WEBSEARCHD_NETWORK", "ethereum", "base-sepolia");
         check_invalid("WEBSEARCHD_OPEN", "yes", "0 or 1");
+        check_invalid("WEBSEARCHD_FETCH_ALLOW", "localhost", "host:port");
+        check_invalid("WEBSEARCHD_FETCH_PORTS", "0", "ports");
         check_invalid("WEBSEARCHD_LISTEN", "0.0.0.0:8402", "loopback address while payments are off");
     }
 

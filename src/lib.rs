@@ -16,6 +16,7 @@ pub mod jcs;
 pub mod journal;
 pub mod logger;
 pub mod metrics;
+pub mod page;
 pub mod search;
 pub mod sign;
 pub mod x402;

@@ -10,7 +10,10 @@ mod request;
 pub mod sources;
 pub mod url;
 
-pub use request::{SearchRequest, MAX_RESULTS_DEFAULT, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
+pub use request::{
+    SearchRequest, EXTRACT_TOKENS_DEFAULT, EXTRACT_TOKENS_MAX, EXTRACT_TOKENS_MIN, MAX_RESULTS_DEFAULT,
+    MAX_RESULTS_MAX, QUERY_CHARS_MAX,
+};
 
 use std::collections::HashSet;
 use std::fmt::Write as _;

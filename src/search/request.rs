@@ -9,6 +9,10 @@ use crate::error::ApiError;
 pub const QUERY_CHARS_MAX: usize = 400;
 pub const MAX_RESULTS_DEFAULT: usize = 5;
 pub const MAX_RESULTS_MAX: usize = 20;
+/// Token budget of `answer_extract`: default and bounds (cl100k tokens).
+pub const EXTRACT_TOKENS_DEFAULT: usize = 2_000;
+pub const EXTRACT_TOKENS_MIN: usize = 100;
+pub const EXTRACT_TOKENS_MAX: usize = 8_000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRequest {
@@ -16,6 +20,7 @@ pub struct SearchRequest {
     pub query: String,
     pub max_results: usize,
     pub extract: bool,
+    pub extract_tokens: usize,
 }
 
 impl SearchRequest {
@@ -63,8 +68,27 @@ impl SearchRequest {
                 ))
             }
         };
-        Ok(SearchRequest { query, max_results, extract })
+        let extract_tokens = match fields.get("extract_tokens") {
+            None | Some(Value::Null) => EXTRACT_TOKENS_DEFAULT,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(n) if (EXTRACT_TOKENS_MIN as u64..=EXTRACT_TOKENS_MAX as u64).contains(&n) => n as usize,
+                _ if n.is_u64() || n.is_i64() => {
+                    return Err(ApiError::invalid_field(
+                        "extract_tokens_out_of_range",
+                        "extract_tokens",
+                        format!("`extract_tokens` must be from {EXTRACT_TOKENS_MIN} to {EXTRACT_TOKENS_MAX}"),
+                    ))
+                }
+                _ => return Err(extract_tokens_not_integer()),
+            },
+            Some(_) => return Err(extract_tokens_not_integer()),
+        };
+        Ok(SearchRequest { query, max_results, extract, extract_tokens })
     }
+}
+
+fn extract_tokens_not_integer() -> ApiError {
+    ApiError::invalid_field("extract_tokens_not_integer", "extract_tokens", "`extract_tokens` must be an integer")
 }
 
 fn max_results_not_integer() -> ApiError {
@@ -99,7 +123,8 @@ mod tests {
         let got = SearchRequest::from_json(body.as_bytes());
         match expected {
             Ok((q, n, e)) => {
-                assert_eq!(got, Ok(SearchRequest { query: q.into(), max_results: n, extract: e }), "{body}")
+                let expected = SearchRequest { query: q.into(), max_results: n, extract: e, extract_tokens: 2_000 };
+                assert_eq!(got, Ok(expected), "{body}")
             }
             Err(code) => assert_eq!(got.map_err(|e| e.code), Err(code), "{body}"),
         }
@@ -129,5 +154,8 @@ mod tests {
         check(r#"{"query":"q","max_results":2.5}"#, Err("max_results_not_integer"));
         check(r#"{"query":"q","max_results":"5"}"#, Err("max_results_not_integer"));
         check(r#"{"query":"q","extract":"yes"}"#, Err("extract_not_boolean"));
+        check(r#"{"query":"q","extract_tokens":99}"#, Err("extract_tokens_out_of_range"));
+        check(r#"{"query":"q","extract_tokens":8001}"#, Err("extract_tokens_out_of_range"));
+        check(r#"{"query":"q","extract_tokens":"500"}"#, Err("extract_tokens_not_integer"));
     }
 }

@@ -1,0 +1,97 @@
+//! `extract: true` end to end: a loopback search source whose top result is a loopback page (allowlisted), and the
+//! `websearchd extract` command.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use common::upstream::{Answer, Upstream};
+use common::{own_fixture, Server};
+
+fn results_pointing_at(url: &str) -> Vec<u8> {
+    let page = String::from_utf8(own_fixture("search/ddg_html_results.html")).unwrap();
+    let encoded: String = url
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect();
+    page.replace("https%3A%2F%2Fwww.rust-lang.org%2F", &encoded).into_bytes()
+}
+
+#[test]
+fn service_returns_the_top_pages_main_content() {
+    let site = Upstream::start(|seen| match seen.path() {
+        "/article" => Answer::html(200, own_fixture("extract_article.html")),
+        _ => Answer::html(404, ""),
+    });
+    let article = site.url("/article");
+    let results = results_pointing_at(&article);
+    let source = Upstream::start(move |_| Answer::html(200, results.clone()));
+    let (html, allow) = (source.url("/html/"), format!("127.0.0.1:{}", site.addr.port()));
+    let server = Server::start(&[
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", &html),
+        ("WEBSEARCHD_FETCH_ALLOW", &allow),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+    ]);
+    let r = server.post_json("/service", r#"{"query":"rust edge","extract":true}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let a = r.json();
+    assert_eq!(a["results"][0]["url"], article.as_str());
+    let md = a["answer_extract"].as_str().expect("answer_extract");
+    assert!(md.starts_with("# Rust at the Edge\n\nWe moved our edge proxies"), "{md}");
+    for part in [
+        "## Why we moved",
+        "*real*",
+        "- Fewer crashes",
+        "```\nfn main()",
+        "| Metric | Before | After |",
+        "> The best code",
+    ] {
+        assert!(md.contains(part), "{part:?} missing from:\n{md}");
+    }
+    for junk in ["Home", "Tweet", "Great post", "Popular", "Copyright"] {
+        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
+    }
+    let e = &a["extract"];
+    assert_eq!(e["status"], "ok");
+    assert_eq!(e["title"], "Rust at the Edge");
+    assert_eq!(e["truncated"], false);
+    assert_eq!(e["content_sha256"], websearchd::sign::sha256_hex(md.as_bytes()));
+
+    // A small budget cuts at a block boundary and says so.
+    let r = server.post_json("/service", r#"{"query":"rust edge small","extract":true,"extract_tokens":100}"#).json();
+    assert_eq!(r["extract"]["truncated"], true);
+    assert!(r["extract"]["tokens"].as_u64().unwrap() <= 100);
+    assert!(r["answer_extract"].as_str().unwrap().len() < md.len());
+}
+
+#[test]
+fn a_refused_page_leaves_the_search_answer_intact() {
+    let site = Upstream::start(|_| Answer::html(200, own_fixture("extract_article.html")));
+    let results = results_pointing_at(&site.url("/article"));
+    let source = Upstream::start(move |_| Answer::html(200, results.clone()));
+    let html = source.url("/html/");
+    // No allowlist: the loopback page is refused by the SSRF guard.
+    let server = Server::start(&[("WEBSEARCHD_SOURCES", "ddg_html"), ("WEBSEARCHD_DDG_HTML_URL", &html)]);
+    let a = server.post_json("/service", r#"{"query":"rust edge","extract":true}"#).json();
+    assert_eq!(a["results"].as_array().unwrap().len(), 2);
+    assert!(a.get("answer_extract").is_none());
+    assert_eq!(a["extract"]["status"], "port_refused");
+    assert_eq!(site.count("/article"), 0);
+}
+
+#[test]
+fn the_extract_command() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/extract_article.html");
+    let out =
+        std::process::Command::new(common::binary()).env_clear().args(["extract", "--file", path]).output().unwrap();
+    assert!(out.status.success());
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("# Rust at the Edge"), "{md}");
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .args(["extract", "http://169.254.169.254/latest/meta-data/"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("address_refused"));
+}
