@@ -273,14 +273,6 @@ fn serve(config: Config) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let addr = server.local_addr().unwrap_or(listen);
-    log::info!(
-        "websearchd {} listening on http://{addr} ({} workers, queue {}, {} connections max)",
-        env!("CARGO_PKG_VERSION"),
-        limits.workers,
-        limits.queue_depth,
-        limits.connections_max
-    );
     let handle = server.shutdown_handle();
     let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
         let name = signals.wait();
@@ -295,6 +287,14 @@ fn serve(config: Config) -> ExitCode {
         log::error!("cannot start the signal thread: {e}");
         return ExitCode::from(1);
     }
+    let addr = server.local_addr().unwrap_or(listen);
+    log::info!(
+        "websearchd {} listening on http://{addr} ({} workers, queue {}, {} connections max)",
+        env!("CARGO_PKG_VERSION"),
+        limits.workers,
+        limits.queue_depth,
+        limits.connections_max
+    );
     let result = server.run();
     log::logger().flush();
     match result {
