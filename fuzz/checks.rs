@@ -119,3 +119,21 @@ pub fn x402_payment(data: &[u8]) {
         }
     }
 }
+
+/// The extractor: no panic on any input, the same output whatever the chunking (the first byte picks the chunk
+/// size), and a budgeted extract within its budget.
+pub fn extract(data: &[u8]) {
+    use websearchd::extract::{budget, Extractor, Options};
+    let Some((&first, html)) = data.split_first() else {
+        return;
+    };
+    let whole = Extractor::run(html, Options::default());
+    let mut e = Extractor::new(Options::default());
+    for chunk in html.chunks(usize::from(first % 64) + 1) {
+        e.feed(chunk);
+    }
+    assert_eq!(e.finish(), whole);
+    let budget_tokens = 100 + usize::from(first) * 8;
+    let fitted = budget::fit(&whole.blocks, budget_tokens);
+    assert!(fitted.tokens <= budget_tokens);
+}

@@ -122,3 +122,49 @@ fn x402_payment() {
         }
     }
 }
+
+#[test]
+fn extract() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut inputs = files_in(&root.join("fixtures/search"));
+    inputs.push(std::fs::read(root.join("fixtures/extract_article.html")).unwrap());
+    inputs.extend(files_in(&root.join("fuzz/regressions/extract")));
+    for input in &inputs {
+        for first in [0u8, 2, 6, 63] {
+            let mut data = vec![first];
+            data.extend_from_slice(input);
+            checks::extract(&data);
+            let step = (data.len() / 7).max(1);
+            for end in (1..data.len()).step_by(step) {
+                checks::extract(&data[..end]);
+            }
+        }
+    }
+}
+
+/// The extractor gives the same markdown at chunk sizes 1, 2, 3, 7, 64 and whole on real benchmark pages.
+#[test]
+fn extract_is_chunk_independent_on_benchmark_pages() {
+    use std::io::Read;
+    use websearchd::extract::{Extractor, Options};
+    let dir = common::shared_dir().join("bench/aeb/html");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("notice: {} is absent; skipping", dir.display());
+        return;
+    };
+    let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    files.sort_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0));
+    for path in files.iter().take(4) {
+        let mut html = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_end(&mut html).unwrap();
+        let whole = Extractor::run(&html, Options::default());
+        assert!(!whole.blocks.is_empty(), "{}", path.display());
+        for size in [1, 2, 3, 7, 64] {
+            let mut e = Extractor::new(Options::default());
+            for chunk in html.chunks(size) {
+                e.feed(chunk);
+            }
+            assert_eq!(e.finish(), whole, "{} at chunk size {size}", path.display());
+        }
+    }
+}
