@@ -16,11 +16,9 @@ pub fn extract(page: Page) -> Extract {
     let title = page.og_title.clone().or_else(|| page.title.clone()).map(|t| clean_title(&t, page.title.as_deref()));
     let chosen = choose(&page);
     let mut blocks: Vec<&Block> = chosen.iter().filter_map(|&i| page.blocks.get(i)).collect();
-    // The title is shown once, first: drop a leading heading that repeats it.
-    if let (Some(t), Some(first)) = (&title, blocks.first()) {
-        if matches!(first.kind, Kind::Heading(_)) && same_text(&first.md, t) {
-            blocks.remove(0);
-        }
+    // The title is shown once, first: drop headings that repeat it.
+    if let Some(t) = &title {
+        blocks.retain(|b| !(matches!(b.kind, Kind::Heading(_)) && same_text(&b.md, t)));
     }
     let mut out = Vec::with_capacity(blocks.len() + 1);
     if let Some(t) = &title {
@@ -169,11 +167,48 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         keep.push(i);
     }
+    // A "more stories" marker in the second half ends the article: it and what follows are related content.
+    let half = keep.len() / 2;
+    if let Some(cut) = keep.iter().enumerate().skip(half.max(1)).find_map(|(pos, &i)| {
+        page.blocks.get(i).filter(|b| is_tail_marker(b)).map(|_| pos)
+    }) {
+        keep.truncate(cut);
+    }
+    // Runs of three or more headings with no text between them are lists of teasers.
+    let is_heading = |i: &usize| page.blocks.get(*i).is_some_and(|b| matches!(b.kind, Kind::Heading(_)));
+    let mut drop = vec![false; keep.len()];
+    let mut run_start = 0;
+    for pos in 0..=keep.len() {
+        let heading = keep.get(pos).is_some_and(is_heading);
+        if !heading {
+            if pos - run_start >= 3 {
+                drop.iter_mut().take(pos).skip(run_start).for_each(|d| *d = true);
+            }
+            run_start = pos + 1;
+        }
+    }
+    let mut keep: Vec<usize> = keep.into_iter().zip(drop).filter(|(_, d)| !d).map(|(i, _)| i).collect();
     // Headings with no body text after them (a "Related" or "Topics" tail) go too.
     while keep.last().and_then(|&i| page.blocks.get(i)).is_some_and(|b| matches!(b.kind, Kind::Heading(_))) {
         keep.pop();
     }
     keep
+}
+
+/// A short block that announces related content rather than more of the article.
+fn is_tail_marker(b: &Block) -> bool {
+    if b.md.split_whitespace().count() > 6 || b.link_len * 2 > b.text_len {
+        return false;
+    }
+    let lower = b.md.to_lowercase();
+    const MARKERS: &[&str] = &[
+        "more great", "more stories", "more from", "you may also like", "you might also like", "you may like",
+        "related stories", "related articles", "related posts", "read next", "recommended", "most popular", "trending", "don't miss", "don’t miss", "also read",
+        "more news", "latest news", "top stories", "você pode gostar", "leia também", "veja também",
+        "lee también", "más noticias", "самые популярные", "читайте также", "похожие", "отзывы", "добавить отзыв",
+        "관련 기사", "関連記事", "こちらもおすすめ",
+    ];
+    MARKERS.iter().any(|m| lower.contains(m))
 }
 
 /// Short blocks that are page furniture: ad labels, share and follow prompts, bare dates.
