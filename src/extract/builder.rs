@@ -53,6 +53,9 @@ pub struct Node {
     pub boiler: bool,
     /// This element or one around it is content by tag or hint.
     pub content: bool,
+    /// A hash of the tag and class attribute (0 without a class): the article's template repeats it when a body is
+    /// split into several containers.
+    pub class_key: u64,
 }
 
 pub struct Page {
@@ -230,6 +233,29 @@ fn hint_weight(tag: &Tag) -> i32 {
         w -= 25;
     }
     w
+}
+
+fn class_key(tag: &Tag) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let Some(class) = tag.attr("class").filter(|c| !c.trim().is_empty()) else { return 0 };
+    // FNV-1a: stable and cheap; collisions only merge two templates' containers.
+    let mut h = FnvHasher(0xcbf2_9ce4_8422_2325);
+    tag.name.hash(&mut h);
+    class.trim().hash(&mut h);
+    h.finish().max(1)
+}
+
+struct FnvHasher(u64);
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 /// A readers' comments section, by id or class.
@@ -639,6 +665,7 @@ impl Sink for Builder {
                 weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
                 boiler: boiler_ctx,
                 content: content_ctx,
+                class_key: class_key(tag),
             });
             (self.nodes.len() - 1) as u32
         };

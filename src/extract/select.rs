@@ -142,6 +142,15 @@ fn choose(page: &Page) -> Vec<usize> {
             }
         }
     }
+    // Containers built from the same template as the best one (same tag and class) hold the rest of a split body.
+    let key = page.nodes.get(best).map_or(0, |n| n.class_key);
+    if key != 0 {
+        for (i, node) in page.nodes.iter().enumerate() {
+            if node.class_key == key && !node.boiler && body.get(i).copied().unwrap_or(0) >= 100 {
+                chosen_nodes.push(i as u32);
+            }
+        }
+    }
     let best_boiler = page.nodes.get(best).is_some_and(|n| n.boiler);
     let mut keep = Vec::new();
     for (i, b) in page.blocks.iter().enumerate() {
@@ -169,9 +178,12 @@ fn choose(page: &Page) -> Vec<usize> {
     }
     // A "more stories" marker in the second half ends the article: it and what follows are related content.
     let half = keep.len() / 2;
-    if let Some(cut) = keep.iter().enumerate().skip(half.max(1)).find_map(|(pos, &i)| {
-        page.blocks.get(i).filter(|b| is_tail_marker(b)).map(|_| pos)
-    }) {
+    if let Some(cut) = keep
+        .iter()
+        .enumerate()
+        .skip(half.max(1))
+        .find_map(|(pos, &i)| page.blocks.get(i).filter(|b| is_tail_marker(b)).map(|_| pos))
+    {
         keep.truncate(cut);
     }
     // Runs of three or more headings with no text between them are lists of teasers.
@@ -202,11 +214,38 @@ fn is_tail_marker(b: &Block) -> bool {
     }
     let lower = b.md.to_lowercase();
     const MARKERS: &[&str] = &[
-        "more great", "more stories", "more from", "you may also like", "you might also like", "you may like",
-        "related stories", "related articles", "related posts", "read next", "recommended", "most popular", "trending", "don't miss", "don’t miss", "also read",
-        "more news", "latest news", "top stories", "você pode gostar", "leia também", "veja também",
-        "lee también", "más noticias", "самые популярные", "читайте также", "похожие", "отзывы", "добавить отзыв",
-        "관련 기사", "関連記事", "こちらもおすすめ",
+        "more great",
+        "more stories",
+        "more from",
+        "you may also like",
+        "you might also like",
+        "you may like",
+        "related stories",
+        "related articles",
+        "related posts",
+        "read next",
+        "recommended",
+        "most popular",
+        "trending",
+        "don't miss",
+        "don’t miss",
+        "also read",
+        "more news",
+        "latest news",
+        "top stories",
+        "você pode gostar",
+        "leia também",
+        "veja também",
+        "lee también",
+        "más noticias",
+        "самые популярные",
+        "читайте также",
+        "похожие",
+        "отзывы",
+        "добавить отзыв",
+        "관련 기사",
+        "関連記事",
+        "こちらもおすすめ",
     ];
     MARKERS.iter().any(|m| lower.contains(m))
 }
