@@ -2,7 +2,7 @@
 //! `.result__snippet`, and a date span in `.result__extras__url`; ads carry `result--ad`; "no results" is
 //! `result--no-result` or `div.no-results`; the "EOF" pseudo-result points at a Google search and is dropped.
 
-use super::{is_ddg_anomaly, iso_date, organic, Capture, Hit, Page};
+use super::{decide, is_ddg_anomaly, iso_date, organic, Capture, Hit, Page};
 use crate::html::{Sink, Tag, Tokenizer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,15 +37,7 @@ pub fn parse(body: &[u8]) -> Page {
     let mut p = Parser::default();
     Tokenizer::run(body, &mut p);
     p.close_result();
-    if p.blocked {
-        Page::Blocked("anomaly challenge page".into())
-    } else if !p.hits.is_empty() {
-        Page::Results(p.hits)
-    } else if p.no_results {
-        Page::NoResults
-    } else {
-        Page::Unparseable("no results and no no-results marker".into())
-    }
+    decide(p.blocked, p.hits, p.no_results)
 }
 
 impl Parser {

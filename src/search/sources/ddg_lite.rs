@@ -2,7 +2,7 @@
 //! `a.result-link`, then rows with `td.result-snippet` and `span.link-text` / `span.timestamp`. Sponsored rows
 //! carry `tr.result-sponsored` (their "more info" links are `result-link`s too). "No results." is a text row.
 
-use super::{is_ddg_anomaly, iso_date, organic, Capture, Hit, Page};
+use super::{decide, is_ddg_anomaly, iso_date, organic, Capture, Hit, Page};
 use crate::html::{collapse_whitespace, Sink, Tag, Tokenizer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,15 +37,7 @@ pub fn parse(body: &[u8]) -> Page {
     let mut p = Parser::default();
     Tokenizer::run(body, &mut p);
     p.close_result();
-    if p.blocked {
-        Page::Blocked("anomaly challenge page".into())
-    } else if !p.hits.is_empty() {
-        Page::Results(p.hits)
-    } else if p.no_results {
-        Page::NoResults
-    } else {
-        Page::Unparseable("no results and no no-results marker".into())
-    }
+    decide(p.blocked, p.hits, p.no_results)
 }
 
 impl Parser {

@@ -80,6 +80,20 @@ impl Kind {
     }
 }
 
+/// The outcome of an HTML results page, decided in the same order for every source: a block wins, then results,
+/// then a no-results marker; a page with none of them is unparseable (never "no results").
+fn decide(blocked: bool, hits: Vec<Hit>, no_results: bool) -> Page {
+    if blocked {
+        Page::Blocked("anomaly challenge page".into())
+    } else if !hits.is_empty() {
+        Page::Results(hits)
+    } else if no_results {
+        Page::NoResults
+    } else {
+        Page::Unparseable("no results and no no-results marker".into())
+    }
+}
+
 /// Text being collected for a field until the element that started it closes.
 #[derive(Debug)]
 struct Capture<F> {

@@ -1,7 +1,7 @@
 //! Mojeek's results page: `ul.results-standard > li` with `h2 > a.title` and `p.s` (the snippet). "No results" is
 //! the sentence "No pages found matching".
 
-use super::{organic, Capture, Hit, Page};
+use super::{decide, organic, Capture, Hit, Page};
 use crate::html::{Sink, Tag, Tokenizer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,13 +33,7 @@ pub fn parse(body: &[u8]) -> Page {
     let mut p = Parser::default();
     Tokenizer::run(body, &mut p);
     p.close_result();
-    if !p.hits.is_empty() {
-        Page::Results(p.hits)
-    } else if p.no_results {
-        Page::NoResults
-    } else {
-        Page::Unparseable("no results and no no-results marker".into())
-    }
+    decide(false, p.hits, p.no_results)
 }
 
 impl Parser {
