@@ -57,7 +57,7 @@ fn link_density(b: &Block) -> f64 {
 
 /// Whether a block is body text: a paragraph (or code, or a list item) that is not mostly links.
 fn is_body(b: &Block) -> bool {
-    matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. }) && link_density(b) < 0.3 && !b.boiler
+    matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. }) && link_density(b) < 0.3 && (!b.boiler || b.content)
 }
 
 /// Indices of the blocks to keep, in order.
@@ -146,7 +146,7 @@ fn choose(page: &Page) -> Vec<usize> {
     let key = page.nodes.get(best).map_or(0, |n| n.class_key);
     if key != 0 {
         for (i, node) in page.nodes.iter().enumerate() {
-            if node.class_key == key && !node.boiler && body.get(i).copied().unwrap_or(0) >= 100 {
+            if node.class_key == key && (!node.boiler || node.content) && body.get(i).copied().unwrap_or(0) >= 100 {
                 chosen_nodes.push(i as u32);
             }
         }
