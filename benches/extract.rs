@@ -147,6 +147,26 @@ fn main() {
         passes += 1;
     }
     let secs = started.elapsed().as_secs_f64();
+    // The floor: the tokenizer alone, with a sink that only counts.
+    struct Count(usize);
+    impl websearchd::html::Sink for Count {
+        fn start_tag(&mut self, _: &websearchd::html::Tag) {
+            self.0 += 1;
+        }
+        fn end_tag(&mut self, _: &str) {}
+        fn text(&mut self, t: &str) {
+            self.0 += t.len();
+        }
+    }
+    let t0 = Instant::now();
+    let mut n = 0;
+    for (_, _, _, html) in &pages {
+        let mut c = Count(0);
+        websearchd::html::Tokenizer::run(html, &mut c);
+        n += std::hint::black_box(c.0);
+    }
+    let tok = t0.elapsed().as_secs_f64();
+    println!("tokenizer alone: {:.1} MB/s ({n} units)", total_bytes as f64 / tok / 1e6);
     println!(
         "speed: {:.0} pages/s, {:.1} MB/s ({} passes in {:.1} s)",
         (pages.len() * passes) as f64 / secs,

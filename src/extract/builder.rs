@@ -207,26 +207,32 @@ const POSITIVE: &[&str] = &[
 ];
 
 fn hint_weight(tag: &Tag) -> i32 {
-    let mut words = String::new();
-    for a in ["class", "id", "role", "itemprop"] {
-        if let Some(v) = tag.attr(a) {
-            words.push(' ');
-            words.push_str(&v.to_ascii_lowercase());
-        }
-    }
-    if words.is_empty() {
-        return 0;
-    }
-    if words.contains("articlebody") || tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
+    if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
         return 40;
     }
-    let tokens: Vec<&str> = words.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()).collect();
-    let has = |list: &[&str]| tokens.iter().any(|t| list.iter().any(|w| *t == *w || (w.len() > 5 && t.contains(w))));
+    let (mut negative, mut positive) = (false, false);
+    let mut token = String::new();
+    for a in ["class", "id", "role", "itemprop"] {
+        let Some(v) = tag.attr(a) else { continue };
+        for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
+            token.clear();
+            token.extend(raw.chars().map(|c| c.to_ascii_lowercase()));
+            if token.contains("articlebody") {
+                return 40;
+            }
+            // Exact words, and (for words longer than five letters) words inside longer tokens.
+            let hit = |list: &[&str]| {
+                list.iter().any(|w| *w == token || (w.len() > 5 && token.len() > w.len() && token.contains(w)))
+            };
+            negative |= !negative && hit(NEGATIVE);
+            positive |= !positive && hit(POSITIVE);
+        }
+    }
     let mut w = 0;
-    if has(NEGATIVE) {
+    if negative {
         w -= 25;
     }
-    if has(POSITIVE) {
+    if positive {
         w += 25;
     }
     if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
@@ -650,14 +656,16 @@ impl Sink for Builder {
             return;
         }
         let skip = SKIP.contains(&name) || is_hidden(tag);
-        let weight = hint_weight(tag);
+        // Hints matter on containers; inline elements (links, spans, emphasis) are many and carry none we use.
+        let weight = if inline { 0 } else { hint_weight(tag) };
+        let comments = !inline && is_comments(tag);
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "pre") {
             NO_NODE
         } else {
             let parent = self.stack.iter().rev().find(|o| o.node != NO_NODE).map_or(NO_NODE, |o| o.node);
-            let in_comments = is_comments(tag) || self.stack.iter().any(|o| o.comments);
+            let in_comments = comments || self.stack.iter().any(|o| o.comments);
             let boiler_ctx = in_comments || boiler || self.stack.iter().any(|o| o.boiler);
             let content_ctx = !in_comments && (content || self.stack.iter().any(|o| o.content));
             self.nodes.push(Node {
@@ -670,7 +678,7 @@ impl Sink for Builder {
             (self.nodes.len() - 1) as u32
         };
         let mut open = Open {
-            comments: is_comments(tag),
+            comments,
             name: name.to_owned(),
             node,
             boiler,
