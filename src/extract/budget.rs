@@ -27,10 +27,10 @@ pub fn estimate(text: &str) -> usize {
     let english = words > 0 && common * 100 >= words * 18;
     let word_cost = |len: usize| -> usize {
         if english {
-            if len <= 7 {
+            if len <= 8 {
                 1
             } else {
-                1 + (len - 4) / 5
+                1 + (len - 5) / 5
             }
         } else {
             len.div_ceil(3).max(1)
