@@ -96,18 +96,6 @@ impl App {
         }
     }
 
-    pub fn gate(&self) -> &Gate {
-        &self.gate
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
     fn route(&self, req: &Request) -> Result<Response, ApiError> {
         let method = req.method.as_str();
         match (Route::of(&req.path), method) {

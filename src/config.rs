@@ -796,7 +796,8 @@ impl Config {
         (
             crate::fetch::guard::Policy { allow: self.fetch_allow.clone(), ports: self.fetch_ports.clone() },
             crate::fetch::untrusted::Limits {
-                connect_timeout: std::time::Duration::from_millis(self.fetch_timeout_ms.min(3_000)),
+                connect_timeout: crate::fetch::CONNECT_TIMEOUT_MAX
+                    .min(std::time::Duration::from_millis(self.fetch_timeout_ms)),
                 deadline: std::time::Duration::from_millis(self.fetch_timeout_ms),
                 body_bytes_max: self.fetch_body_bytes_max,
             },

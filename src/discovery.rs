@@ -31,10 +31,6 @@ impl Documents {
         self.by_path.get(path)
     }
 
-    pub fn paths(&self) -> impl Iterator<Item = &&'static str> {
-        self.by_path.keys()
-    }
-
     pub fn build(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> Documents {
         let base = &config.public_url;
         let mut by_path = BTreeMap::new();

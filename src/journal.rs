@@ -36,15 +36,10 @@ impl Journal {
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let (records, good_len) = parse(&bytes).map_err(|line| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: record {line} is damaged and is not the last one; refusing to guess", path.display()),
-            )
-        })?;
-        let torn_bytes = (bytes.len() - good_len) as u64;
+        let Opened { records, torn_bytes } = parse_file(path, &bytes)?;
+        let good_len = bytes.len() as u64 - torn_bytes;
         if torn_bytes > 0 {
-            file.set_len(good_len as u64)?;
+            file.set_len(good_len)?;
             file.sync_all()?;
             log::warn!("{}: cut a torn last record of {torn_bytes} bytes", path.display());
         }
@@ -54,11 +49,7 @@ impl Journal {
 
     /// Reads a journal without changing it (a torn tail is reported, not cut): for listing while a server runs.
     pub fn read(path: &Path) -> io::Result<Opened> {
-        let bytes = std::fs::read(path)?;
-        let (records, good_len) = parse(&bytes).map_err(|line| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("{}: record {line} is damaged", path.display()))
-        })?;
-        Ok(Opened { records, torn_bytes: (bytes.len() - good_len) as u64 })
+        parse_file(path, &std::fs::read(path)?)
     }
 
     /// Appends one record and waits until it is on disk.
@@ -73,6 +64,17 @@ impl Journal {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// The records of a journal's bytes, and how many bytes of torn tail follow them.
+fn parse_file(path: &Path, bytes: &[u8]) -> io::Result<Opened> {
+    let (records, good_len) = parse(bytes).map_err(|line| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: record {line} is damaged and is not the last one; refusing to guess", path.display()),
+        )
+    })?;
+    Ok(Opened { records, torn_bytes: (bytes.len() - good_len) as u64 })
 }
 
 /// Parses the records; `Ok((records, bytes of complete records))`, or `Err(line number)` for damage before the end.

@@ -6,6 +6,9 @@
 pub mod guard;
 pub mod untrusted;
 
+/// The longest a TCP and TLS handshake may take when a call's own deadline is longer.
+pub const CONNECT_TIMEOUT_MAX: Duration = Duration::from_secs(3);
+
 /// A current browser's User-Agent: some pages serve bots an empty shell.
 pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
@@ -123,10 +126,6 @@ impl Client {
             .max_response_header_size(32 * 1_024)
             .build();
         Client { agent: config.into(), limits }
-    }
-
-    pub fn limits(&self) -> &Limits {
-        &self.limits
     }
 
     pub fn get(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, Error> {

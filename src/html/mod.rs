@@ -498,16 +498,6 @@ pub fn decode_into(raw: &[u8], in_attr: bool, out: &mut String) {
     }
 }
 
-/// Decodes entities in a string (a convenience over `decode_into`).
-pub fn decode(text: &str) -> Cow<'_, str> {
-    if !text.contains('&') {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    decode_into(text.as_bytes(), false, &mut out);
-    Cow::Owned(out)
-}
-
 /// The reference after a `&`: how many bytes it takes and what it stands for.
 fn decode_reference(after: &[u8], in_attr: bool) -> Option<(usize, Cow<'static, str>)> {
     if after.first() == Some(&b'#') {

@@ -35,6 +35,10 @@ use sources::{Hit, Kind, Page};
 use crate::fetch::BROWSER_USER_AGENT;
 const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
+/// Redirects a search source may answer with (its configured URL is trusted; a few hops cover http -> https and a
+/// moved path).
+const SOURCE_REDIRECTS_MAX: u32 = 3;
+
 /// One place a source is asked: a kind and a URL (SearXNG has one endpoint per instance).
 struct Endpoint {
     kind: Kind,
@@ -147,7 +151,7 @@ impl Engine {
                 connect_timeout: Duration::from_millis(config.source_connect_timeout_ms),
                 total_timeout: Duration::from_millis(config.source_timeout_ms),
                 body_bytes_max: config.source_body_bytes_max,
-                redirects_max: 3,
+                redirects_max: SOURCE_REDIRECTS_MAX,
             },
             cache_ttl: Duration::from_secs(config.cache_ttl_s),
             cache_entries: config.cache_entries,

@@ -9,6 +9,9 @@ use serde_json::{json, Value};
 
 use crate::fetch;
 
+/// Largest facilitator answer read (a verdict is a few hundred bytes).
+const ANSWER_BYTES_MAX: u64 = 256 * 1_024;
+
 pub struct Facilitator {
     client: fetch::Client,
     base_url: String,
@@ -40,9 +43,9 @@ pub enum Settled {
 impl Facilitator {
     pub fn new(base_url: &str, auth: Option<String>, timeout: Duration) -> Facilitator {
         let client = fetch::Client::new(fetch::Limits {
-            connect_timeout: timeout.min(Duration::from_secs(3)),
+            connect_timeout: timeout.min(crate::fetch::CONNECT_TIMEOUT_MAX),
             total_timeout: timeout,
-            body_bytes_max: 256 * 1_024,
+            body_bytes_max: ANSWER_BYTES_MAX,
             redirects_max: 0,
         });
         Facilitator { client, base_url: base_url.trim_end_matches('/').to_owned(), auth }

@@ -58,6 +58,10 @@ pub struct FreeRules {
 /// The payment ledger's file in the state directory.
 pub const LEDGER_FILE: &str = "payments.journal";
 
+/// `Retry-After` when the facilitator could not be asked, and when the ledger could not be written.
+const FACILITATOR_RETRY_AFTER_S: u32 = 5;
+const LEDGER_RETRY_AFTER_S: u32 = 30;
+
 /// Clients tracked for trials in one day; past it, no more trials that day (memory stays bounded).
 const TRIAL_CLIENTS_MAX: usize = 100_000;
 
@@ -213,7 +217,7 @@ impl Gate {
                 Err(ApiError::unavailable(
                     "facilitator_unavailable",
                     "the payment facilitator cannot be reached; no payment was taken, retry shortly",
-                    5,
+                    FACILITATOR_RETRY_AFTER_S,
                 )
                 .into_response())
             }
@@ -238,7 +242,7 @@ impl Gate {
                     return Err(ApiError::unavailable(
                         "ledger_unavailable",
                         "the payment ledger cannot be written; no payment was taken",
-                        30,
+                        LEDGER_RETRY_AFTER_S,
                     )
                     .into_response());
                 }
@@ -388,9 +392,5 @@ impl Gate {
             }
         }
         out
-    }
-
-    pub fn ledger(&self) -> Option<&Ledger> {
-        self.ledger.as_ref()
     }
 }
