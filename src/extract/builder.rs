@@ -106,6 +106,7 @@ pub struct Builder {
     og_title: Option<String>,
     /// Whether the last character written to `cur` was whitespace (to collapse runs).
     space: bool,
+    hints: Hints,
 }
 
 const VOID: &[&str] =
@@ -206,52 +207,75 @@ const POSITIVE: &[&str] = &[
     "post",
 ];
 
-fn hint_weight(tag: &Tag) -> i32 {
-    if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
-        return 40;
+/// What one lowercase class/id token says: exact words, and (for words longer than five letters) words inside
+/// longer tokens.
+fn token_hint(token: &str) -> u8 {
+    let mut h = 0;
+    if NEGATIVE.contains(&token) {
+        h |= HINT_NEGATIVE;
     }
-    let (mut negative, mut positive) = (false, false);
-    let mut token = String::new();
-    for a in ["class", "id", "role", "itemprop"] {
-        let Some(v) = tag.attr(a) else { continue };
-        for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
-            token.clear();
-            token.extend(raw.chars().map(|c| c.to_ascii_lowercase()));
-            if token.contains("articlebody") {
-                return 40;
+    if POSITIVE.contains(&token) {
+        h |= HINT_POSITIVE;
+    }
+    let t = token.as_bytes();
+    let bigrams = long_word_bigrams();
+    for i in 0..t.len().saturating_sub(5) {
+        let rest = t.get(i..).unwrap_or_default();
+        let (Some(&a), Some(&b)) = (rest.first(), rest.get(1)) else { break };
+        // Most positions start no word: one bit says so.
+        let pair = usize::from(a) << 8 | usize::from(b);
+        if bigrams.get(pair / 64).is_none_or(|w| w & 1 << (pair % 64) == 0) {
+            continue;
+        }
+        if rest.starts_with(b"articlebody") {
+            return HINT_BODY;
+        }
+        for (list, flag) in [(NEGATIVE, HINT_NEGATIVE), (POSITIVE, HINT_POSITIVE)] {
+            if list.iter().any(|w| w.len() > 5 && t.len() > w.len() && rest.starts_with(w.as_bytes())) {
+                h |= flag;
             }
-            // Exact words, and (for words longer than five letters) words inside longer tokens.
-            let hit = |list: &[&str]| {
-                list.iter().any(|w| *w == token || (w.len() > 5 && token.len() > w.len() && token.contains(w)))
-            };
-            negative |= !negative && hit(NEGATIVE);
-            positive |= !positive && hit(POSITIVE);
         }
     }
-    let mut w = 0;
-    if negative {
-        w -= 25;
-    }
-    if positive {
-        w += 25;
-    }
-    if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
-        w -= 25;
-    }
-    w
+    h
 }
+
+/// The first two bytes of every word longer than five letters, as a bit set.
+fn long_word_bigrams() -> &'static [u64; 1024] {
+    static SET: std::sync::OnceLock<[u64; 1024]> = std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = [0u64; 1024];
+        for w in NEGATIVE.iter().chain(POSITIVE).filter(|w| w.len() > 5).chain(&["articlebody"]) {
+            let b = w.as_bytes();
+            let pair = usize::from(b.first().copied().unwrap_or(0)) << 8 | usize::from(b.get(1).copied().unwrap_or(0));
+            if let Some(word) = set.get_mut(pair / 64) {
+                *word |= 1 << (pair % 64);
+            }
+        }
+        set
+    })
+}
+
+const HINT_NEGATIVE: u8 = 1;
+const HINT_POSITIVE: u8 = 2;
+const HINT_BODY: u8 = 4;
 
 fn class_key(tag: &Tag) -> u64 {
     use std::hash::{Hash, Hasher};
     let Some(class) = tag.attr("class").filter(|c| !c.trim().is_empty()) else { return 0 };
     // FNV-1a: stable and cheap; collisions only merge two templates' containers.
-    let mut h = FnvHasher(0xcbf2_9ce4_8422_2325);
+    let mut h = FnvHasher::default();
     tag.name.hash(&mut h);
     class.trim().hash(&mut h);
     h.finish().max(1)
 }
 
 struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> Self {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
 
 impl std::hash::Hasher for FnvHasher {
     fn finish(&self) -> u64 {
@@ -261,6 +285,62 @@ impl std::hash::Hasher for FnvHasher {
         for b in bytes {
             self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
         }
+    }
+}
+
+/// Class and id hints of containers. Matching a token against the word lists is the costliest step per element,
+/// and templates repeat the same few class tokens thousands of times: each token's verdict is remembered.
+#[derive(Default)]
+struct Hints {
+    tokens: std::collections::HashMap<String, u8, std::hash::BuildHasherDefault<FnvHasher>>,
+    token: String,
+}
+
+/// Distinct tokens remembered; past it the memory starts over (bounded on hostile pages).
+const HINT_TOKENS_MAX: usize = 4_096;
+
+impl Hints {
+    /// The hint weight (positive for content, negative for boilerplate) and whether the element is a comments
+    /// section.
+    fn of(&mut self, tag: &Tag) -> (i32, bool) {
+        let comments = is_comments(tag);
+        if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
+            return (40, comments);
+        }
+        let mut hints = 0;
+        for a in ["class", "id", "role", "itemprop"] {
+            let Some(v) = tag.attr(a) else { continue };
+            for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
+                self.token.clear();
+                self.token.extend(raw.chars().map(|c| c.to_ascii_lowercase()));
+                let h = match self.tokens.get(self.token.as_str()) {
+                    Some(&h) => h,
+                    None => {
+                        let h = token_hint(&self.token);
+                        if self.tokens.len() >= HINT_TOKENS_MAX {
+                            self.tokens.clear();
+                        }
+                        self.tokens.insert(self.token.clone(), h);
+                        h
+                    }
+                };
+                if h & HINT_BODY != 0 {
+                    return (40, comments);
+                }
+                hints |= h;
+            }
+        }
+        let mut w = 0;
+        if hints & HINT_NEGATIVE != 0 {
+            w -= 25;
+        }
+        if hints & HINT_POSITIVE != 0 {
+            w += 25;
+        }
+        if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
+            w -= 25;
+        }
+        (w, comments)
     }
 }
 
@@ -310,6 +390,7 @@ impl Builder {
             title_buf: String::new(),
             og_title: None,
             space: true,
+            hints: Hints::default(),
         }
     }
 
@@ -657,8 +738,7 @@ impl Sink for Builder {
         }
         let skip = SKIP.contains(&name) || is_hidden(tag);
         // Hints matter on containers; inline elements (links, spans, emphasis) are many and carry none we use.
-        let weight = if inline { 0 } else { hint_weight(tag) };
-        let comments = !inline && is_comments(tag);
+        let (weight, comments) = if inline { (0, false) } else { self.hints.of(tag) };
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "pre") {
@@ -743,6 +823,10 @@ impl Sink for Builder {
             return;
         }
         self.close(name);
+    }
+
+    fn wants_raw_text(&self) -> bool {
+        false
     }
 
     fn text(&mut self, text: &str) {

@@ -21,6 +21,11 @@ pub trait Sink {
     fn end_tag(&mut self, name: &str);
     fn text(&mut self, text: &str);
     fn comment(&mut self, _text: &str) {}
+    /// Whether the sink wants the raw text of `script`, `style`, `xmp` and `noembed`; a sink that ignores it saves
+    /// the tokenizer buffering and validating it (scripts are often half a page's bytes).
+    fn wants_raw_text(&self) -> bool {
+        true
+    }
 }
 
 /// A start tag. Names are ASCII-lowercased; attribute values are entity-decoded.
@@ -127,7 +132,11 @@ pub struct Tokenizer {
     comment: Vec<u8>,
     /// After a raw-text start tag, the kind of element we are in.
     raw: Option<RawKind>,
+    /// Whether the raw text of the current raw-text element is kept (the sink wants it).
+    keep_raw: bool,
     decoded: String,
+    /// Attributes of earlier tags, kept to reuse their buffers.
+    spare: Vec<Attr>,
 }
 
 impl Default for Tokenizer {
@@ -148,7 +157,9 @@ impl Tokenizer {
             attr_value: Vec::new(),
             comment: Vec::new(),
             raw: None,
+            keep_raw: true,
             decoded: String::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -166,7 +177,7 @@ impl Tokenizer {
                 State::Data => {
                     // The hot loop: copy the run of text up to the next `<` in one go.
                     let rest = chunk.get(i..).unwrap_or_default();
-                    match rest.iter().position(|&b| b == b'<') {
+                    match find(rest, b'<') {
                         Some(p) => {
                             self.text.extend_from_slice(rest.get(..p).unwrap_or_default());
                             self.state = State::TagOpen;
@@ -182,19 +193,40 @@ impl Tokenizer {
                 State::RawText { kind, matched } => {
                     let rest = chunk.get(i..).unwrap_or_default();
                     if matched == 0 {
-                        match rest.iter().position(|&b| b == b'<') {
+                        match find(rest, b'<') {
                             Some(p) => {
-                                self.text.extend_from_slice(rest.get(..p).unwrap_or_default());
+                                if self.keep_raw {
+                                    self.text.extend_from_slice(rest.get(..p).unwrap_or_default());
+                                }
                                 self.state = State::RawText { kind, matched: 1 };
                                 i += p + 1;
                             }
                             None => {
-                                self.text.extend_from_slice(rest);
+                                if self.keep_raw {
+                                    self.text.extend_from_slice(rest);
+                                }
                                 i = chunk.len();
                             }
                         }
                         continue;
                     }
+                }
+                State::AttrValueQuoted(q) => {
+                    // Values can be long (inline styles, data URLs): copy up to the closing quote in one go.
+                    let rest = chunk.get(i..).unwrap_or_default();
+                    match find(rest, q) {
+                        Some(p) => {
+                            self.attr_value.extend_from_slice(rest.get(..p).unwrap_or_default());
+                            self.end_attr();
+                            self.state = State::AfterAttrValueQuoted;
+                            i += p + 1;
+                        }
+                        None => {
+                            self.attr_value.extend_from_slice(rest);
+                            i = chunk.len();
+                        }
+                    }
+                    continue;
                 }
                 _ => {}
             }
@@ -398,8 +430,10 @@ impl Tokenizer {
                         self.state = if b == b'>' { State::Data } else { State::RawEndTail };
                     }
                     _ => {
-                        let prefix = [b"</".as_slice(), want].concat();
-                        self.text.extend_from_slice(prefix.get(..m).unwrap_or_default());
+                        if self.keep_raw {
+                            let prefix = [b"</".as_slice(), want].concat();
+                            self.text.extend_from_slice(prefix.get(..m).unwrap_or_default());
+                        }
                         self.state = State::RawText { kind, matched: 0 };
                         return false;
                     }
@@ -417,7 +451,7 @@ impl Tokenizer {
     fn begin_tag(&mut self, is_end: bool) {
         self.is_end_tag = is_end;
         self.name.clear();
-        self.tag.attrs.clear();
+        self.spare.append(&mut self.tag.attrs);
         self.tag.self_closing = false;
         self.attr_name.clear();
         self.attr_value.clear();
@@ -431,9 +465,12 @@ impl Tokenizer {
         let name = String::from_utf8_lossy(&self.attr_name);
         // A repeated attribute is ignored, as browsers do.
         if !self.tag.attrs.iter().any(|a| a.name == name) {
-            let mut value = String::new();
-            decode_into(&self.attr_value, true, &mut value);
-            self.tag.attrs.push(Attr { name: name.into_owned(), value });
+            let mut attr = self.spare.pop().unwrap_or_default();
+            attr.name.clear();
+            attr.name.push_str(&name);
+            attr.value.clear();
+            decode_into(&self.attr_value, true, &mut attr.value);
+            self.tag.attrs.push(attr);
         }
         self.attr_name.clear();
         self.attr_value.clear();
@@ -441,7 +478,8 @@ impl Tokenizer {
 
     fn emit_tag(&mut self, sink: &mut impl Sink) {
         self.flush_text(sink);
-        self.tag.name = String::from_utf8_lossy(&self.name).into_owned();
+        self.tag.name.clear();
+        self.tag.name.push_str(&String::from_utf8_lossy(&self.name));
         self.state = State::Data;
         if self.is_end_tag {
             sink.end_tag(&self.tag.name);
@@ -450,6 +488,7 @@ impl Tokenizer {
         sink.start_tag(&self.tag);
         if let Some(kind) = RawKind::of(&self.tag.name).filter(|_| !self.tag.self_closing) {
             self.raw = Some(kind);
+            self.keep_raw = matches!(kind, RawKind::Escapable(_)) || sink.wants_raw_text();
             self.state = State::RawText { kind, matched: 0 };
         }
     }
@@ -467,6 +506,27 @@ impl Tokenizer {
         }
         self.text.clear();
     }
+}
+
+/// The first position of `byte`, eight bytes at a time (the tokenizer's inner loop: text runs, scripts, values).
+fn find(haystack: &[u8], byte: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let pattern = ONES.wrapping_mul(u64::from(byte));
+    let mut chunks = haystack.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in chunks.by_ref() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ pattern;
+        // A zero byte in `x` is a match; this sets its high bit (and only bits at or above the first match).
+        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        if found != 0 {
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    chunks.remainder().iter().position(|&b| b == byte).map(|p| offset + p)
 }
 
 /// `step` is never called in `Data`; if it were, treat the byte as text.

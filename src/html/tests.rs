@@ -115,3 +115,50 @@ fn whitespace_collapse() {
     assert_eq!(collapse_whitespace("  a \n\t b\u{a0}\u{a0}c  "), "a b c");
     assert_eq!(collapse_whitespace(""), "");
 }
+
+#[test]
+fn find_agrees_with_a_plain_scan() {
+    // Every length around the eight-byte word, the byte at every place, bytes that differ in one bit, high bytes.
+    for len in 0..40 {
+        for at in 0..=len {
+            for (byte, filler) in [(b'<', b'='), (b'"', b'\xa2'), (0x80, 0x00), (b'\'', b'&')] {
+                let mut hay = vec![filler; len];
+                if let Some(b) = hay.get_mut(at) {
+                    *b = byte;
+                }
+                assert_eq!(super::find(&hay, byte), hay.iter().position(|&b| b == byte), "{len} {at} {byte}");
+            }
+        }
+    }
+    assert_eq!(super::find(b"aaaaaaaa<<<<<<<<", b'<'), Some(8));
+    assert_eq!(super::find(b"\x3c\x3d\x3b\x3c", b'<'), Some(0));
+}
+
+#[test]
+fn raw_text_a_sink_does_not_want_is_skipped_but_ends_the_element() {
+    struct NoRaw(Vec<String>);
+    impl Sink for NoRaw {
+        fn start_tag(&mut self, tag: &Tag) {
+            self.0.push(format!("<{}>", tag.name));
+        }
+        fn end_tag(&mut self, name: &str) {
+            self.0.push(format!("</{name}>"));
+        }
+        fn text(&mut self, text: &str) {
+            self.0.push(text.to_owned());
+        }
+        fn wants_raw_text(&self) -> bool {
+            false
+        }
+    }
+    let html = b"<script>if (a </s) { x = '</scr' }</script>t<title>a &amp; b</title>";
+    for size in [1, 2, 3, 7, html.len()] {
+        let mut sink = NoRaw(Vec::new());
+        let mut t = Tokenizer::new();
+        for chunk in html.chunks(size) {
+            t.feed(chunk, &mut sink);
+        }
+        t.finish(&mut sink);
+        assert_eq!(sink.0, ["<script>", "</script>", "t", "<title>", "a & b", "</title>"], "chunk size {size}");
+    }
+}
