@@ -107,6 +107,41 @@ pub struct Builder {
     /// Whether the last character written to `cur` was whitespace (to collapse runs).
     space: bool,
     hints: Hints,
+    /// How many open elements have each property: the questions asked per text run and per block are then O(1)
+    /// instead of a walk of the stack.
+    depths: Depths,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Depths {
+    pre: u32,
+    links: u32,
+    boiler: u32,
+    content: u32,
+    comments: u32,
+    quotes: u32,
+    paragraphs: u32,
+    cells: u32,
+    lists: u32,
+}
+
+impl Depths {
+    fn add(&mut self, o: &Open, up: bool) {
+        let step = |n: &mut u32, yes: bool| {
+            if yes {
+                *n = if up { n.saturating_add(1) } else { n.saturating_sub(1) };
+            }
+        };
+        step(&mut self.pre, o.name == "pre");
+        step(&mut self.links, o.name == "a");
+        step(&mut self.boiler, o.boiler);
+        step(&mut self.content, o.content);
+        step(&mut self.comments, o.comments);
+        step(&mut self.quotes, o.name == "blockquote");
+        step(&mut self.paragraphs, o.name == "p");
+        step(&mut self.cells, o.name == "td" || o.name == "th");
+        step(&mut self.lists, o.name == "ul" || o.name == "ol");
+    }
 }
 
 const VOID: &[&str] =
@@ -391,6 +426,7 @@ impl Builder {
             og_title: None,
             space: true,
             hints: Hints::default(),
+            depths: Depths::default(),
         }
     }
 
@@ -405,7 +441,7 @@ impl Builder {
     }
 
     fn in_pre(&self) -> bool {
-        self.stack.iter().rev().any(|o| o.name == "pre")
+        self.depths.pre > 0
     }
 
     fn innermost(&self, names: &[&str]) -> Option<usize> {
@@ -431,11 +467,11 @@ impl Builder {
         }
         let md = std::mem::take(&mut self.cur);
         let md = if self.in_pre() { md.trim_matches('\n').to_owned() } else { md.trim().to_owned() };
-        let quote_depth = self.stack.iter().filter(|o| o.name == "blockquote").count().min(8) as u8;
+        let quote_depth = self.depths.quotes.min(8) as u8;
         let kind = self.block_kind();
-        let comments = self.stack.iter().any(|o| o.comments);
-        let boiler = comments || self.stack.iter().any(|o| o.boiler);
-        let content = !comments && self.stack.iter().any(|o| o.content);
+        let comments = self.depths.comments > 0;
+        let boiler = comments || self.depths.boiler > 0;
+        let content = !comments && self.depths.content > 0;
         self.blocks.push(Block {
             kind,
             quote_depth,
@@ -462,8 +498,7 @@ impl Builder {
                     return Kind::Heading(o.name.as_bytes().get(1).map_or(2, |d| d - b'0'));
                 }
                 "li" => {
-                    let depth =
-                        self.stack.iter().filter(|x| x.name == "ul" || x.name == "ol").count().clamp(1, 8) as u8;
+                    let depth = self.depths.lists.clamp(1, 8) as u8;
                     let list = self.stack.iter().rev().find(|x| x.name == "ul" || x.name == "ol");
                     let ordered = list.is_some_and(|l| l.name == "ol");
                     let index = list.map_or(1, |l| l.counter.saturating_sub(1).max(1));
@@ -495,15 +530,15 @@ impl Builder {
             link_len: 0,
             commas: 0,
             path: self.path(),
-            boiler: self.stack.iter().any(|o| o.boiler || o.comments),
-            content: !self.stack.iter().any(|o| o.comments) && self.stack.iter().any(|o| o.content),
+            boiler: self.depths.boiler > 0 || self.depths.comments > 0,
+            content: self.depths.comments == 0 && self.depths.content > 0,
         });
         self.row_header = false;
     }
 
     fn push_text(&mut self, text: &str) {
         let pre = self.in_pre();
-        let in_link = self.stack.iter().any(|o| o.href.is_some() || o.name == "a");
+        let in_link = self.depths.links > 0;
         for c in text.chars() {
             if pre {
                 self.cur.push(c);
@@ -619,7 +654,14 @@ impl Builder {
                 }
             }
         }
-        self.stack.pop();
+        if let Some(o) = self.stack.pop() {
+            self.depths.add(&o, false);
+        }
+    }
+
+    fn push(&mut self, open: Open) {
+        self.depths.add(&open, true);
+        self.stack.push(open);
     }
 }
 
@@ -635,7 +677,7 @@ impl Sink for Builder {
         }
         if self.skipping() {
             if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
-                self.stack.push(Open {
+                self.push(Open {
                     comments: false,
                     name: name.to_owned(),
                     node: NO_NODE,
@@ -721,7 +763,7 @@ impl Sink for Builder {
         let inline = INLINE.contains(&name);
         if !inline {
             // A block-level element starts: the text so far is a block (or, in a cell, makes it a layout cell).
-            if let Some(cell) = self.innermost(&["td", "th"]) {
+            if let Some(cell) = (self.depths.cells > 0).then(|| self.innermost(&["td", "th"])).flatten() {
                 if !matches!(name, "td" | "th" | "tr") {
                     if let Some(o) = self.stack.get_mut(cell) {
                         if !o.cell_blocks {
@@ -745,9 +787,9 @@ impl Sink for Builder {
             NO_NODE
         } else {
             let parent = self.stack.iter().rev().find(|o| o.node != NO_NODE).map_or(NO_NODE, |o| o.node);
-            let in_comments = comments || self.stack.iter().any(|o| o.comments);
-            let boiler_ctx = in_comments || boiler || self.stack.iter().any(|o| o.boiler);
-            let content_ctx = !in_comments && (content || self.stack.iter().any(|o| o.content));
+            let in_comments = comments || self.depths.comments > 0;
+            let boiler_ctx = in_comments || boiler || self.depths.boiler > 0;
+            let content_ctx = !in_comments && (content || self.depths.content > 0);
             self.nodes.push(Node {
                 parent,
                 weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
@@ -802,7 +844,7 @@ impl Sink for Builder {
             }
             self.cur.push_str(open.mark);
         }
-        self.stack.push(open);
+        self.push(open);
     }
 
     fn end_tag(&mut self, name: &str) {
@@ -817,7 +859,7 @@ impl Sink for Builder {
             self.overflow -= 1;
             return;
         }
-        if name == "p" && !self.stack.iter().any(|o| o.name == "p") {
+        if name == "p" && self.depths.paragraphs == 0 {
             // `</p>` without `<p>` is an empty paragraph: a block boundary.
             self.flush();
             return;
