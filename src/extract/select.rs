@@ -165,10 +165,13 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         let ld = link_density(b);
         let is_heading = matches!(b.kind, Kind::Heading(_));
-        if !is_heading && ld > 0.5 && b.text_len < 200 {
+        // Mostly links is a link list's block, unless the links lead a sentence of the block's own (a numbered
+        // digest of stories: a linked headline, then what it says). Lengths count visible characters, not spaces.
+        let own_sentence = b.text_len.saturating_sub(b.link_len) >= 45;
+        if !is_heading && ld > 0.5 && b.text_len < 200 && !own_sentence {
             continue;
         }
-        if matches!(b.kind, Kind::Item { .. }) && ld > 0.35 {
+        if matches!(b.kind, Kind::Item { .. }) && ld > 0.35 && !own_sentence {
             continue;
         }
         if is_chrome(b) {
