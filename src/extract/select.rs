@@ -179,14 +179,16 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         keep.push(i);
     }
-    // A "more stories" marker in the second half ends the article: it and what follows are related content.
+    // A "more stories" marker ends the article: it and what follows are related content. It counts in the second
+    // half, or anywhere as a heading once the article has said something (teasers can outweigh a short article).
     let half = keep.len() / 2;
-    if let Some(cut) = keep
-        .iter()
-        .enumerate()
-        .skip(half.max(1))
-        .find_map(|(pos, &i)| page.blocks.get(i).filter(|b| is_tail_marker(b)).map(|_| pos))
-    {
+    let mut said = 0;
+    if let Some(cut) = keep.iter().enumerate().find_map(|(pos, &i)| {
+        let b = page.blocks.get(i)?;
+        let marker = pos >= half.max(1) || matches!(b.kind, Kind::Heading(_)) && said >= 300;
+        said += b.text_len;
+        (marker && is_tail_marker(b)).then_some(pos)
+    }) {
         keep.truncate(cut);
     }
     // Runs of three or more headings with no text between them are lists of teasers.
