@@ -130,7 +130,7 @@ fn service_throughput() {
         let engine = Engine::from_config(&config, Arc::new(SystemClock));
         let gate = websearchd::x402::Gate::from_config(&config, Arc::new(SystemClock)).expect("gate");
         let keys = Arc::new(websearchd::sign::Keyring::load_or_create(&config.key_paths()).expect("keys"));
-        let app = Arc::new(App::new(config, stats.clone(), engine, gate, keys));
+        let app = Arc::new(App::new(config, stats.clone(), engine, gate, keys, Arc::new(SystemClock)).expect("app"));
         let server = Server::bind(listen, limits, app, stats).expect("bind");
         let addr = server.local_addr().expect("addr");
         let shutdown = server.shutdown_handle();

@@ -6,11 +6,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::apikeys::ApiKeys;
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::discovery::Documents;
 use crate::error::ApiError;
 use crate::http::{Handler, Request, Response, ServerStats};
+use crate::mesh::Mesh;
 use crate::metrics::Metrics;
+use crate::notary::Notary;
 use crate::search::{Engine, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
 use crate::sign::{Keyring, SignedObject};
 use crate::x402::{Admission, Gate, Resource};
@@ -25,6 +29,11 @@ pub struct App {
     search_resource: Resource,
     keys: Arc<Keyring>,
     documents: Documents,
+    notary: Option<Notary>,
+    notary_resource: Resource,
+    api_keys: ApiKeys,
+    mesh: Mesh,
+    clock: Arc<dyn Clock>,
 }
 
 /// Headers a browser-based client may read, and those it may send (x402 clients send the last one too).
@@ -41,39 +50,65 @@ enum Route {
     Metrics,
     Service,
     Document,
+    NotaryService,
+    /// `<notary>/receipts/<seq>`; the seq is read from the path again.
+    NotaryReceipt,
+    CoreState,
+    CoreMeshgraph,
     Unknown,
 }
 
 impl Route {
-    fn of(path: &str) -> Route {
-        match path {
-            "/health" => Route::Health,
-            "/metrics" => Route::Metrics,
-            "/service" => Route::Service,
-            "/.well-known/jwks.json"
-            | "/agent-card.json"
-            | "/.well-known/agent-card.json"
-            | "/pubkey"
-            | "/catalog.json"
-            | "/llms.txt" => Route::Document,
-            _ => Route::Unknown,
-        }
-    }
-
     fn label(self) -> &'static str {
         match self {
             Route::Health => "health",
             Route::Metrics => "metrics",
             Route::Service => "service",
             Route::Document => "discovery",
+            Route::NotaryService => "notary",
+            Route::NotaryReceipt => "notary_receipt",
+            Route::CoreState => "core_state",
+            Route::CoreMeshgraph => "core_meshgraph",
             Route::Unknown => "unknown",
         }
+    }
+
+    /// Routes a second listener for the notary serves.
+    fn on_notary_listener(self) -> bool {
+        matches!(self, Route::Health | Route::NotaryService | Route::NotaryReceipt)
     }
 }
 
 impl App {
-    pub fn new(config: Config, stats: Arc<ServerStats>, engine: Engine, gate: Gate, keys: Arc<Keyring>) -> App {
+    /// The application; opens the notary's journal (checking its chain) when the notary is on.
+    pub fn new(
+        config: Config,
+        stats: Arc<ServerStats>,
+        engine: Engine,
+        gate: Gate,
+        keys: Arc<Keyring>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<App, String> {
+        let notary = match &config.notary_path {
+            Some(_) => {
+                let path = config.state_dir.join(crate::notary::JOURNAL_FILE);
+                let notary = Notary::open(&path, keys.clone(), config.notary_url.clone(), clock.clone())
+                    .map_err(|e| format!("the notary journal {}: {e}", path.display()))?;
+                Some(notary)
+            }
+            None => None,
+        };
         let documents = Documents::build(&config, &keys, gate.terms(), gate.free_rules());
+        let notary_resource = Resource {
+            url: format!("{}/service", config.notary_url),
+            description: "Notary: records a SHA-256 hash in an append-only chain and returns a receipt signed with \
+                          Ed25519 over its RFC 8785 canonical JSON (seq, ts, prev: the hash of the previous receipt)."
+                .into(),
+            mime_type: "application/json".into(),
+            bazaar: Some(notary_bazaar()),
+            price: Some(config.notary_price_atomic),
+        };
+        let api_keys = ApiKeys::new(&config.api_keys_file);
         let search_resource = Resource {
             url: format!("{}/service", config.public_url),
             description: "Web search for agents: ranked organic results (title, url, snippet) from live public \
@@ -82,8 +117,9 @@ impl App {
                 .into(),
             mime_type: "application/json".into(),
             bazaar: Some(search_bazaar()),
+            price: None,
         };
-        App {
+        Ok(App {
             config,
             started: Instant::now(),
             stats,
@@ -93,12 +129,57 @@ impl App {
             search_resource,
             keys,
             documents,
+            notary,
+            notary_resource,
+            api_keys,
+            mesh: Mesh::default(),
+            clock,
+        })
+    }
+
+    fn route_of(&self, path: &str) -> Route {
+        match path {
+            "/health" => return Route::Health,
+            "/metrics" => return Route::Metrics,
+            "/service" => return Route::Service,
+            "/.well-known/jwks.json"
+            | "/agent-card.json"
+            | "/.well-known/agent-card.json"
+            | "/pubkey"
+            | "/catalog.json"
+            | "/llms.txt" => return Route::Document,
+            _ => {}
         }
+        if let Some(rest) = self.config.notary_path.as_deref().and_then(|p| path.strip_prefix(p)) {
+            if rest == "/service" {
+                return Route::NotaryService;
+            }
+            if rest.strip_prefix("/receipts/").is_some_and(|seq| !seq.is_empty() && !seq.contains('/')) {
+                return Route::NotaryReceipt;
+            }
+        }
+        if let Some(rest) = self.config.core_path.as_deref().and_then(|p| path.strip_prefix(p)) {
+            match rest {
+                "/state" => return Route::CoreState,
+                "/meshgraph" => return Route::CoreMeshgraph,
+                _ => {}
+            }
+        }
+        Route::Unknown
+    }
+
+    /// A handler for a second listener that serves the notary only.
+    pub fn notary_only(self: &Arc<App>) -> Arc<dyn Handler> {
+        Arc::new(NotaryOnly(self.clone()))
     }
 
     fn route(&self, req: &Request) -> Result<Response, ApiError> {
+        self.dispatch(self.route_of(&req.path), req)
+    }
+
+    fn dispatch(&self, route: Route, req: &Request) -> Result<Response, ApiError> {
         let method = req.method.as_str();
-        match (Route::of(&req.path), method) {
+        match (route, method) {
             (Route::Health, "GET" | "HEAD") => Ok(self.health()),
             (Route::Metrics, "GET" | "HEAD") => Ok(self.metrics()),
             (Route::Service, "POST") => self.service(req),
@@ -110,6 +191,20 @@ impl App {
                 Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS"))
             }
             (Route::Service, _) => Err(ApiError::method_not_allowed(method, "POST, OPTIONS")),
+            // A GET or a POST without payment gets the challenge; the body is checked first on a POST.
+            (Route::NotaryService, "POST") => self.notary_service(req),
+            (Route::NotaryService, "GET" | "HEAD") => self.notary_challenge(req),
+            (Route::NotaryService, "OPTIONS") => Ok(preflight("GET, HEAD, POST, OPTIONS")),
+            (Route::NotaryService, _) => Err(ApiError::method_not_allowed(method, "GET, HEAD, POST, OPTIONS")),
+            (Route::NotaryReceipt, "GET" | "HEAD") => self.notary_receipt(req),
+            (Route::CoreState | Route::CoreMeshgraph | Route::NotaryReceipt, "OPTIONS") => {
+                Ok(preflight("GET, HEAD, OPTIONS"))
+            }
+            (Route::CoreState, "GET" | "HEAD") => self.core(req, |app| app.core_state()),
+            (Route::CoreMeshgraph, "GET" | "HEAD") => self.core(req, |app| app.meshgraph()),
+            (Route::NotaryReceipt | Route::CoreState | Route::CoreMeshgraph, _) => {
+                Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS"))
+            }
             (Route::Unknown, _) => Err(ApiError::not_found(&req.path)),
         }
     }
@@ -149,16 +244,12 @@ impl App {
     fn service(&self, req: &Request) -> Result<Response, ApiError> {
         require_json(req)?;
         let search = SearchRequest::from_json(&req.body)?;
-        let object = match req.header("x-signed-object") {
-            None => SignedObject::Raw,
-            Some(name) => SignedObject::from_name(name).ok_or_else(|| {
-                ApiError::bad_request("signed_object_unknown", "X-Signed-Object must be raw or sha256-hex")
-            })?,
-        };
+        let object = signed_object(req)?;
         let admission = match self.gate.admit(req, &self.search_resource) {
             Ok(a) => a,
             Err(refusal) => return Ok(refusal),
         };
+        let agent = agent_of(req, &admission);
         let answer = match self.engine.search(&search, &req.request_id) {
             Ok(mut answer) => {
                 if search.extract {
@@ -170,24 +261,255 @@ impl App {
                 answer
             }
             Err(e) => {
-                if let Admission::Paid(pending) = admission {
-                    self.gate.abandon(pending, e.code);
-                }
+                self.failed(admission, agent, "search", e.code);
                 return Err(e);
             }
         };
-        let mut response = Response::json(200, &answer);
-        // The signature covers exactly the bytes sent.
+        Ok(self.deliver(admission, agent, "search", &answer, object))
+    }
+
+    /// A paid call's answer is ready: it is signed (over exactly the bytes sent), the payment is settled, and the
+    /// caller is recorded. The answer with the settlement header, or the refusal instead.
+    fn deliver(
+        &self,
+        admission: Admission,
+        agent: Option<(String, bool)>,
+        service: &'static str,
+        answer: &Value,
+        object: SignedObject,
+    ) -> Response {
+        let mut response = Response::json(200, answer);
         for (name, value) in crate::sign::sign_answer(&self.keys.result, &response.body, object) {
             response = response.header(name, value);
         }
-        match admission {
-            Admission::Free(_) => Ok(response),
-            Admission::Paid(pending) => match self.gate.settle(pending, &self.search_resource) {
-                Ok((name, value)) => Ok(response.header(name, value)),
-                Err(refusal) => Ok(refusal),
+        let resource = if service == "notary" { &self.notary_resource } else { &self.search_resource };
+        let response = match admission {
+            Admission::Free(_) => response,
+            Admission::Paid(pending) => match self.gate.settle(pending, resource) {
+                Ok((name, value)) => response.header(name, value),
+                Err(refusal) => refusal,
             },
+        };
+        self.record_agent(agent, service, response.status == 200);
+        response
+    }
+
+    /// The work failed after admission: nothing is settled, and the caller is recorded with a failure.
+    fn failed(&self, admission: Admission, agent: Option<(String, bool)>, service: &'static str, code: &str) {
+        if let Admission::Paid(pending) = admission {
+            self.gate.abandon(pending, code);
         }
+        self.record_agent(agent, service, false);
+    }
+
+    fn record_agent(&self, agent: Option<(String, bool)>, service: &'static str, ok: bool) {
+        if let Some((address, verified)) = agent {
+            self.mesh.call(&address, service, ok, verified, self.clock.now_unix_ms());
+        }
+    }
+
+    fn notary(&self) -> Result<&Notary, ApiError> {
+        self.notary.as_ref().ok_or_else(|| ApiError::not_found("the notary is off"))
+    }
+
+    /// `GET <notary>/service`: the terms (a 402 challenge), or, with payments off, how to call it.
+    fn notary_challenge(&self, req: &Request) -> Result<Response, ApiError> {
+        self.notary()?;
+        match self.gate.terms_for(&self.notary_resource) {
+            Some(terms) => Ok(self.gate.challenge(&terms, &self.notary_resource, None)),
+            None => Err(ApiError::method_not_allowed(&req.method, "POST, OPTIONS")),
+        }
+    }
+
+    /// `POST <notary>/service`: validation, the gate, the durable receipt, then settlement.
+    fn notary_service(&self, req: &Request) -> Result<Response, ApiError> {
+        let notary = self.notary()?;
+        require_json(req)?;
+        let hash = crate::notary::parse_request(&req.body)?;
+        let object = signed_object(req)?;
+        let admission = match self.gate.admit(req, &self.notary_resource) {
+            Ok(a) => a,
+            Err(refusal) => return Ok(refusal),
+        };
+        let agent = agent_of(req, &admission);
+        let record = match notary.notarize(&hash) {
+            Ok(r) => r,
+            Err(e) => {
+                log::error!("notary: the receipt could not be written: {e}");
+                self.failed(admission, agent, "notary", "journal_unavailable");
+                return Err(ApiError::unavailable(
+                    "journal_unavailable",
+                    "the receipt could not be stored; nothing was charged",
+                    30,
+                ));
+            }
+        };
+        Ok(self.deliver(admission, agent, "notary", &record, object))
+    }
+
+    /// `GET <notary>/receipts/<seq>`: a stored receipt, public like a transparency log's entries.
+    fn notary_receipt(&self, req: &Request) -> Result<Response, ApiError> {
+        let notary = self.notary()?;
+        let seq_text = req.path.rsplit('/').next().unwrap_or("");
+        let seq = seq_text
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s > 0 && !seq_text.starts_with('0'))
+            .ok_or_else(|| ApiError::bad_request("seq_invalid", "the receipt number must be a positive integer"))?;
+        let record = notary.get(seq).ok_or_else(|| {
+            ApiError::new(404, "receipt_not_found", format!("there is no receipt {seq}"))
+                .detail("receipts", notary.head().receipts)
+        })?;
+        Ok(Response::json(200, &record).header("Cache-Control", "public, max-age=31536000, immutable"))
+    }
+
+    /// A core endpoint: the API key first, then the document (never cached by intermediaries).
+    fn core(&self, req: &Request, document: impl Fn(&App) -> Value) -> Result<Response, ApiError> {
+        self.api_keys.check(req.header("x-wallet"))?;
+        Ok(Response::json(200, &document(self)).header("Cache-Control", "no-store"))
+    }
+
+    fn core_state(&self) -> Value {
+        let s = &self.stats;
+        let rejected: serde_json::Map<String, Value> =
+            crate::http::Reject::ALL.iter().map(|r| (r.label().to_owned(), Value::from(s.rejected(*r)))).collect();
+        let notary = self.notary.as_ref().map(|n| {
+            let head = n.head();
+            json!({
+                "url": n.issuer(),
+                "price_atomic": self.config.notary_price_atomic.to_string(),
+                "receipts": head.receipts,
+                "head": head.head,
+                "last_ts": head.last_ts,
+            })
+        });
+        use std::sync::atomic::Ordering::Relaxed;
+        json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "generated_at": crate::clock::rfc3339_ms(self.clock.now_unix_ms()),
+            "uptime_s": self.started.elapsed().as_secs(),
+            "mode": if self.gate.terms().is_some() { "paid" } else { "free" },
+            "search": self.engine.state(),
+            "payments": self.gate.state(),
+            "notary": notary,
+            "map": Value::Null,
+            "server": {
+                "workers": s.workers.load(Relaxed),
+                "queue_capacity": s.queue_capacity.load(Relaxed),
+                "queued": s.queued.load(Relaxed),
+                "in_flight": s.in_flight.load(Relaxed),
+                "connections_open": s.connections_open.load(Relaxed),
+                "connections_accepted": s.connections_accepted.load(Relaxed),
+                "accept_errors": s.accept_errors.load(Relaxed),
+                "rejected": rejected,
+            },
+            "requests": self.metrics.by_route(),
+            "mesh": { "agents": self.mesh.agents(), "agents_max": crate::mesh::AGENTS_MAX },
+        })
+    }
+
+    fn meshgraph(&self) -> Value {
+        let base = &self.config.public_url;
+        let service_id = |s: &str| format!("service:{s}");
+        let mut nodes = vec![
+            json!({ "id": service_id("search"), "kind": "service", "label": "websearchd search", "url": format!("{base}/service") }),
+        ];
+        if let Some(n) = &self.notary {
+            nodes.push(json!({ "id": service_id("notary"), "kind": "service", "label": "websearchd notary", "url": format!("{}/service", n.issuer()) }));
+        }
+        let mut edges = Vec::new();
+        let state = self.engine.state();
+        for src in state.get("sources").and_then(Value::as_array).into_iter().flatten() {
+            let endpoint = src.get("endpoint").and_then(Value::as_str).unwrap_or("");
+            let id = format!("source:{endpoint}");
+            nodes.push(json!({
+                "id": id,
+                "kind": "source",
+                "label": src.get("name"),
+                "url": endpoint,
+                "breaker": src.get("breaker"),
+            }));
+            let n = |k: &str| src.get(k).and_then(Value::as_u64).unwrap_or(0);
+            let last = [src.get("last_success"), src.get("last_failure")]
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .max()
+                .map(str::to_owned);
+            edges.push(json!({
+                "from": service_id("search"),
+                "to": id,
+                "kind": "searches",
+                "count": n("ok") + n("empty") + n("failed"),
+                "last_at": last,
+                "failures": n("failed"),
+            }));
+        }
+        let payments = self.gate.state();
+        if self.gate.terms().is_some() {
+            let f = |key: &str| payments.pointer(&format!("/facilitator/{key}")).cloned().unwrap_or(Value::Null);
+            let url = f("url").as_str().unwrap_or("").to_owned();
+            let id = format!("facilitator:{url}");
+            nodes.push(json!({ "id": id, "kind": "facilitator", "label": "x402 facilitator", "url": url }));
+            let last = f("last_call_ms").as_u64().filter(|ms| *ms > 0).map(crate::clock::rfc3339);
+            // One edge for every paid operation: the facilitator's counters are not kept per operation.
+            let operations: Vec<&str> =
+                ["search", "notary"].into_iter().filter(|s| *s == "search" || self.notary.is_some()).collect();
+            edges.push(json!({
+                "from": service_id("search"),
+                "to": id,
+                "kind": "verifies_and_settles",
+                "count": f("calls"),
+                "last_at": last,
+                "failures": f("failures"),
+                "operations": operations,
+            }));
+        }
+        let (agent_nodes, agent_edges) = self.mesh.agent_part(service_id);
+        nodes.extend(agent_nodes);
+        edges.extend(agent_edges);
+        json!({
+            "generated_at": crate::clock::rfc3339_ms(self.clock.now_unix_ms()),
+            "nodes": nodes,
+            "edges": edges,
+            "agents_max": crate::mesh::AGENTS_MAX,
+        })
+    }
+}
+
+/// Who is calling, for the mesh graph: a verified payer's address, or an `X-WALLET` address hint on a free call
+/// (never a key, never payment).
+fn agent_of(req: &Request, admission: &Admission) -> Option<(String, bool)> {
+    match admission {
+        Admission::Paid(p) => Some((p.payer(), true)),
+        Admission::Free(_) => req.header("x-wallet").and_then(crate::mesh::agent_address).map(|a| (a, false)),
+    }
+}
+
+fn signed_object(req: &Request) -> Result<SignedObject, ApiError> {
+    match req.header("x-signed-object") {
+        None => Ok(SignedObject::Raw),
+        Some(name) => SignedObject::from_name(name)
+            .ok_or_else(|| ApiError::bad_request("signed_object_unknown", "X-Signed-Object must be raw or sha256-hex")),
+    }
+}
+
+/// The second listener's handler: the notary and `/health`; everything else is not found there.
+struct NotaryOnly(Arc<App>);
+
+impl Handler for NotaryOnly {
+    fn handle(&self, request: &Request) -> Response {
+        let route = self.0.route_of(&request.path);
+        let result = if route.on_notary_listener() {
+            self.0.dispatch(route, request)
+        } else {
+            Err(ApiError::not_found(&request.path))
+        };
+        cors(result.unwrap_or_else(ApiError::into_response))
+    }
+
+    fn completed(&self, request: &Request, status: u16, elapsed: Duration) {
+        self.0.completed(request, status, elapsed);
     }
 }
 
@@ -211,6 +533,67 @@ fn preflight(methods: &str) -> Response {
         .header("Access-Control-Allow-Methods", methods)
         .header("Access-Control-Allow-Headers", CORS_ALLOW_HEADERS)
         .header("Access-Control-Max-Age", "86400")
+}
+
+/// The JSON Schema of a bazaar `input` for a POST with a JSON body of this schema.
+fn post_json_input(body: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "type": { "type": "string", "const": "http" },
+            "method": { "type": "string", "enum": ["POST"] },
+            "bodyType": { "type": "string", "enum": ["json"] },
+            "body": body,
+            "queryParams": { "type": "object", "additionalProperties": { "type": "string" } },
+            "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+        },
+        "required": ["type", "method", "bodyType", "body"],
+        "additionalProperties": false,
+    })
+}
+
+/// The bazaar discovery extension of the notary.
+fn notary_bazaar() -> Value {
+    json!({
+        "info": {
+            "input": {
+                "type": "http",
+                "method": "POST",
+                "bodyType": "json",
+                "body": { "op": "notarize", "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" },
+            },
+            "output": {
+                "type": "json",
+                "example": {
+                    "receipt": {
+                        "v": 1, "type": "notary-receipt", "issuer": "https://example.org/notary",
+                        "kid": "result-…", "alg": "Ed25519", "hash_alg": "sha256",
+                        "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                        "seq": 1, "ts": "2026-11-22T12:00:00.000Z",
+                        "prev": crate::notary::GENESIS,
+                    },
+                    "signature": "base64url Ed25519 signature over the receipt's RFC 8785 canonical JSON",
+                    "receipt_sha256": "hex SHA-256 of the receipt's canonical JSON (the next receipt's prev)",
+                },
+            },
+        },
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "input": post_json_input(json!({
+                    "type": "object",
+                    "properties": {
+                        "op": { "type": "string", "enum": ["notarize"] },
+                        "hash": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
+                    },
+                    "required": ["op", "hash"],
+                    "additionalProperties": false,
+                })),
+            },
+            "required": ["input"],
+        },
+    })
 }
 
 /// The bazaar discovery extension of `/service`: how to call it and what it returns, with JSON Schemas.
@@ -246,27 +629,15 @@ fn search_bazaar() -> Value {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {
-                "input": {
+                "input": post_json_input(json!({
                     "type": "object",
                     "properties": {
-                        "type": { "type": "string", "const": "http" },
-                        "method": { "type": "string", "enum": ["POST"] },
-                        "bodyType": { "type": "string", "enum": ["json"] },
-                        "body": {
-                            "type": "object",
-                            "properties": {
-                                "query": { "type": "string", "minLength": 1, "maxLength": QUERY_CHARS_MAX },
-                                "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS_MAX, "default": 5 },
-                                "extract": { "type": "boolean", "default": false },
-                            },
-                            "required": ["query"],
-                        },
-                        "queryParams": { "type": "object", "additionalProperties": { "type": "string" } },
-                        "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+                        "query": { "type": "string", "minLength": 1, "maxLength": QUERY_CHARS_MAX },
+                        "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS_MAX, "default": 5 },
+                        "extract": { "type": "boolean", "default": false },
                     },
-                    "required": ["type", "method", "bodyType", "body"],
-                    "additionalProperties": false,
-                },
+                    "required": ["query"],
+                })),
                 "output": {
                     "type": "object",
                     "properties": {
@@ -309,13 +680,14 @@ fn search_bazaar() -> Value {
 
 impl Handler for App {
     fn handle(&self, request: &Request) -> Response {
-        self.route(request)
-            .unwrap_or_else(ApiError::into_response)
-            .header("Access-Control-Allow-Origin", "*")
-            .header("Access-Control-Expose-Headers", CORS_EXPOSE)
+        cors(self.route(request).unwrap_or_else(ApiError::into_response))
     }
 
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {
-        self.metrics.record(Route::of(&request.path).label(), status, elapsed);
+        self.metrics.record(self.route_of(&request.path).label(), status, elapsed);
     }
+}
+
+fn cors(response: Response) -> Response {
+    response.header("Access-Control-Allow-Origin", "*").header("Access-Control-Expose-Headers", CORS_EXPOSE)
 }

@@ -1,4 +1,5 @@
-//! The command line: `serve` (the default), `search`, `check-config`, `--help`, `--version`. Exit codes: 0 success,
+//! The command line: `serve` (the default), `search`, `extract`, `check-config`, `payments`, `keygen`, `apikey`,
+//! `verify`, `--help`, `--version`. Exit codes: 0 success,
 //! 1 a failure at run time (cannot listen, the search failed), 2 a usage or configuration error.
 
 use std::ffi::OsString;
@@ -25,9 +26,13 @@ Usage:
   websearchd check-config                   print the resolved configuration, secrets hidden
   websearchd payments                       list the payment ledger (one JSON record per line) and a summary
   websearchd keygen                         rotate the card and result keys (old public keys stay published)
+  websearchd apikey new [--comment TEXT]    add an API key for the core endpoints and print it (once)
   websearchd verify --body FILE --headers FILE [--jwks FILE]
                                             check a saved signed answer offline (default key set: this
                                             instance's own keys)
+  websearchd verify --receipts FILE [--jwks FILE]
+                                            check notary receipts (one JSON receipt, a JSON array, JSON
+                                            lines, or the notary journal) and the chain they form
   websearchd --help | --version
 
 Options:
@@ -45,6 +50,8 @@ enum Command {
     Extract { target: String, file: bool, tokens: Option<String> },
     Keygen,
     Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
+    VerifyReceipts { receipts: PathBuf, jwks: Option<PathBuf> },
+    ApiKeyNew { comment: Option<String> },
     Help,
     Version,
 }
@@ -66,6 +73,8 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut tokens = None;
     let mut headers = None;
     let mut jwks = None;
+    let mut receipts = None;
+    let mut comment = None;
     let mut help = false;
     let mut version = false;
     while let Some(arg) = args.next() {
@@ -91,6 +100,8 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--tokens" => tokens = Some(value("--tokens")?),
             "--headers" => headers = Some(PathBuf::from(value("--headers")?)),
             "--jwks" => jwks = Some(PathBuf::from(value("--jwks")?)),
+            "--receipts" | "--receipt" => receipts = Some(PathBuf::from(value("--receipts")?)),
+            "--comment" => comment = Some(value("--comment")?),
             "--" => {
                 for rest in args.by_ref() {
                     positional.push(rest?);
@@ -116,9 +127,14 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
                 (None, Some(url)) => Command::Extract { target: url, file: false, tokens: tokens.take() },
                 _ => return Err("extract needs a URL or --file PATH (not both)".into()),
             },
-            Some("verify") => match (body.take(), headers.take()) {
-                (Some(body), Some(headers)) => Command::Verify { body, headers, jwks: jwks.take() },
-                _ => return Err("verify needs --body FILE and --headers FILE".into()),
+            Some("verify") => match (body.take(), headers.take(), receipts.take()) {
+                (Some(body), Some(headers), None) => Command::Verify { body, headers, jwks: jwks.take() },
+                (None, None, Some(receipts)) => Command::VerifyReceipts { receipts, jwks: jwks.take() },
+                _ => return Err("verify needs --body FILE and --headers FILE, or --receipts FILE".into()),
+            },
+            Some("apikey") => match positional.next().as_deref() {
+                Some("new") => Command::ApiKeyNew { comment: comment.take() },
+                _ => return Err("apikey needs a subcommand: new".into()),
             },
             Some("search") => {
                 let query = positional.by_ref().collect::<Vec<_>>().join(" ");
@@ -176,6 +192,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Keygen => keygen(&config),
         Command::Extract { target, file, tokens } => extract(&config, &target, file, tokens.as_deref()),
         Command::Verify { body, headers, jwks } => verify(&config, &body, &headers, jwks.as_deref()),
+        Command::VerifyReceipts { receipts, jwks } => verify_receipts(&config, &receipts, jwks.as_deref()),
+        Command::ApiKeyNew { comment } => apikey_new(&config, comment.as_deref()),
         _ => serve(config),
     }
 }
@@ -264,8 +282,26 @@ fn serve(config: Config) -> ExitCode {
         }
     };
     log::info!("signing answers with {} (documents with {})", keys.result.kid, keys.card.kid);
-    let engine = Engine::from_config(&config, clock);
-    let app = Arc::new(App::new(config, stats.clone(), engine, gate, keys));
+    let engine = Engine::from_config(&config, clock.clone());
+    let notary_listen = config.notary_listen;
+    let app = match App::new(config, stats.clone(), engine, gate, keys, clock) {
+        Ok(a) => Arc::new(a),
+        Err(e) => {
+            log::error!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    // The notary's own listener, if configured: its own workers and limits, the same application.
+    let notary_server = match notary_listen {
+        None => None,
+        Some(addr) => match Server::bind(addr, limits.clone(), app.notary_only(), Arc::new(ServerStats::default())) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                log::error!("cannot listen on {addr} (WEBSEARCHD_NOTARY_LISTEN): {e}");
+                return ExitCode::from(1);
+            }
+        },
+    };
     let server = match Server::bind(listen, limits.clone(), app, stats) {
         Ok(s) => s,
         Err(e) => {
@@ -274,10 +310,14 @@ fn serve(config: Config) -> ExitCode {
         }
     };
     let handle = server.shutdown_handle();
+    let notary_handle = notary_server.as_ref().map(Server::shutdown_handle);
     let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
         let name = signals.wait();
         log::info!("{name} received: no new connections; finishing requests in flight");
         handle.shutdown();
+        if let Some(h) = &notary_handle {
+            h.shutdown();
+        }
         let name = signals.wait();
         log::warn!("{name} received again: exiting now");
         log::logger().flush();
@@ -287,6 +327,21 @@ fn serve(config: Config) -> ExitCode {
         log::error!("cannot start the signal thread: {e}");
         return ExitCode::from(1);
     }
+    let notary_thread = match notary_server {
+        None => None,
+        Some(s) => {
+            if let Ok(addr) = s.local_addr() {
+                log::info!("notary served on http://{addr} too (WEBSEARCHD_NOTARY_LISTEN)");
+            }
+            match std::thread::Builder::new().name("notary-server".into()).spawn(move || s.run()) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    log::error!("cannot start the notary listener: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    };
     let addr = server.local_addr().unwrap_or(listen);
     log::info!(
         "websearchd {} listening on http://{addr} ({} workers, queue {}, {} connections max)",
@@ -295,7 +350,14 @@ fn serve(config: Config) -> ExitCode {
         limits.queue_depth,
         limits.connections_max
     );
-    let result = server.run();
+    let mut result = server.run();
+    if let Some(t) = notary_thread {
+        match t.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => result = result.and(Err(e)),
+            Err(_) => log::error!("the notary listener panicked"),
+        }
+    }
     log::logger().flush();
     match result {
         Ok(()) => {
@@ -413,6 +475,124 @@ fn verify(
             ExitCode::from(1)
         }
     }
+}
+
+/// Adds an API key to the keys file and prints it: the only time it is shown.
+fn apikey_new(config: &Config, comment: Option<&str>) -> ExitCode {
+    match crate::apikeys::add_new_key(&config.api_keys_file, comment) {
+        Ok(key) => {
+            println!("{key}");
+            eprintln!(
+                "added to {} (send it in the X-WALLET header to {}{{/state,/meshgraph}}; it is not shown again)",
+                config.api_keys_file.display(),
+                config.core_path.as_deref().unwrap_or("(core off)")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("websearchd: {}: {e}", config.api_keys_file.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Receipt records from a file: one JSON object, a JSON array, JSON lines, or journal lines (`<crc> <json>`).
+fn read_receipts(bytes: &[u8]) -> Result<Vec<serde_json::Value>, String> {
+    use serde_json::Value;
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return match v {
+            Value::Array(items) => Ok(items),
+            Value::Object(_) => Ok(vec![v]),
+            _ => Err("the file holds neither a receipt nor a list of receipts".into()),
+        };
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let json = match line.split_once(' ') {
+            Some((crc, rest)) if crc.len() == 8 && crc.bytes().all(|b| b.is_ascii_hexdigit()) => rest,
+            _ => line,
+        };
+        out.push(serde_json::from_str(json).map_err(|e| format!("line {}: {e}", i + 1))?);
+    }
+    Ok(out)
+}
+
+/// Checks each receipt's signature, then the links between consecutive receipts (gaps are reported).
+fn verify_receipts(config: &Config, path: &std::path::Path, jwks: Option<&std::path::Path>) -> ExitCode {
+    let loaded = (|| -> Result<(Vec<serde_json::Value>, serde_json::Value), String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let records = read_receipts(&bytes)?;
+        let jwks = match jwks {
+            Some(p) => {
+                let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", p.display()))?
+            }
+            None => crate::sign::Keyring::load_or_create(&config.key_paths()).map_err(|e| e.to_string())?.jwks(),
+        };
+        Ok((records, jwks))
+    })();
+    let (records, jwks) = match loaded {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("websearchd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if records.is_empty() {
+        println!("not valid: no receipt in {}", path.display());
+        return ExitCode::from(1);
+    }
+    let keys = crate::sign::keys_from_jwks(&jwks);
+    let mut bad = 0;
+    let mut chain: Vec<(u64, &serde_json::Value)> = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        match crate::notary::verify_record(r, &keys) {
+            Ok(seq) => chain.push((seq, r.get("receipt").unwrap_or(r))),
+            Err(e) => {
+                let seq = r.pointer("/receipt/seq").cloned().unwrap_or_default();
+                println!("receipt {seq} (record {}): not valid: {e}", i + 1);
+                bad += 1;
+            }
+        }
+    }
+    chain.sort_by_key(|(seq, _)| *seq);
+    let mut gaps = Vec::new();
+    for pair in chain.windows(2) {
+        let [(a, ra), (b, rb)] = pair else { continue };
+        if b == a {
+            println!("receipt {b}: appears twice");
+            bad += 1;
+        } else if *b != a + 1 {
+            gaps.push(format!("{}..{}", a + 1, b - 1));
+        } else if rb.get("prev").and_then(serde_json::Value::as_str)
+            != Some(&crate::sign::sha256_hex(crate::jcs::canonicalize(ra).as_bytes()))
+        {
+            println!("receipt {b}: prev is not the hash of receipt {a}: the chain is broken here");
+            bad += 1;
+        }
+    }
+    if let Some((1, first)) = chain.first() {
+        if first.get("prev").and_then(serde_json::Value::as_str) != Some(crate::notary::GENESIS) {
+            println!("receipt 1: prev is not the genesis value (64 zeros)");
+            bad += 1;
+        }
+    }
+    if bad > 0 {
+        println!("not valid: {bad} problem(s) in {} receipt(s)", records.len());
+        return ExitCode::from(1);
+    }
+    let (first, last) = (chain.first().map_or(0, |c| c.0), chain.last().map_or(0, |c| c.0));
+    if gaps.is_empty() {
+        println!("ok: {} receipt(s), seq {first} to {last}, signatures and chain links verify", chain.len());
+    } else {
+        println!(
+            "ok: {} receipt(s), seq {first} to {last}, signatures and the links present verify; not given: {}",
+            chain.len(),
+            gaps.join(", ")
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 /// Prints the payment ledger: every record as a JSON line, then counts by event (to stderr).

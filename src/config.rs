@@ -300,6 +300,44 @@ pub const VARS: &[VarDoc] = &[
                   challenge.",
     },
     VarDoc {
+        name: "WEBSEARCHD_NOTARY_PATH",
+        default: "/notary",
+        allowed: "a path like /notary (letters, digits, -, _ and /; no trailing slash), or off",
+        meaning: "Base path of the notary: `POST <path>/service`, `GET <path>/receipts/<seq>`. off disables it.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_NOTARY_LISTEN",
+        default: "(none: on WEBSEARCHD_LISTEN)",
+        allowed: "IP:port",
+        meaning: "A second address that serves the notary (and /health) only, with its own workers.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_NOTARY_URL",
+        default: "<WEBSEARCHD_PUBLIC_URL><WEBSEARCHD_NOTARY_PATH>",
+        allowed: "an http:// or https:// URL without query or fragment",
+        meaning: "The notary's base URL as clients see it: the issuer of receipts and the resource of its challenge.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_NOTARY_PRICE_ATOMIC",
+        default: "5000",
+        allowed: "1 to 1000000000",
+        meaning: "Price of one notarisation in atomic USDC units (5000 = 0.005 USDC).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_CORE_PATH",
+        default: "/core",
+        allowed: "a path like /core (letters, digits, -, _ and /; no trailing slash), or off",
+        meaning: "Base path of the key-protected core endpoints `<path>/state` and `<path>/meshgraph`. off \
+                  disables them.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_API_KEYS_FILE",
+        default: "<state>/api-keys",
+        allowed: "a file path",
+        meaning: "API keys for the core endpoints (header X-WALLET), one per line, # comments; `websearchd apikey \
+                  new` adds one. Re-read when it changes.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_CARD_KEY_FILE",
         default: "<state>/keys/card.key",
         allowed: "a file path (64 hex digits: an Ed25519 seed; created 0600 if missing)",
@@ -366,6 +404,14 @@ pub struct Config {
     pub open: bool,
     pub trial_calls_per_day: u32,
     pub free_loopback: bool,
+    /// Base paths without a trailing slash; `None` when off.
+    pub notary_path: Option<String>,
+    pub notary_listen: Option<SocketAddr>,
+    /// Without a trailing slash.
+    pub notary_url: String,
+    pub notary_price_atomic: u128,
+    pub core_path: Option<String>,
+    pub api_keys_file: PathBuf,
     pub card_key_file: Option<PathBuf>,
     pub result_key_file: Option<PathBuf>,
     pub log: String,
@@ -566,6 +612,28 @@ impl Resolver<'_> {
         Some(PathBuf::from(raw))
     }
 
+    /// A base path such as `/notary`, or `None` for `off`.
+    fn base_path(&mut self, name: &'static str, default: &str) -> Result<Option<String>, ConfigError> {
+        let (raw, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        self.record(name, raw.clone(), origin);
+        if raw == "off" {
+            return Ok(None);
+        }
+        let valid = raw.len() > 1
+            && raw.starts_with('/')
+            && !raw.ends_with('/')
+            && !raw.contains("//")
+            && raw.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_'));
+        if !valid {
+            return Err(ConfigError {
+                var: name.into(),
+                value: raw,
+                allowed: "a path like /notary (letters, digits, -, _ and /; no trailing slash), or off".into(),
+            });
+        }
+        Ok(Some(raw))
+    }
+
     fn string(&mut self, name: &'static str, default: &str) -> String {
         let (value, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
         self.record(name, value.clone(), origin);
@@ -699,6 +767,42 @@ impl Config {
         let open = r.flag("WEBSEARCHD_OPEN")?;
         let trial_calls_per_day = r.int("WEBSEARCHD_TRIAL_CALLS_PER_DAY", 0, 0..=1_000_000)?;
         let free_loopback = r.flag("WEBSEARCHD_FREE_LOOPBACK")?;
+        let notary_path = r.base_path("WEBSEARCHD_NOTARY_PATH", "/notary")?;
+        let notary_listen = match r.raw("WEBSEARCHD_NOTARY_LISTEN") {
+            None => None,
+            Some((raw, origin)) => {
+                let addr =
+                    raw.parse::<SocketAddr>().ok().filter(|a| *a != listen || a.port() == 0).ok_or_else(|| {
+                        ConfigError {
+                            var: "WEBSEARCHD_NOTARY_LISTEN".into(),
+                            value: raw.clone(),
+                            allowed: "an IP address and port other than WEBSEARCHD_LISTEN".into(),
+                        }
+                    })?;
+                r.record("WEBSEARCHD_NOTARY_LISTEN", addr.to_string(), origin);
+                Some(addr)
+            }
+        };
+        let notary_url = match r.raw("WEBSEARCHD_NOTARY_URL") {
+            Some((raw, origin)) => {
+                let url = parse_base_url(&raw).ok_or_else(|| ConfigError {
+                    var: "WEBSEARCHD_NOTARY_URL".into(),
+                    value: raw.clone(),
+                    allowed: "an http:// or https:// URL with a host and no query or fragment".into(),
+                })?;
+                r.record("WEBSEARCHD_NOTARY_URL", url.clone(), origin);
+                url
+            }
+            None => {
+                let url = format!("{public_url}{}", notary_path.as_deref().unwrap_or("/notary"));
+                r.record("WEBSEARCHD_NOTARY_URL", url.clone(), Origin::Default);
+                url
+            }
+        };
+        let notary_price_atomic = r.int("WEBSEARCHD_NOTARY_PRICE_ATOMIC", 5_000u128, 1..=1_000_000_000)?;
+        let core_path = r.base_path("WEBSEARCHD_CORE_PATH", "/core")?;
+        let api_keys_file =
+            r.path_opt("WEBSEARCHD_API_KEYS_FILE").unwrap_or_else(|| state_dir.join(crate::apikeys::API_KEYS_FILE));
         let card_key_file = r.path_opt("WEBSEARCHD_CARD_KEY_FILE");
         let result_key_file = r.path_opt("WEBSEARCHD_RESULT_KEY_FILE");
         if pay_to.is_none() && !open && !listen.ip().is_loopback() {
@@ -775,6 +879,12 @@ impl Config {
             open,
             trial_calls_per_day,
             free_loopback,
+            notary_path,
+            notary_listen,
+            notary_url,
+            notary_price_atomic,
+            core_path,
+            api_keys_file,
             card_key_file,
             result_key_file,
             log,

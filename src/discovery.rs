@@ -77,7 +77,7 @@ pub fn usdc_decimal(atomic: u128) -> String {
 }
 
 /// The published terms as strings (the agent card's extension params, the catalogue).
-fn terms_params(base: &str, terms: &Terms, free: FreeRules) -> Map<String, Value> {
+fn terms_params(resource: &str, terms: &Terms, free: FreeRules) -> Map<String, Value> {
     let mut m = Map::new();
     let mut put = |k: &str, v: String| {
         m.insert(k.into(), Value::String(v));
@@ -90,8 +90,7 @@ fn terms_params(base: &str, terms: &Terms, free: FreeRules) -> Map<String, Value
     put("amount", terms.price.to_string());
     put("priceUsd", usdc_decimal(terms.price));
     put("maxTimeoutSeconds", terms.max_timeout_s.to_string());
-    put("resource", format!("{base}/service"));
-    put("catalog", format!("{base}/catalog.json"));
+    put("resource", resource.to_owned());
     if free.trial_calls_per_day > 0 {
         put("trialCallsPerDay", free.trial_calls_per_day.to_string());
     }
@@ -109,17 +108,30 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
         "params": { "jwks": format!("{base}/.well-known/jwks.json"), "resultKid": keys.result.kid },
     })];
     if let Some(t) = terms {
+        let mut params = terms_params(&format!("{base}/service"), t, free);
+        params.insert("catalog".into(), format!("{base}/catalog.json").into());
+        let mut description = format!(
+            "Each call to {base}/service is paid with x402: {} USDC on {}, scheme exact.",
+            usdc_decimal(t.price),
+            t.network.caip2()
+        );
+        if config.notary_path.is_some() {
+            params.insert("notaryResource".into(), format!("{}/service", config.notary_url).into());
+            params.insert("notaryAmount".into(), config.notary_price_atomic.to_string().into());
+            description.push_str(&format!(
+                " Each notarisation at {}/service: {} USDC.",
+                config.notary_url,
+                usdc_decimal(config.notary_price_atomic)
+            ));
+        }
         extensions.push(json!({
             "uri": X402_EXTENSION_URI,
-            "description": format!(
-                "Each call to {base}/service is paid with x402: {} USDC on {}, scheme exact.",
-                usdc_decimal(t.price),
-                t.network.caip2()
-            ),
+            "description": description,
             "required": true,
-            "params": terms_params(base, t, free),
+            "params": params,
         }));
     }
+    let core = config.core_path.as_deref().unwrap_or("/core");
     let card = json!({
         "name": "websearchd",
         "description": "Web search for software agents: ranked organic results (title, url, snippet) from live public \
@@ -132,8 +144,10 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
         "securitySchemes": {
             "apiKey": {
                 "apiKeySecurityScheme": {
-                    "description": "API key for the protected core endpoints (/core/state, /core/meshgraph) only; \
-                                    search is paid per call with x402 instead.",
+                    "description": format!(
+                        "API key for the protected core endpoints ({core}/state, {core}/meshgraph) only; search and \
+                         the notary are paid per call with x402 instead."
+                    ),
                     "location": "header",
                     "name": "X-WALLET",
                 },
@@ -155,6 +169,25 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
             "outputModes": ["application/json"],
         }],
     });
+    let mut card = card;
+    if config.notary_path.is_some() {
+        if let Some(skills) = card.get_mut("skills").and_then(Value::as_array_mut) {
+            skills.push(json!({
+                "id": "notarize",
+                "name": "Notary",
+                "description": format!(
+                    "POST {}/service with {{\"op\": \"notarize\", \"hash\": \"<64 lowercase hex SHA-256>\"}}: a \
+                     receipt (seq, ts, prev) signed with the result key over its RFC 8785 canonical JSON, chained to \
+                     the previous receipt; GET {}/receipts/<seq> returns a stored receipt.",
+                    config.notary_url, config.notary_url
+                ),
+                "tags": ["notary", "timestamp", "x402", "signed"],
+                "examples": ["{\"op\": \"notarize\", \"hash\": \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"}"],
+                "inputModes": ["application/json"],
+                "outputModes": ["application/json"],
+            }));
+        }
+    }
     with_signature(card, keys)
 }
 
@@ -196,6 +229,16 @@ fn pubkey(base: &str, keys: &Keyring) -> Value {
                 "check that the body's kid equals X-Signature-Kid and that request_id is the one you sent",
             ],
         },
+        "receipts": {
+            "shape": "{receipt: {v, type: notary-receipt, issuer, kid, alg: Ed25519, hash_alg: sha256, hash, seq, ts, prev}, \
+                      signature, receipt_sha256}",
+            "signed_object": "the RFC 8785 canonical JSON of the receipt member (UTF-8)",
+            "signature": "base64url (RFC 4648 section 5, no padding) of the 64-byte Ed25519 signature",
+            "key": "the JWKS key whose kid equals receipt.kid; its purpose must be result",
+            "chain": "prev is the lowercase hex SHA-256 of the previous receipt's canonical JSON (64 zeros for seq 1); \
+                      seq increases by one per receipt, so a gap or a reordering shows",
+            "offline": "websearchd verify --receipts FILE --jwks JWKS checks receipts and the links between them",
+        },
         "documents": {
             "format": "signatures[] of {protected, signature}: protected is base64url(JSON {alg: EdDSA, kid, typ: JOSE}); \
                        the payload is the RFC 8785 canonical JSON of the document without its signatures member; the \
@@ -223,18 +266,65 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         "request": { "query": "string, 1..400 characters", "max_results": "integer 1..20, default 5", "extract": "boolean" },
     });
     if let (Some(map), Some(t)) = (op.as_object_mut(), terms) {
-        map.insert("payment".into(), Value::Object(terms_params(base, t, free)));
+        map.insert("payment".into(), Value::Object(terms_params(&format!("{base}/service"), t, free)));
     } else if let Some(map) = op.as_object_mut() {
         map.insert("payment".into(), json!({ "mode": "free" }));
+    }
+    let mut operations = vec![op];
+    if config.notary_path.is_some() {
+        let url = format!("{}/service", config.notary_url);
+        let payment = match terms {
+            Some(t) => {
+                Value::Object(terms_params(&url, &Terms { price: config.notary_price_atomic, ..t.clone() }, free))
+            }
+            None => json!({ "mode": "free" }),
+        };
+        operations.push(json!({
+            "id": "notarize",
+            "method": "POST",
+            "url": url,
+            "request": { "op": "\"notarize\"", "hash": "string, 64 lowercase hexadecimal characters (a SHA-256)" },
+            "receipts": format!("{}/receipts/<seq>", config.notary_url),
+            "payment": payment,
+        }));
     }
     let doc = json!({
         "service": base,
         "x402Version": 2,
-        "operations": [op],
+        "operations": operations,
         "agent_card": format!("{base}/agent-card.json"),
         "jwks": format!("{base}/.well-known/jwks.json"),
     });
     with_signature(doc, keys)
+}
+
+fn notary_lines(config: &Config, terms: Option<&Terms>) -> String {
+    if config.notary_path.is_none() {
+        return String::new();
+    }
+    let price = match terms {
+        Some(_) => format!("{} USDC per receipt, paid with x402 like search", usdc_decimal(config.notary_price_atomic)),
+        None => "free on this instance".into(),
+    };
+    format!(
+        "- [Notary]({url}/service): POST JSON {{\"op\": \"notarize\", \"hash\": \"<64 lowercase hex SHA-256>\"}}; {price}; \
+         200 with receipt {{v, type, issuer, kid, alg, hash_alg, hash, seq, ts, prev}}, signature (base64url Ed25519 \
+         over the receipt's RFC 8785 canonical JSON, result key) and receipt_sha256 (the next receipt's prev); a GET \
+         or an unpaid POST gets 402 with the terms.\n\
+         - [Receipts]({url}/receipts/1): GET {url}/receipts/<seq>, any stored receipt.\n",
+        url = config.notary_url
+    )
+}
+
+fn core_lines(config: &Config) -> String {
+    let Some(core) = &config.core_path else { return String::new() };
+    let base = &config.public_url;
+    format!(
+        "- [Core state]({base}{core}/state): protected; header X-WALLET with an API key from the operator (403 \
+         without it). Sources, breakers, cache, payments, notary chain head, server figures.\n\
+         - [Mesh graph]({base}{core}/meshgraph): protected like the core state; nodes (services, sources, facilitator, \
+         paying agents) and edges with counts, last time and failures.\n"
+    )
 }
 
 fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> String {
@@ -278,6 +368,7 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          - [Search]({base}/service): POST JSON {{\"query\", \"max_results\", \"extract\"}}; 200 with request_id, query, \
          results[] (position, title, url, snippet, source, date), sources[] (name, status, error), cached, issued_at; \
          402 with the payment terms; 400 with a stable error code.\n\
+         {notary_lines}\
          - [Health]({base}/health): GET, liveness, version, mode and per-source state.\n\
          - [Metrics]({base}/metrics): GET, Prometheus text.\n\n\
          ## Verification\n\n\
@@ -289,8 +380,10 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          /.well-known/agent-card.json.\n\
          - [Catalogue]({base}/catalog.json): every paid operation with its price, network, asset and payTo; signed.\n\n\
          ## Optional\n\n\
-         - [Core state]({base}/core/state): protected; header X-WALLET with an API key from the operator.\n",
+         {core_lines}",
         result_kid = keys.result.kid,
+        notary_lines = notary_lines(config, terms),
+        core_lines = core_lines(config),
         body_max = config.body_bytes_max,
     )
 }

@@ -14,13 +14,16 @@ use serde_json::Value;
 
 pub struct Journal {
     path: PathBuf,
-    file: Mutex<File>,
+    /// The file and its length (where the next record starts).
+    file: Mutex<(File, u64)>,
 }
 
 /// What `open` found.
 #[derive(Debug)]
 pub struct Opened {
     pub records: Vec<Value>,
+    /// Where each record starts in the file (for `read_at`).
+    pub offsets: Vec<u64>,
     /// Bytes of a torn tail that were cut off (0 if none).
     pub torn_bytes: u64,
 }
@@ -36,7 +39,7 @@ impl Journal {
         }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let Opened { records, torn_bytes } = parse_file(path, &bytes)?;
+        let Opened { records, offsets, torn_bytes } = parse_file(path, &bytes)?;
         let good_len = bytes.len() as u64 - torn_bytes;
         if torn_bytes > 0 {
             file.set_len(good_len)?;
@@ -44,7 +47,8 @@ impl Journal {
             log::warn!("{}: cut a torn last record of {torn_bytes} bytes", path.display());
         }
         file.seek(SeekFrom::End(0))?;
-        Ok((Journal { path: path.to_owned(), file: Mutex::new(file) }, Opened { records, torn_bytes }))
+        let journal = Journal { path: path.to_owned(), file: Mutex::new((file, good_len)) };
+        Ok((journal, Opened { records, offsets, torn_bytes }))
     }
 
     /// Reads a journal without changing it (a torn tail is reported, not cut): for listing while a server runs.
@@ -52,13 +56,46 @@ impl Journal {
         parse_file(path, &std::fs::read(path)?)
     }
 
-    /// Appends one record and waits until it is on disk.
-    pub fn append(&self, record: &Value) -> io::Result<()> {
+    /// Appends one record and waits until it is on disk; returns where it starts.
+    pub fn append(&self, record: &Value) -> io::Result<u64> {
         let json = serde_json::to_string(record).map_err(io::Error::other)?;
         let line = format!("{:08x} {json}\n", crc32(json.as_bytes()));
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(line.as_bytes())?;
-        file.sync_data()
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let (file, len) = &mut *guard;
+        let offset = *len;
+        if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.sync_data()) {
+            // Whatever part of the line reached the file is cut, so that the next record does not follow a torn one.
+            let _ = file.set_len(offset).and_then(|()| file.seek(SeekFrom::End(0)).map(|_| ()));
+            return Err(e);
+        }
+        *len += line.len() as u64;
+        Ok(offset)
+    }
+
+    /// The record that starts at `offset` (from `append` or `Opened::offsets`), checked against its checksum.
+    pub fn read_at(&self, offset: u64) -> io::Result<Value> {
+        use std::os::unix::fs::FileExt;
+        let guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let (file, len) = &*guard;
+        let mut line = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let mut at = offset;
+        while at < *len {
+            let want = usize::try_from((*len - at).min(chunk.len() as u64)).unwrap_or(chunk.len());
+            let n = file.read_at(chunk.get_mut(..want).unwrap_or_default(), at)?;
+            if n == 0 {
+                break;
+            }
+            let got = chunk.get(..n).unwrap_or_default();
+            if let Some(nl) = got.iter().position(|&b| b == b'\n') {
+                line.extend_from_slice(got.get(..nl).unwrap_or_default());
+                return parse_line(&line)
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "the record fails its checksum"));
+            }
+            line.extend_from_slice(got);
+            at += n as u64;
+        }
+        Err(io::Error::new(io::ErrorKind::UnexpectedEof, "no complete record at this offset"))
     }
 
     pub fn path(&self) -> &Path {
@@ -68,18 +105,20 @@ impl Journal {
 
 /// The records of a journal's bytes, and how many bytes of torn tail follow them.
 fn parse_file(path: &Path, bytes: &[u8]) -> io::Result<Opened> {
-    let (records, good_len) = parse(bytes).map_err(|line| {
+    let (records, offsets, good_len) = parse(bytes).map_err(|line| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{}: record {line} is damaged and is not the last one; refusing to guess", path.display()),
         )
     })?;
-    Ok(Opened { records, torn_bytes: (bytes.len() - good_len) as u64 })
+    Ok(Opened { records, offsets, torn_bytes: (bytes.len() - good_len) as u64 })
 }
 
 /// Parses the records; `Ok((records, bytes of complete records))`, or `Err(line number)` for damage before the end.
-fn parse(bytes: &[u8]) -> Result<(Vec<Value>, usize), usize> {
+#[allow(clippy::type_complexity)]
+fn parse(bytes: &[u8]) -> Result<(Vec<Value>, Vec<u64>, usize), usize> {
     let mut records = Vec::new();
+    let mut offsets = Vec::new();
     let mut offset = 0;
     let mut line_no = 0;
     while offset < bytes.len() {
@@ -87,17 +126,20 @@ fn parse(bytes: &[u8]) -> Result<(Vec<Value>, usize), usize> {
         let rest = bytes.get(offset..).unwrap_or_default();
         let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
             // No newline: the last write was cut short.
-            return Ok((records, offset));
+            return Ok((records, offsets, offset));
         };
         let line = rest.get(..nl).unwrap_or_default();
         match parse_line(line) {
-            Some(v) => records.push(v),
-            None if offset + nl + 1 == bytes.len() => return Ok((records, offset)),
+            Some(v) => {
+                records.push(v);
+                offsets.push(offset as u64);
+            }
+            None if offset + nl + 1 == bytes.len() => return Ok((records, offsets, offset)),
             None => return Err(line_no),
         }
         offset += nl + 1;
     }
-    Ok((records, offset))
+    Ok((records, offsets, offset))
 }
 
 fn parse_line(line: &[u8]) -> Option<Value> {
@@ -170,12 +212,17 @@ mod tests {
         let path = temp("reopen");
         let (j, opened) = Journal::open(&path).unwrap();
         assert!(opened.records.is_empty());
-        j.append(&json!({"n": 1})).unwrap();
-        j.append(&json!({"n": 2, "s": "é\n"})).unwrap();
+        let first = j.append(&json!({"n": 1})).unwrap();
+        let second = j.append(&json!({"n": 2, "s": "é\n"})).unwrap();
+        assert_eq!(j.read_at(second).unwrap(), json!({"n": 2, "s": "é\n"}));
+        assert_eq!(j.read_at(first).unwrap(), json!({"n": 1}));
+        assert!(j.read_at(second + 3).is_err());
         drop(j);
-        let (_, opened) = Journal::open(&path).unwrap();
+        let (j, opened) = Journal::open(&path).unwrap();
         assert_eq!(opened.records, vec![json!({"n": 1}), json!({"n": 2, "s": "é\n"})]);
+        assert_eq!(opened.offsets, vec![first, second]);
         assert_eq!(opened.torn_bytes, 0);
+        assert_eq!(j.read_at(second).unwrap(), json!({"n": 2, "s": "é\n"}));
     }
 
     #[test]

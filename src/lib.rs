@@ -1,6 +1,7 @@
 //! websearchd: a self-hostable web search service for software agents, paid per call over x402 and signed with
 //! Ed25519. ARCHITECTURE.md maps the modules.
 
+pub mod apikeys;
 pub mod app;
 pub mod cli;
 pub mod clock;
@@ -15,7 +16,9 @@ pub mod http;
 pub mod jcs;
 pub mod journal;
 pub mod logger;
+pub mod mesh;
 pub mod metrics;
+pub mod notary;
 pub mod page;
 pub mod search;
 pub mod sign;

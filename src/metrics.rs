@@ -43,6 +43,19 @@ impl Metrics {
     }
 
     /// The exposition text: these counters, the server's figures, and whatever `extra` adds.
+    /// Requests answered, by route and then status, for `/core/state`.
+    pub fn by_route(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        for ((route, status), n) in self.requests.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            if let Some(map) =
+                out.entry(*route).or_insert_with(|| serde_json::Value::Object(serde_json::Map::new())).as_object_mut()
+            {
+                map.insert(status.to_string(), (*n).into());
+            }
+        }
+        serde_json::Value::Object(out)
+    }
+
     pub fn render(&self, server: &ServerStats, uptime: Duration, extra: &str) -> String {
         let mut out = String::with_capacity(4_096);
         let v = env!("CARGO_PKG_VERSION");

@@ -406,6 +406,43 @@ impl Engine {
         Value::Array(list)
     }
 
+    /// The deep state for `/core/state` and the mesh graph: each configured endpoint with its breaker and counters,
+    /// and the cache.
+    pub fn state(&self) -> Value {
+        let now = Instant::now();
+        let sources: Vec<Value> = self
+            .endpoints
+            .iter()
+            .filter(|e| !e.url.is_empty())
+            .map(|ep| {
+                let state = ep.lock();
+                let c = &ep.counters;
+                json!({
+                    "name": ep.kind.name(),
+                    "endpoint": ep.url,
+                    "breaker": state.breaker.state(now),
+                    "open_for_s": state.breaker.open_for(now).map(|d| d.as_secs()),
+                    "ok": c.ok.load(Relaxed),
+                    "empty": c.empty.load(Relaxed),
+                    "failed": c.failed.load(Relaxed),
+                    "skipped": c.skipped.load(Relaxed),
+                    "blocked": c.blocked.load(Relaxed),
+                    "last_success": state.last_success_ms.map(rfc3339),
+                    "last_failure": state.last_failure_ms.map(rfc3339),
+                    "last_error": state.last_error,
+                })
+            })
+            .collect();
+        json!({
+            "sources": sources,
+            "cache": {
+                "entries": self.cache.len(),
+                "hits": self.cache_hits.load(Relaxed),
+                "misses": self.cache_misses.load(Relaxed),
+            },
+        })
+    }
+
     /// Prometheus text for the sources and the cache.
     pub fn metrics(&self) -> String {
         let now = Instant::now();

@@ -71,6 +71,10 @@ impl Facilitator {
         Ok((fetched.status, value))
     }
 
+    pub fn url(&self) -> &str {
+        &self.base_url
+    }
+
     pub fn verify(&self, version: u8, payload: &Value, requirements: &Value) -> Result<Verified, String> {
         let (status, v) = self.post("verify", version, payload, requirements)?;
         match v.get("isValid").and_then(Value::as_bool) {

@@ -84,6 +84,9 @@ struct Stats {
     refused: Mutex<BTreeMap<&'static str, u64>>,
     facilitator_calls: AtomicU64,
     facilitator_us: AtomicU64,
+    /// Calls that got no verdict (unreachable, timeout, a 5xx, an unreadable answer).
+    facilitator_failures: AtomicU64,
+    facilitator_last_ms: AtomicU64,
 }
 
 impl Gate {
@@ -140,6 +143,12 @@ impl Gate {
         self.terms.as_ref()
     }
 
+    /// The terms of one operation: the service's, at the operation's own price if it has one.
+    pub fn terms_for(&self, resource: &Resource) -> Option<Terms> {
+        let terms = self.terms.as_ref()?;
+        Some(Terms { price: resource.price.unwrap_or(terms.price), ..terms.clone() })
+    }
+
     pub fn free_rules(&self) -> FreeRules {
         self.free
     }
@@ -178,7 +187,7 @@ impl Gate {
 
     /// Decides whether the request may proceed; `Err` is the answer to send instead.
     pub fn admit(&self, req: &Request, resource: &Resource) -> Result<Admission, Response> {
-        let Some(terms) = &self.terms else {
+        let Some(terms) = &self.terms_for(resource) else {
             return Ok(Admission::Free(Free::PaymentsOff));
         };
         let header = match (req.header("payment-signature"), req.header("x-payment")) {
@@ -212,6 +221,7 @@ impl Gate {
         match verdict {
             Err(why) => {
                 ledger.forget(ticket);
+                self.stats.facilitator_failures.fetch_add(1, Relaxed);
                 self.refuse("facilitator_unavailable");
                 log::warn!("facilitator /verify failed: {why}");
                 Err(ApiError::unavailable(
@@ -258,6 +268,7 @@ impl Gate {
     }
 
     fn timed(&self, started: Instant) {
+        self.stats.facilitator_last_ms.store(self.clock.now_unix_ms(), Relaxed);
         self.stats.facilitator_calls.fetch_add(1, Relaxed);
         self.stats.facilitator_us.fetch_add(started.elapsed().as_micros() as u64, Relaxed);
     }
@@ -289,7 +300,7 @@ impl Gate {
     /// Settles after the work produced an answer. `Ok` is the settlement header to send with it; `Err` is the answer
     /// to send instead (the result is withheld).
     pub fn settle(&self, p: Box<Pending>, resource: &Resource) -> Result<(&'static str, String), Response> {
-        let Some((terms, ledger)) = self.terms.as_ref().zip(self.ledger.as_ref()) else {
+        let Some((terms, ledger)) = self.terms_for(resource).zip(self.ledger.as_ref()) else {
             return Err(ApiError::internal().into_response());
         };
         let value = p.payment.authorization.value;
@@ -320,9 +331,10 @@ impl Gate {
                     log::error!("a failed settlement could not be recorded: {e}");
                 }
                 let text = if message.is_empty() { reason } else { format!("{reason}: {message}") };
-                Err(self.challenge(terms, resource, Some(("settlement_failed", text))))
+                Err(self.challenge(&terms, resource, Some(("settlement_failed", text))))
             }
             Settled::Unknown(why) => {
+                self.stats.facilitator_failures.fetch_add(1, Relaxed);
                 let extra = json!({ "at": at, "request_id": p.request_id, "reason": why });
                 if let Err(e) = ledger.record(&p.ticket, Event::Unknown, value, extra) {
                     log::error!("an unknown settlement could not be recorded: {e}");
@@ -348,6 +360,43 @@ impl Gate {
                 log::error!("a released payment could not be recorded: {e}");
             }
         }
+    }
+
+    /// Payment counters and the ledger summary, for `/core/state`.
+    pub fn state(&self) -> Value {
+        let refused: serde_json::Map<String, Value> = self
+            .stats
+            .refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
+            .collect();
+        let ledger = self.ledger.as_ref().map(|l| {
+            let s = l.summary();
+            json!({
+                "verified": s.verified,
+                "settled": s.settled,
+                "failed": s.failed,
+                "unknown": s.unknown,
+                "released": s.released,
+                "settled_atomic": s.settled_value.to_string(),
+            })
+        });
+        json!({
+            "challenges": self.stats.challenges.load(Relaxed),
+            "verified": self.stats.verified.load(Relaxed),
+            "settled": self.stats.settled.load(Relaxed),
+            "free_calls": self.stats.free.load(Relaxed),
+            "refused": refused,
+            "facilitator": {
+                "url": self.facilitator.url(),
+                "calls": self.stats.facilitator_calls.load(Relaxed),
+                "failures": self.stats.facilitator_failures.load(Relaxed),
+                "last_call_ms": self.stats.facilitator_last_ms.load(Relaxed),
+            },
+            "ledger": ledger,
+        })
     }
 
     /// Prometheus text.

@@ -89,6 +89,8 @@ pub struct Resource {
     pub mime_type: String,
     /// The bazaar discovery extension (`info` and `schema`), if the operation publishes one.
     pub bazaar: Option<Value>,
+    /// The operation's own price (atomic units), when it differs from the terms'.
+    pub price: Option<u128>,
 }
 
 impl Terms {

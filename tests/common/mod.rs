@@ -239,38 +239,35 @@ pub fn read_reply(stream: &mut TcpStream) -> Option<Reply> {
 
 /// `read_reply`, for a HEAD request when `head` is set (no body follows the headers).
 pub fn read_reply_to(stream: &mut TcpStream, head: bool) -> Option<Reply> {
+    // The head is read a byte at a time and the body exactly, so that a pipelined reply behind this one stays in
+    // the socket for the next call (reading ahead would lose it).
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
+    let mut byte = [0u8; 1];
     loop {
+        match stream.read(&mut byte) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => buf.push(byte[0]),
+        }
+        if !buf.ends_with(b"\r\n\r\n") {
+            continue;
+        }
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut resp = httparse::Response::new(&mut headers);
-        if let Ok(httparse::Status::Complete(n)) = resp.parse(&buf) {
-            let status = resp.code.expect("code");
-            let headers: Vec<(String, String)> = resp
-                .headers
-                .iter()
-                .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
-                .collect();
-            if status == 100 {
-                buf.drain(..n);
-                continue;
-            }
-            let len: usize = headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-                .map(|(_, v)| v.parse().expect("length"))
-                .unwrap_or(0);
-            let len = if head { 0 } else { len };
-            while buf.len() < n + len {
-                let got = stream.read(&mut chunk).expect("read body");
-                assert!(got > 0, "EOF inside a body");
-                buf.extend_from_slice(&chunk[..got]);
-            }
-            return Some(Reply { status, headers, body: buf[n..n + len].to_vec() });
+        let Ok(httparse::Status::Complete(_)) = resp.parse(&buf) else { panic!("unparseable reply head") };
+        let status = resp.code.expect("code");
+        let headers: Vec<(String, String)> =
+            resp.headers.iter().map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned())).collect();
+        if status == 100 {
+            buf.clear();
+            continue;
         }
-        match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => return None,
-            Ok(got) => buf.extend_from_slice(&chunk[..got]),
-        }
+        let len: usize = headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+            .map(|(_, v)| v.parse().expect("length"))
+            .unwrap_or(0);
+        let mut body = vec![0u8; if head { 0 } else { len }];
+        stream.read_exact(&mut body).expect("EOF inside a body");
+        return Some(Reply { status, headers, body });
     }
 }
