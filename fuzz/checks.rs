@@ -137,3 +137,26 @@ pub fn extract(data: &[u8]) {
     let fitted = budget::fit(&whole.blocks, budget_tokens);
     assert!(fitted.tokens <= budget_tokens);
 }
+
+/// A notary request body: parsing never panics and what passes is exactly one SHA-256 in lowercase hex. The same
+/// bytes read as a receipt record (or a list of them) never panic the offline verifier or the chain check.
+pub fn notary_request(data: &[u8]) {
+    if let Ok(hash) = websearchd::notary::parse_request(data) {
+        assert!(hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    }
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) {
+        let keys = websearchd::sign::keys_from_jwks(&v);
+        let _ = websearchd::notary::verify_record(&v, &keys);
+        if let Some(items) = v.as_array() {
+            let _ = websearchd::notary::check_links(items);
+        }
+    }
+}
+
+/// RFC 8785: canonical JSON parses back to the same value, and canonicalising it again changes nothing.
+pub fn canonical_json(data: &[u8]) {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else { return };
+    let canonical = websearchd::jcs::canonicalize(&v);
+    let again: serde_json::Value = serde_json::from_str(&canonical).expect("canonical JSON parses");
+    assert_eq!(websearchd::jcs::canonicalize(&again), canonical);
+}
