@@ -34,6 +34,7 @@ pub struct App {
     api_keys: ApiKeys,
     mesh: Mesh,
     clock: Arc<dyn Clock>,
+    map: Option<Arc<crate::map::MapService>>,
 }
 
 /// Headers a browser-based client may read, and those it may send (x402 clients send the last one too).
@@ -55,6 +56,9 @@ enum Route {
     NotaryReceipt,
     CoreState,
     CoreMeshgraph,
+    MapState,
+    /// `<map>/api/capa/<slug>`.
+    MapLayer,
     Unknown,
 }
 
@@ -69,6 +73,8 @@ impl Route {
             Route::NotaryReceipt => "notary_receipt",
             Route::CoreState => "core_state",
             Route::CoreMeshgraph => "core_meshgraph",
+            Route::MapState => "map_state",
+            Route::MapLayer => "map_layer",
             Route::Unknown => "unknown",
         }
     }
@@ -109,6 +115,8 @@ impl App {
             price: Some(config.notary_price_atomic),
         };
         let api_keys = ApiKeys::new(&config.api_keys_file);
+        let map =
+            config.map_path.as_ref().map(|_| Arc::new(crate::map::MapService::new(config.map.clone(), clock.clone())));
         let search_resource = Resource {
             url: format!("{}/service", config.public_url),
             description: "Web search for agents: ranked organic results (title, url, snippet) from live public \
@@ -134,7 +142,13 @@ impl App {
             api_keys,
             mesh: Mesh::default(),
             clock,
+            map,
         })
+    }
+
+    /// The map, for the poller to be started (when the map is on).
+    pub fn map(&self) -> Option<Arc<crate::map::MapService>> {
+        self.map.clone()
     }
 
     fn route_of(&self, path: &str) -> Route {
@@ -156,6 +170,14 @@ impl App {
             }
             if rest.strip_prefix("/receipts/").is_some_and(|seq| !seq.is_empty() && !seq.contains('/')) {
                 return Route::NotaryReceipt;
+            }
+        }
+        if let Some(rest) = self.config.map_path.as_deref().and_then(|p| path.strip_prefix(p)) {
+            if rest == "/mapstate" {
+                return Route::MapState;
+            }
+            if rest.strip_prefix("/api/capa/").is_some_and(|slug| !slug.contains('/')) {
+                return Route::MapLayer;
             }
         }
         if let Some(rest) = self.config.core_path.as_deref().and_then(|p| path.strip_prefix(p)) {
@@ -202,7 +224,10 @@ impl App {
             }
             (Route::CoreState, "GET" | "HEAD") => self.core(req, |app| app.core_state()),
             (Route::CoreMeshgraph, "GET" | "HEAD") => self.core(req, |app| app.meshgraph()),
-            (Route::NotaryReceipt | Route::CoreState | Route::CoreMeshgraph, _) => {
+            (Route::MapState, "GET" | "HEAD") => Ok(self.map_state()),
+            (Route::MapLayer, "GET" | "HEAD") => self.map_layer(req),
+            (Route::MapState | Route::MapLayer, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
+            (Route::NotaryReceipt | Route::CoreState | Route::CoreMeshgraph | Route::MapState | Route::MapLayer, _) => {
                 Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS"))
             }
             (Route::Unknown, _) => Err(ApiError::not_found(&req.path)),
@@ -363,6 +388,22 @@ impl App {
         Ok(Response::json(200, &record).header("Cache-Control", "public, max-age=31536000, immutable"))
     }
 
+    fn map_state(&self) -> Response {
+        let state = self.map.as_ref().map_or(Value::Null, |m| m.state());
+        Response::json(200, &state).header("Cache-Control", "public, max-age=5")
+    }
+
+    /// `<map>/api/capa/<slug>`: the layer's last good data, never waiting on its upstream.
+    fn map_layer(&self, req: &Request) -> Result<Response, ApiError> {
+        let Some(map) = &self.map else { return Err(ApiError::not_found(&req.path)) };
+        let slug = req.path.rsplit('/').next().unwrap_or("");
+        match map.layer_data(slug) {
+            Some(data) => Ok(Response::json(200, &data).header("Cache-Control", "public, max-age=5")),
+            None => Err(ApiError::new(404, "layer_unknown", format!("there is no layer {slug:?}"))
+                .detail("valid_slugs", map.slugs())),
+        }
+    }
+
     /// A core endpoint: the API key first, then the document (never cached by intermediaries).
     fn core(&self, req: &Request, document: impl Fn(&App) -> Value) -> Result<Response, ApiError> {
         self.api_keys.check(req.header("x-wallet"))?;
@@ -392,7 +433,7 @@ impl App {
             "search": self.engine.state(),
             "payments": self.gate.state(),
             "notary": notary,
-            "map": Value::Null,
+            "map": self.map.as_ref().map(|m| m.summary()),
             "server": {
                 "workers": s.workers.load(Relaxed),
                 "queue_capacity": s.queue_capacity.load(Relaxed),

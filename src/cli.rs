@@ -291,6 +291,13 @@ fn serve(config: Config) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // The map's poller: one thread for the life of the process, when a layer is active.
+    if let Some(map) = app.map().filter(|m| m.any_active()) {
+        if let Err(e) = map.spawn_poller(Arc::new(std::sync::atomic::AtomicBool::new(false))) {
+            log::error!("cannot start the map poller: {e}");
+            return ExitCode::from(1);
+        }
+    }
     // The notary's own listener, if configured: its own workers and limits, the same application.
     let notary_server = match notary_listen {
         None => None,

@@ -89,6 +89,57 @@ pub fn rfc3339_ms(unix_ms: u64) -> String {
     )
 }
 
+/// Unix ms of an RFC 3339 time (`2026-11-22T07:18:52Z`, with optional fraction and a `Z` or numeric offset; a
+/// time without an offset is read as UTC, as CelesTrak writes epochs). Before 1970: `None`.
+pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    if b.len() < 19 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') || b.get(13) != Some(&b':') {
+        return None;
+    }
+    if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+        return None;
+    }
+    let n = |a: usize, z: usize| -> Option<i64> {
+        let t = s.get(a..z)?;
+        t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok()).flatten()
+    };
+    let (year, month, day) = (n(0, 4)?, n(5, 7)?, n(8, 10)?);
+    let (hour, minute, second) = (n(11, 13)?, n(14, 16)?, n(17, 19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut rest = s.get(19..)?;
+    let mut millis = 0i64;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let ms_digits = frac.get(..digits.min(3))?;
+        millis = ms_digits.parse::<i64>().ok()? * 10i64.pow(3 - ms_digits.len() as u32);
+        rest = frac.get(digits..)?;
+    }
+    let offset_s = match rest {
+        "" | "Z" | "z" => 0,
+        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) && o.get(3..4) == Some(":") => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            sign * (o.get(1..3)?.parse::<i64>().ok()? * 3_600 + o.get(4..6)?.parse::<i64>().ok()? * 60)
+        }
+        _ => return None,
+    };
+    // Howard Hinnant's days-from-civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_s;
+    u64::try_from(secs * 1_000 + millis).ok()
+}
+
 /// `Sun, 22 Nov 2026 07:18:52 GMT`: the IMF-fixdate of RFC 9110, for the `Date` header.
 pub fn http_date(unix_ms: u64) -> String {
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -115,6 +166,25 @@ mod tests {
         check(951_782_400_000, "2000-02-29T00:00:00Z", "Tue, 29 Feb 2000 00:00:00 GMT");
         check(1_795_331_932_000, "2026-11-22T07:18:52Z", "Sun, 22 Nov 2026 07:18:52 GMT");
         check(4_102_444_799_000, "2099-12-31T23:59:59Z", "Thu, 31 Dec 2099 23:59:59 GMT");
+    }
+
+    #[test]
+    fn parsing() {
+        for ms in [0, 951_782_400_000, 1_795_331_932_045, 4_102_444_799_000] {
+            assert_eq!(parse_rfc3339_ms(&rfc3339_ms(ms)), Some(ms));
+        }
+        assert_eq!(parse_rfc3339_ms("2026-08-06T10:21:54.851616"), Some(1_786_011_714_851));
+        assert_eq!(parse_rfc3339_ms("2026-11-22T09:18:52+02:00"), Some(1_795_331_932_000));
+        for bad in [
+            "",
+            "2026-13-01T00:00:00Z",
+            "2026-11-22",
+            "2026-11-22T07:18:52X",
+            "1969-12-31T23:59:59Z",
+            "2026-11-22T07:18:52.",
+        ] {
+            assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -338,6 +338,103 @@ pub const VARS: &[VarDoc] = &[
                   new` adds one. Re-read when it changes.",
     },
     VarDoc {
+        name: "WEBSEARCHD_MAP_PATH",
+        default: "/map",
+        allowed: "a path like /map (letters, digits, -, _ and /; no trailing slash), or off",
+        meaning: "Base path of the public map: `<path>/mapstate` and `<path>/api/capa/<slug>`. off disables it.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_LAYERS",
+        default: "vuelos,buques,terremotos,satelites,conflictos,fondo-marino",
+        allowed: "a comma-separated list of vuelos, buques, terremotos, satelites, conflictos, fondo-marino, \
+                  conflictos-ucdp; or none",
+        meaning: "Layers polled in the background; the others are listed as disabled with the reason.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_VUELOS_URL",
+        default: "https://api.adsb.lol/v2/point/50.0/8.5/250",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: adsb.lol `/v2/point/...` (ADS-B Exchange v2 JSON).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_VUELOS_FALLBACK_URL",
+        default: "https://opensky-network.org/api/states/all?lamin=45.8&lomin=5.9&lamax=55.1&lomax=15.1",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: OpenSky `states/all` with a bounding box, asked when the first fails.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_BUQUES_URL",
+        default: "https://meri.digitraffic.fi/api/ais/v1/locations",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: Digitraffic AIS locations (GeoJSON, gzip).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_TERREMOTOS_URL",
+        default: "https://earthquake.usgs.gov/earthquakes/feed/v1.0/summary/all_day.geojson",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: a USGS summary GeoJSON feed.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_SATELITES_URL",
+        default: "https://celestrak.org/NORAD/elements/gp.php?GROUP=stations&FORMAT=json",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: CelesTrak GP elements as OMM JSON.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_CONFLICTOS_URL",
+        default: "http://data.gdeltproject.org/gdeltv2/lastupdate.txt",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: GDELT 2.0 `lastupdate.txt` (the export is fetched from the same host).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_FONDO_MARINO_URL",
+        default: "https://api.opentopodata.org/v1/gebco2020",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: an OpenTopoData dataset endpoint (`?locations=` is added).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_UCDP_URL",
+        default: "https://ucdpapi.pcr.uu.se/api/gedevents/25.1?pagesize=1000",
+        allowed: "an http:// or https:// URL",
+        meaning: "Feed of the map: the UCDP GED events API.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_REFRESH_S",
+        default: "(per layer: 60 flights, ships, earthquakes; 7200 satellites; 900 GDELT; 86400 UCDP; 604800 seabed)",
+        allowed: "a comma-separated list of slug=seconds (15 to 604800; satellites and seabed at least 3600)",
+        meaning: "Poll intervals; errors back off (doubling, at most an hour; CelesTrak six hours after a non-200).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_OBJECTS_MAX",
+        default: "5000",
+        allowed: "1 to 100000",
+        meaning: "Objects kept per layer (memory bound); the rest are counted as dropped.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_BYTES_MAX",
+        default: "16777216",
+        allowed: "65536 to 134217728",
+        meaning: "Largest feed body, after decompression.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_SEABED_POINTS",
+        default: "(12 sample points: trenches, basins, shelves)",
+        allowed: "lat,lon pairs separated by ; (at most 100)",
+        meaning: "Where the seabed layer samples the depth.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_UCDP_TOKEN",
+        default: "(none: conflictos-ucdp disabled)",
+        allowed: "the access token UCDP issued",
+        meaning: "Enables the conflictos-ucdp layer (header x-ucdp-access-token). A secret: hidden by check-config.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_DIGITRAFFIC_USER",
+        default: "websearchd/<version>",
+        allowed: "text",
+        meaning: "The Digitraffic-User header Digitraffic asks its clients to send (an app name and contact).",
+    },
+    VarDoc {
         name: "WEBSEARCHD_CARD_KEY_FILE",
         default: "<state>/keys/card.key",
         allowed: "a file path (64 hex digits: an Ed25519 seed; created 0600 if missing)",
@@ -412,6 +509,8 @@ pub struct Config {
     pub notary_price_atomic: u128,
     pub core_path: Option<String>,
     pub api_keys_file: PathBuf,
+    pub map_path: Option<String>,
+    pub map: crate::map::Settings,
     pub card_key_file: Option<PathBuf>,
     pub result_key_file: Option<PathBuf>,
     pub log: String,
@@ -803,6 +902,56 @@ impl Config {
         let core_path = r.base_path("WEBSEARCHD_CORE_PATH", "/core")?;
         let api_keys_file =
             r.path_opt("WEBSEARCHD_API_KEYS_FILE").unwrap_or_else(|| state_dir.join(crate::apikeys::API_KEYS_FILE));
+        let map_path = r.base_path("WEBSEARCHD_MAP_PATH", "/map")?;
+        let mut map = crate::map::Settings::defaults();
+        map.layers = r.list(
+            "WEBSEARCHD_MAP_LAYERS",
+            crate::map::DEFAULT_LAYERS,
+            "a comma-separated list of map layer slugs, or none",
+            |items| {
+                if items == ["none"] {
+                    return Some(Vec::new());
+                }
+                items.iter().map(|i| crate::map::SLUGS.contains(i).then(|| (*i).to_owned())).collect()
+            },
+        )?;
+        map.urls.push(("vuelos".into(), r.url("WEBSEARCHD_MAP_VUELOS_URL", crate::map::URL_VUELOS)?));
+        map.vuelos_fallback_url = r.url("WEBSEARCHD_MAP_VUELOS_FALLBACK_URL", crate::map::URL_VUELOS_FALLBACK)?;
+        map.urls.push(("buques".into(), r.url("WEBSEARCHD_MAP_BUQUES_URL", crate::map::URL_BUQUES)?));
+        map.urls.push(("terremotos".into(), r.url("WEBSEARCHD_MAP_TERREMOTOS_URL", crate::map::URL_TERREMOTOS)?));
+        map.urls.push(("satelites".into(), r.url("WEBSEARCHD_MAP_SATELITES_URL", crate::map::URL_SATELITES)?));
+        map.urls.push(("conflictos".into(), r.url("WEBSEARCHD_MAP_CONFLICTOS_URL", crate::map::URL_CONFLICTOS)?));
+        map.urls.push(("fondo-marino".into(), r.url("WEBSEARCHD_MAP_FONDO_MARINO_URL", crate::map::URL_FONDO_MARINO)?));
+        map.urls.push(("conflictos-ucdp".into(), r.url("WEBSEARCHD_MAP_UCDP_URL", crate::map::URL_UCDP)?));
+        map.refresh_s =
+            r.list("WEBSEARCHD_MAP_REFRESH_S", "", "a comma-separated list of slug=seconds, 15 to 604800", |items| {
+                items
+                    .iter()
+                    .map(|i| {
+                        let (slug, secs) = i.split_once('=')?;
+                        let secs = secs.trim().parse::<u64>().ok().filter(|s| (15..=604_800).contains(s))?;
+                        crate::map::SLUGS.contains(&slug.trim()).then(|| (slug.trim().to_owned(), secs))
+                    })
+                    .collect()
+            })?;
+        map.objects_max = r.int("WEBSEARCHD_MAP_OBJECTS_MAX", 5_000, 1..=100_000)?;
+        map.bytes_max = r.int("WEBSEARCHD_MAP_BYTES_MAX", 16_777_216, 65_536..=134_217_728)?;
+        if let Some((raw, origin)) = r.raw("WEBSEARCHD_MAP_SEABED_POINTS") {
+            map.seabed_points =
+                crate::map::parse_points(&raw).filter(|p| !p.is_empty() && p.len() <= 100).ok_or_else(|| {
+                    ConfigError {
+                        var: "WEBSEARCHD_MAP_SEABED_POINTS".into(),
+                        value: raw.clone(),
+                        allowed: "lat,lon pairs separated by ; (1 to 100, in range)".into(),
+                    }
+                })?;
+            r.record("WEBSEARCHD_MAP_SEABED_POINTS", raw, origin);
+        }
+        if let Some((raw, origin)) = r.raw("WEBSEARCHD_MAP_UCDP_TOKEN").filter(|(t, _)| !t.trim().is_empty()) {
+            map.ucdp_token = Some(raw.trim().to_owned());
+            r.record("WEBSEARCHD_MAP_UCDP_TOKEN", "(set, hidden)".into(), origin);
+        }
+        map.digitraffic_user = r.string("WEBSEARCHD_DIGITRAFFIC_USER", &map.digitraffic_user.clone());
         let card_key_file = r.path_opt("WEBSEARCHD_CARD_KEY_FILE");
         let result_key_file = r.path_opt("WEBSEARCHD_RESULT_KEY_FILE");
         if pay_to.is_none() && !open && !listen.ip().is_loopback() {
@@ -885,6 +1034,8 @@ impl Config {
             notary_price_atomic,
             core_path,
             api_keys_file,
+            map_path,
+            map,
             card_key_file,
             result_key_file,
             log,

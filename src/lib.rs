@@ -16,6 +16,7 @@ pub mod http;
 pub mod jcs;
 pub mod journal;
 pub mod logger;
+pub mod map;
 pub mod mesh;
 pub mod metrics;
 pub mod notary;

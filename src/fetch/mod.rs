@@ -29,6 +29,8 @@ pub struct Limits {
 pub struct Fetched {
     pub status: u16,
     pub content_type: Option<String>,
+    /// `Content-Encoding`, for callers that asked for a compressed body (the client itself decodes nothing).
+    pub content_encoding: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -158,7 +160,9 @@ impl Client {
         let mut response = response?;
         let status = response.status().as_u16();
         let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let content_encoding =
+            response.headers().get("content-encoding").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = response.body_mut().with_config().limit(self.limits.body_bytes_max).read_to_vec()?;
-        Ok(Fetched { status, content_type, body })
+        Ok(Fetched { status, content_type, content_encoding, body })
     }
 }

@@ -99,6 +99,8 @@ impl Server {
             .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
             .env("WEBSEARCHD_STATE_DIR", state_dir.path().join("data"))
             .env("WEBSEARCHD_LOG", "info")
+            // No test reaches the internet: the map's feeds are off unless a test points them at loopback.
+            .env("WEBSEARCHD_MAP_LAYERS", "none")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());

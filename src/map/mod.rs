@@ -1,0 +1,693 @@
+//! The public live world map: layers fed by keyless public feeds, polled in the background on each layer's own
+//! schedule, and served from memory (`/map/mapstate`, `/map/api/capa/<slug>`). A request never waits on an upstream:
+//! it gets the last good data and how old it is.
+//!
+//! Each layer has a status: `pending` (not polled yet), `ok` (data younger than twice its refresh interval plus a
+//! minute), `stale` (older, up to ten intervals), `error` (older still, or no data and a failure), `disabled` (with
+//! the reason: turned off by the operator, or its source needs a key that is not set). Errors back off (the interval
+//! doubled per failure in a row, at most an hour); CelesTrak is not asked again for six hours after a non-200, as its
+//! terms ask. Memory is bounded per layer (`objects_max`) and every body is capped after decompression.
+
+pub mod feeds;
+pub mod orbit;
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::clock::{rfc3339, Clock};
+use crate::fetch::{Client, Limits};
+
+/// The layers, in the order they are listed.
+pub const SLUGS: [&str; 7] =
+    ["vuelos", "buques", "terremotos", "satelites", "conflictos", "fondo-marino", "conflictos-ucdp"];
+
+/// The layers active unless `WEBSEARCHD_MAP_LAYERS` says otherwise (the keyless ones).
+pub const DEFAULT_LAYERS: &str = "vuelos,buques,terremotos,satelites,conflictos,fondo-marino";
+
+/// Default feed URLs (every one configurable).
+pub const URL_VUELOS: &str = "https://api.adsb.lol/v2/point/50.0/8.5/250";
+pub const URL_VUELOS_FALLBACK: &str =
+    "https://opensky-network.org/api/states/all?lamin=45.8&lomin=5.9&lamax=55.1&lomax=15.1";
+pub const URL_BUQUES: &str = "https://meri.digitraffic.fi/api/ais/v1/locations";
+pub const URL_TERREMOTOS: &str = "https://earthquake.usgs.gov/earthquakes/feed/v1.0/summary/all_day.geojson";
+pub const URL_SATELITES: &str = "https://celestrak.org/NORAD/elements/gp.php?GROUP=stations&FORMAT=json";
+pub const URL_CONFLICTOS: &str = "http://data.gdeltproject.org/gdeltv2/lastupdate.txt";
+pub const URL_FONDO_MARINO: &str = "https://api.opentopodata.org/v1/gebco2020";
+pub const URL_UCDP: &str = "https://ucdpapi.pcr.uu.se/api/gedevents/25.1?pagesize=1000";
+/// Sample points of the seabed layer: deep basins, trenches, shelves and straits.
+pub const SEABED_POINTS: &str = "11.35,142.2;31.5,-41.0;-20.0,80.0;0.0,-150.0;60.5,2.5;36.0,14.5;13.03332,-31.70235;\
+                                 -55.0,-65.0;19.8,-66.5;-7.0,106.0;54.0,7.0;26.0,-90.0";
+
+/// Default refresh interval per layer, seconds.
+fn default_refresh_s(slug: &str) -> u64 {
+    match slug {
+        "vuelos" | "buques" | "terremotos" => 60,
+        "satelites" => 7_200,
+        "conflictos" => 900,
+        "conflictos-ucdp" => 86_400,
+        _ => 604_800,
+    }
+}
+
+/// Layers that may not be polled more often than this (seconds), whatever the configuration says.
+fn min_refresh_s(slug: &str) -> u64 {
+    match slug {
+        // CelesTrak: at most hourly. OpenTopoData's public API: 1,000 calls a day.
+        "satelites" => 3_600,
+        "fondo-marino" => 3_600,
+        _ => 15,
+    }
+}
+
+/// How the map is configured (from `Config`, or built directly by tests).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Active layers.
+    pub layers: Vec<String>,
+    /// Per-slug feed URL overrides.
+    pub urls: Vec<(String, String)>,
+    pub vuelos_fallback_url: String,
+    /// Per-slug refresh overrides (seconds).
+    pub refresh_s: Vec<(String, u64)>,
+    pub objects_max: usize,
+    pub bytes_max: u64,
+    pub timeout: Duration,
+    pub digitraffic_user: String,
+    pub seabed_points: Vec<(f64, f64)>,
+    pub ucdp_token: Option<String>,
+}
+
+impl Settings {
+    pub fn defaults() -> Settings {
+        Settings {
+            layers: DEFAULT_LAYERS.split(',').map(str::to_owned).collect(),
+            urls: Vec::new(),
+            vuelos_fallback_url: URL_VUELOS_FALLBACK.into(),
+            refresh_s: Vec::new(),
+            objects_max: 5_000,
+            bytes_max: 16 * 1_048_576,
+            timeout: Duration::from_secs(20),
+            digitraffic_user: concat!("websearchd/", env!("CARGO_PKG_VERSION")).into(),
+            seabed_points: parse_points(SEABED_POINTS).unwrap_or_default(),
+            ucdp_token: None,
+        }
+    }
+
+    fn url(&self, slug: &str, default: &str) -> String {
+        self.urls.iter().find(|(s, _)| s == slug).map_or_else(|| default.to_owned(), |(_, u)| u.clone())
+    }
+}
+
+/// `lat,lon;lat,lon;...`
+pub fn parse_points(text: &str) -> Option<Vec<(f64, f64)>> {
+    text.split(';')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (lat, lon) = p.split_once(',')?;
+            let (lat, lon) = (lat.trim().parse::<f64>().ok()?, lon.trim().parse::<f64>().ok()?);
+            ((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)).then_some((lat, lon))
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Flights,
+    Ships,
+    Earthquakes,
+    Satellites,
+    Conflicts,
+    Seabed,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Flights => "flights",
+            Kind::Ships => "ships",
+            Kind::Earthquakes => "earthquakes",
+            Kind::Satellites => "satellites",
+            Kind::Conflicts => "conflicts",
+            Kind::Seabed => "seabed",
+        }
+    }
+
+    /// The units of the normalised properties.
+    fn units(self) -> Value {
+        match self {
+            Kind::Flights => {
+                json!({"altitude_m": "metres (barometric)", "speed_kmh": "km/h over ground", "track_deg": "degrees from true north", "seen_s": "seconds since the last position"})
+            }
+            Kind::Ships => {
+                json!({"speed_kn": "knots over ground (null: not available)", "course_deg": "degrees (null: not available)", "heading_deg": "degrees (null: not available)", "updated_ms": "Unix milliseconds"})
+            }
+            Kind::Earthquakes => {
+                json!({"magnitude": "magnitude (magnitude_type says which scale)", "depth_km": "km below the surface", "time_ms": "Unix milliseconds"})
+            }
+            Kind::Satellites => {
+                json!({"altitude_km": "km above the WGS 84 ellipsoid", "speed_km_s": "km/s (inertial)", "elements_age_days": "days from the elements' epoch to the position's time"})
+            }
+            Kind::Conflicts => {
+                json!({"goldstein": "Goldstein scale, -10 to 10", "added_ms": "Unix milliseconds", "fatalities_best": "UCDP best estimate"})
+            }
+            Kind::Seabed => {
+                json!({"elevation_m": "metres relative to sea level", "depth_m": "metres below sea level (0 on land)"})
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Source {
+    id: &'static str,
+    url: String,
+    licence: &'static str,
+    attribution: &'static str,
+}
+
+impl Source {
+    fn json(&self) -> Value {
+        json!({ "id": self.id, "url": self.url, "licence": self.licence, "attribution": self.attribution })
+    }
+}
+
+struct Spec {
+    slug: &'static str,
+    kind: Kind,
+    name: &'static str,
+    source: Source,
+    fallback: Option<Source>,
+    refresh_s: u64,
+    disabled: Option<String>,
+}
+
+enum Data {
+    Features(Vec<Value>),
+    Satellites(Vec<orbit::Satellite>),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::Features(f) => f.len(),
+            Data::Satellites(s) => s.len(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    data: Option<Arc<Data>>,
+    source_time_ms: Option<u64>,
+    /// When the data now held was fetched.
+    updated_at_ms: Option<u64>,
+    dropped: usize,
+    next_due_ms: u64,
+    failures_in_row: u32,
+    /// Which source gave the data held (the fallback's id when it did).
+    served_by: Option<&'static str>,
+    health: Vec<(&'static str, Health)>,
+    last_error: Option<String>,
+}
+
+/// One source's health counters.
+#[derive(Default, Clone)]
+struct Health {
+    ok_count: u64,
+    error_count: u64,
+    last_ok_ms: Option<u64>,
+    last_error_ms: Option<u64>,
+    last_error: Option<String>,
+    last_duration_ms: Option<u64>,
+}
+
+struct Layer {
+    spec: Spec,
+    state: Mutex<State>,
+}
+
+pub struct MapService {
+    layers: Vec<Layer>,
+    client: Client,
+    clock: Arc<dyn Clock>,
+    settings: Settings,
+}
+
+/// What a poll produced.
+struct Outcome {
+    data: Data,
+    source_time_ms: Option<u64>,
+    dropped: usize,
+}
+
+const BACKOFF_MAX_S: u64 = 3_600;
+const CELESTRAK_HALT_S: u64 = 6 * 3_600;
+
+impl MapService {
+    pub fn new(settings: Settings, clock: Arc<dyn Clock>) -> MapService {
+        let client = Client::new(Limits {
+            connect_timeout: crate::fetch::CONNECT_TIMEOUT_MAX.min(settings.timeout),
+            total_timeout: settings.timeout,
+            body_bytes_max: settings.bytes_max,
+            redirects_max: 3,
+        });
+        let s = &settings;
+        let src = |id, slug: &str, default: &str, licence, attribution| Source {
+            id,
+            url: s.url(slug, default),
+            licence,
+            attribution,
+        };
+        let specs = vec![
+            (
+                "vuelos",
+                Kind::Flights,
+                "Flights (ADS-B)",
+                src("adsb.lol", "vuelos", URL_VUELOS, "ODbL 1.0", "adsb.lol contributors"),
+                Some(Source {
+                    id: "opensky",
+                    url: s.vuelos_fallback_url.clone(),
+                    licence: "OpenSky Network terms (non-commercial)",
+                    attribution: "The OpenSky Network, https://opensky-network.org",
+                }),
+            ),
+            (
+                "buques",
+                Kind::Ships,
+                "Ships (AIS, Baltic)",
+                src("digitraffic", "buques", URL_BUQUES, "CC BY 4.0", "Fintraffic / digitraffic.fi"),
+                None,
+            ),
+            (
+                "terremotos",
+                Kind::Earthquakes,
+                "Earthquakes (last day)",
+                src("usgs", "terremotos", URL_TERREMOTOS, "Public domain (U.S. Government)", "U.S. Geological Survey"),
+                None,
+            ),
+            (
+                "satelites",
+                Kind::Satellites,
+                "Satellites (space stations, SGP4)",
+                src("celestrak", "satelites", URL_SATELITES, "CelesTrak terms of use", "CelesTrak (T.S. Kelso)"),
+                None,
+            ),
+            (
+                "conflictos",
+                Kind::Conflicts,
+                "Conflict events (GDELT, last 15 minutes)",
+                src(
+                    "gdelt",
+                    "conflictos",
+                    URL_CONFLICTOS,
+                    "GDELT terms: free for all use with citation",
+                    "The GDELT Project",
+                ),
+                None,
+            ),
+            (
+                "fondo-marino",
+                Kind::Seabed,
+                "Seabed depth (GEBCO 2020 samples)",
+                src(
+                    "opentopodata",
+                    "fondo-marino",
+                    URL_FONDO_MARINO,
+                    "GEBCO: public domain; OpenTopoData API terms",
+                    "GEBCO Compilation Group (2020), via OpenTopoData",
+                ),
+                None,
+            ),
+            (
+                "conflictos-ucdp",
+                Kind::Conflicts,
+                "Conflict events (UCDP GED)",
+                src("ucdp", "conflictos-ucdp", URL_UCDP, "CC BY 4.0", "Uppsala Conflict Data Program"),
+                None,
+            ),
+        ];
+        let layers = specs
+            .into_iter()
+            .map(|(slug, kind, name, source, fallback)| {
+                let configured = s.refresh_s.iter().find(|(x, _)| x == slug).map(|(_, r)| *r);
+                let refresh_s = configured.unwrap_or_else(|| default_refresh_s(slug)).max(min_refresh_s(slug));
+                let disabled = if slug == "conflictos-ucdp" && s.ucdp_token.is_none() {
+                    Some("the UCDP API needs an access token: set WEBSEARCHD_MAP_UCDP_TOKEN".to_owned())
+                } else if !s.layers.iter().any(|l| l == slug) {
+                    Some("not in WEBSEARCHD_MAP_LAYERS".to_owned())
+                } else {
+                    None
+                };
+                let mut state = State::default();
+                state.health.push((source.id, Health::default()));
+                if let Some(f) = &fallback {
+                    state.health.push((f.id, Health::default()));
+                }
+                Layer {
+                    spec: Spec { slug, kind, name, source, fallback, refresh_s, disabled },
+                    state: Mutex::new(state),
+                }
+            })
+            .collect();
+        MapService { layers, client, clock, settings }
+    }
+
+    /// Whether any layer is active (otherwise no poller is started).
+    pub fn any_active(&self) -> bool {
+        self.layers.iter().any(|l| l.spec.disabled.is_none())
+    }
+
+    /// Starts the background poller: one thread, for the life of the process.
+    pub fn spawn_poller(self: &Arc<Self>, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+        let map = self.clone();
+        std::thread::Builder::new().name("map-poller".into()).spawn(move || {
+            while !stop.load(Relaxed) {
+                map.poll_due();
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Polls every active layer whose time has come (one after the other).
+    pub fn poll_due(&self) {
+        for layer in &self.layers {
+            if layer.spec.disabled.is_some() {
+                continue;
+            }
+            let due = layer.lock().next_due_ms;
+            if self.clock.now_unix_ms() >= due {
+                self.poll(layer);
+            }
+        }
+    }
+
+    /// Polls one layer now, whatever its schedule (tests, and `poll_due`).
+    pub fn poll_slug(&self, slug: &str) -> bool {
+        match self.layers.iter().find(|l| l.spec.slug == slug && l.spec.disabled.is_none()) {
+            Some(layer) => {
+                self.poll(layer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn poll(&self, layer: &Layer) {
+        let spec = &layer.spec;
+        let mut outcome = self.fetch_source(spec, &spec.source);
+        let mut served_by = spec.source.id;
+        self.note_health(layer, spec.source.id, &outcome);
+        if let (Err(_), Some(fallback)) = (&outcome, &spec.fallback) {
+            outcome = self.fetch_source(spec, fallback);
+            served_by = fallback.id;
+            self.note_health(layer, fallback.id, &outcome);
+        }
+        let now = self.clock.now_unix_ms();
+        let mut st = layer.lock();
+        match outcome {
+            Ok((o, _)) => {
+                st.data = Some(Arc::new(o.data));
+                st.source_time_ms = o.source_time_ms;
+                st.updated_at_ms = Some(now);
+                st.dropped = o.dropped;
+                st.failures_in_row = 0;
+                st.last_error = None;
+                st.served_by = Some(served_by);
+                st.next_due_ms = now + spec.refresh_s * 1_000;
+            }
+            Err((why, halt)) => {
+                st.failures_in_row = st.failures_in_row.saturating_add(1);
+                log::warn!("map layer {}: {why}", spec.slug);
+                st.last_error = Some(why);
+                let backoff = spec.refresh_s.saturating_mul(1 << st.failures_in_row.min(12)).min(BACKOFF_MAX_S);
+                let wait = if halt { CELESTRAK_HALT_S } else { backoff.max(spec.refresh_s.min(BACKOFF_MAX_S)) };
+                st.next_due_ms = now + wait * 1_000;
+            }
+        }
+    }
+
+    fn note_health(&self, layer: &Layer, id: &str, outcome: &Result<(Outcome, u64), (String, bool)>) {
+        let now = self.clock.now_unix_ms();
+        let mut st = layer.lock();
+        let Some((_, h)) = st.health.iter_mut().find(|(i, _)| *i == id) else { return };
+        match outcome {
+            Ok((_, ms)) => {
+                h.ok_count += 1;
+                h.last_ok_ms = Some(now);
+                h.last_duration_ms = Some(*ms);
+            }
+            Err((why, _)) => {
+                h.error_count += 1;
+                h.last_error_ms = Some(now);
+                h.last_error = Some(why.clone());
+            }
+        }
+    }
+
+    /// Fetches and parses one source; `Err((why, halt))`, `halt` when the source's terms ask us to stop for a while.
+    fn fetch_source(&self, spec: &Spec, source: &Source) -> Result<(Outcome, u64), (String, bool)> {
+        let started = Instant::now();
+        let max = self.settings.objects_max;
+        let result = match (spec.kind, source.id) {
+            (Kind::Satellites, _) => {
+                let body = self.get(&source.url, &[]).map_err(|(why, status)| {
+                    // CelesTrak firewalls clients that keep asking after an error.
+                    (why, status.is_some())
+                })?;
+                satellites(&body, max).map_err(|e| (e, false))?
+            }
+            (Kind::Conflicts, "gdelt") => self.gdelt(&source.url, max).map_err(|e| (e, false))?,
+            (Kind::Seabed, _) => {
+                let locations: Vec<String> =
+                    self.settings.seabed_points.iter().take(100).map(|(lat, lon)| format!("{lat},{lon}")).collect();
+                let url = format!("{}?locations={}", source.url.trim_end_matches('/'), locations.join("|"));
+                let body = self.get(&url, &[]).map_err(|(why, _)| (why, false))?;
+                wrap(feeds::opentopodata(&body, max)).map_err(|e| (e, false))?
+            }
+            _ => {
+                let token = self.settings.ucdp_token.clone().unwrap_or_default();
+                let headers: Vec<(&str, &str)> = match source.id {
+                    "digitraffic" => vec![("Digitraffic-User", self.settings.digitraffic_user.as_str())],
+                    "ucdp" => vec![("x-ucdp-access-token", token.as_str())],
+                    _ => Vec::new(),
+                };
+                let body = self.get(&source.url, &headers).map_err(|(why, _)| (why, false))?;
+                let parsed = match source.id {
+                    "adsb.lol" => feeds::adsb_v2(&body, max),
+                    "opensky" => feeds::opensky(&body, max),
+                    "digitraffic" => feeds::digitraffic(&body, max),
+                    "usgs" => feeds::usgs(&body, max),
+                    "ucdp" => feeds::ucdp(&body, max),
+                    other => Err(format!("no parser for {other}")),
+                };
+                wrap(parsed).map_err(|e| (e, false))?
+            }
+        };
+        Ok((result, started.elapsed().as_millis() as u64))
+    }
+
+    /// A GET asking for gzip; the body inflated within the byte cap. `Err((why, Some(status)))` for a non-200.
+    fn get(&self, url: &str, headers: &[(&str, &str)]) -> Result<Vec<u8>, (String, Option<u16>)> {
+        let mut all = vec![("Accept-Encoding", "gzip"), ("Accept", "application/json, */*")];
+        all.extend_from_slice(headers);
+        let fetched = self.client.get(url, &all).map_err(|e| (format!("{}: {e}", e.code()), None))?;
+        if fetched.status != 200 {
+            return Err((format!("HTTP {} from {url}", fetched.status), Some(fetched.status)));
+        }
+        match fetched.content_encoding.as_deref().map(str::trim) {
+            Some(e) if e.eq_ignore_ascii_case("gzip") => {
+                feeds::gunzip(&fetched.body, self.settings.bytes_max).map_err(|e| (e, None))
+            }
+            None | Some("") => Ok(fetched.body),
+            Some(e) if e.eq_ignore_ascii_case("identity") => Ok(fetched.body),
+            Some(other) => Err((format!("unsupported Content-Encoding {other}"), None)),
+        }
+    }
+
+    /// GDELT: the manifest names the latest export; it is fetched only from the manifest's own host.
+    fn gdelt(&self, manifest_url: &str, max: usize) -> Result<Outcome, String> {
+        let manifest = self.get(manifest_url, &[]).map_err(|(why, _)| why)?;
+        let export = feeds::gdelt_manifest(&manifest)?;
+        if origin(&export) != origin(manifest_url) {
+            return Err(format!("the manifest points to another host ({export}); not followed"));
+        }
+        let zip = self.get(&export, &[]).map_err(|(why, _)| why)?;
+        let tsv = feeds::unzip_first(&zip, self.settings.bytes_max)?;
+        wrap(feeds::gdelt_events(&tsv, max))
+    }
+
+    fn layer(&self, slug: &str) -> Option<&Layer> {
+        self.layers.iter().find(|l| l.spec.slug == slug)
+    }
+
+    /// One layer's entry (as in the map state).
+    fn entry(&self, layer: &Layer, now: u64) -> Value {
+        let spec = &layer.spec;
+        let st = layer.lock();
+        let refresh_ms = spec.refresh_s * 1_000;
+        let (status, reason) = match (&spec.disabled, st.updated_at_ms, &st.data) {
+            (Some(why), _, _) => ("disabled", Some(why.clone())),
+            (None, Some(at), Some(_)) => {
+                let age = now.saturating_sub(at);
+                if age <= 2 * refresh_ms + 60_000 {
+                    ("ok", None)
+                } else if age <= 10 * refresh_ms {
+                    ("stale", None)
+                } else {
+                    ("error", None)
+                }
+            }
+            (None, _, _) if st.last_error.is_some() => ("error", None),
+            _ => ("pending", None),
+        };
+        let health: serde_json::Map<String, Value> = st
+            .health
+            .iter()
+            .map(|(id, h)| {
+                (
+                    (*id).to_owned(),
+                    json!({
+                        "ok_count": h.ok_count,
+                        "error_count": h.error_count,
+                        "last_ok": h.last_ok_ms.map(rfc3339),
+                        "last_error_at": h.last_error_ms.map(rfc3339),
+                        "last_error": h.last_error,
+                        "last_duration_ms": h.last_duration_ms,
+                    }),
+                )
+            })
+            .collect();
+        json!({
+            "slug": spec.slug,
+            "kind": spec.kind.name(),
+            "name": spec.name,
+            "active": spec.disabled.is_none(),
+            "status": status,
+            "reason": reason,
+            "count": st.data.as_ref().map_or(0, |d| d.len()),
+            "dropped": st.dropped,
+            "updated_at": st.updated_at_ms.map(rfc3339),
+            "age_s": st.updated_at_ms.map(|at| now.saturating_sub(at) / 1_000),
+            "source_time": st.source_time_ms.map(rfc3339),
+            "refresh_s": spec.refresh_s,
+            "next_poll": (spec.disabled.is_none() && st.next_due_ms > 0).then(|| rfc3339(st.next_due_ms)),
+            "source": spec.source.json(),
+            "fallback": spec.fallback.as_ref().map(Source::json),
+            "served_by": st.served_by,
+            "last_error": st.last_error,
+            "units": spec.kind.units(),
+            "health": health,
+        })
+    }
+
+    /// `/map/mapstate`.
+    pub fn state(&self) -> Value {
+        let now = self.clock.now_unix_ms();
+        let layers: Vec<Value> = self.layers.iter().map(|l| self.entry(l, now)).collect();
+        let active: Vec<&Value> = layers.iter().filter(|l| field(l, "active") == true).collect();
+        let ok = active.iter().filter(|l| field(l, "status") == "ok").count();
+        let overall = if active.is_empty() {
+            "off"
+        } else if ok == active.len() {
+            "ok"
+        } else if ok > 0 {
+            "degraded"
+        } else {
+            "down"
+        };
+        let objects: u64 = layers.iter().filter_map(|l| field(l, "count").as_u64()).sum();
+        json!({
+            "generated_at": rfc3339(now),
+            "status": overall,
+            "active_layers": active.len(),
+            "objects": objects,
+            "layers": layers,
+        })
+    }
+
+    /// `/map/api/capa/<slug>`: the layer's data as a FeatureCollection with its entry; `None` for an unknown slug.
+    pub fn layer_data(&self, slug: &str) -> Option<Value> {
+        let layer = self.layer(slug)?;
+        let now = self.clock.now_unix_ms();
+        let data = layer.lock().data.clone();
+        let features: Vec<Value> = match data.as_deref() {
+            None => Vec::new(),
+            Some(Data::Features(f)) => f.clone(),
+            // Positions are propagated for the moment of the request.
+            Some(Data::Satellites(s)) => s.iter().filter_map(|sat| sat.feature_at(now)).collect(),
+        };
+        Some(json!({
+            "type": "FeatureCollection",
+            "generated_at": rfc3339(now),
+            "layer": self.entry(layer, now),
+            "features": features,
+        }))
+    }
+
+    /// A summary for `/core/state`.
+    pub fn summary(&self) -> Value {
+        let now = self.clock.now_unix_ms();
+        Value::Array(
+            self.layers
+                .iter()
+                .map(|l| {
+                    let e = self.entry(l, now);
+                    json!({ "slug": field(&e, "slug"), "status": field(&e, "status"), "count": field(&e, "count"), "updated_at": field(&e, "updated_at"), "last_error": field(&e, "last_error") })
+                })
+                .collect(),
+        )
+    }
+
+    pub fn slugs(&self) -> Vec<&'static str> {
+        self.layers.iter().map(|l| l.spec.slug).collect()
+    }
+}
+
+impl Layer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn wrap(parsed: feeds::Result) -> Result<Outcome, String> {
+    let p = parsed?;
+    Ok(Outcome { data: Data::Features(p.features), source_time_ms: p.source_time_ms, dropped: p.dropped })
+}
+
+/// CelesTrak OMM JSON: satellites ready to propagate (an object that does not parse is skipped and counted).
+fn satellites(bytes: &[u8], max: usize) -> Result<Outcome, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let items = v.as_array().ok_or("not a list of OMM objects")?;
+    let mut sats = Vec::new();
+    let mut dropped = 0;
+    let mut newest = 0;
+    for o in items {
+        match orbit::elements_from_omm(o).and_then(|e| orbit::Satellite::new(&e)) {
+            Ok(s) if sats.len() < max => {
+                newest = newest.max(s.epoch_ms);
+                sats.push(s);
+            }
+            _ => dropped += 1,
+        }
+    }
+    if sats.is_empty() && !items.is_empty() {
+        return Err("no usable orbital elements".into());
+    }
+    Ok(Outcome { data: Data::Satellites(sats), source_time_ms: (newest > 0).then_some(newest), dropped })
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    let end = url.get(after..).and_then(|r| r.find('/')).map_or(url.len(), |i| after + i);
+    url.get(..end).unwrap_or(url)
+}
+
+fn field(v: &Value, key: &str) -> Value {
+    v.get(key).cloned().unwrap_or(Value::Null)
+}
