@@ -1,18 +1,21 @@
 //! Writes `src/extract/cl100k_words.bloom`: cl100k's tokens made of ASCII letters (alone, or after a space or one
 //! ASCII punctuation mark) as the Bloom filter the token estimate looks words up in. Run from the crate root:
-//! `cargo run --release --example cl100k_words [log2_bits] [probes]`.
+//! `cargo run --release --example cl100k_words [log2_bits] [probes] [rank_max]` (the committed filter: 19 5 100256).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use websearchd::extract::budget::word_probes;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let log2_bits: u8 = args.next().map_or(20, |a| a.parse().unwrap());
-    let probes: u8 = args.next().map_or(7, |a| a.parse().unwrap());
+    let log2_bits: u8 = args.next().map_or(19, |a| a.parse().unwrap());
+    let probes: u8 = args.next().map_or(5, |a| a.parse().unwrap());
+    // Only the more frequent tokens (lower ranks are earlier merges): a smaller set, fewer false positives; a word
+    // left out is split into known pieces and over-counted, the safe side.
+    let rank_max: u32 = args.next().map_or(100_256, |a| a.parse().unwrap());
     let bpe = tiktoken_rs::cl100k_base().unwrap();
     let mut bits = vec![0u8; (1usize << log2_bits) / 8];
     let mut words = 0;
-    for rank in 0..100_256u32 {
+    for rank in 0..rank_max.min(100_256) {
         let Ok(text) = bpe.decode(&[rank]) else { continue };
         // A word, a space and a word, or a punctuation mark and a word.
         let bytes = text.as_bytes();

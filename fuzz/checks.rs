@@ -160,3 +160,36 @@ pub fn canonical_json(data: &[u8]) {
     let again: serde_json::Value = serde_json::from_str(&canonical).expect("canonical JSON parses");
     assert_eq!(websearchd::jcs::canonicalize(&again), canonical);
 }
+
+/// Map feeds: the first byte picks the parser; no panic, the cap holds, and every feature is a valid point.
+pub fn map_feed(data: &[u8]) {
+    use websearchd::map::feeds;
+    let Some((&pick, body)) = data.split_first() else { return };
+    let max = 50;
+    let parsed = match pick % 9 {
+        0 => feeds::usgs(body, max),
+        1 => feeds::adsb_v2(body, max),
+        2 => feeds::opensky(body, max),
+        3 => feeds::digitraffic(body, max),
+        4 => feeds::opentopodata(body, max),
+        5 => feeds::ucdp(body, max),
+        6 => feeds::gdelt_events(body, max),
+        7 => {
+            let _ = feeds::gdelt_manifest(body);
+            let _ = feeds::unzip_first(body, 1 << 16);
+            return;
+        }
+        _ => {
+            let _ = feeds::gunzip(body, 1 << 16);
+            return;
+        }
+    };
+    if let Ok(p) = parsed {
+        assert!(p.features.len() <= max);
+        for f in &p.features {
+            let c = f["geometry"]["coordinates"].as_array().expect("coordinates");
+            let (lon, lat) = (c[0].as_f64().expect("lon"), c[1].as_f64().expect("lat"));
+            assert!((-180.0..=180.0).contains(&lon) && (-90.0..=90.0).contains(&lat));
+        }
+    }
+}

@@ -104,7 +104,9 @@ impl App {
             }
             None => None,
         };
-        let documents = Documents::build(&config, &keys, gate.terms(), gate.free_rules());
+        let map =
+            config.map_path.as_ref().map(|_| Arc::new(crate::map::MapService::new(config.map.clone(), clock.clone())));
+        let documents = Documents::build(&config, &keys, gate.terms(), gate.free_rules(), map.as_deref());
         let notary_resource = Resource {
             url: format!("{}/service", config.notary_url),
             description: "Notary: records a SHA-256 hash in an append-only chain and returns a receipt signed with \
@@ -115,8 +117,6 @@ impl App {
             price: Some(config.notary_price_atomic),
         };
         let api_keys = ApiKeys::new(&config.api_keys_file);
-        let map =
-            config.map_path.as_ref().map(|_| Arc::new(crate::map::MapService::new(config.map.clone(), clock.clone())));
         let search_resource = Resource {
             url: format!("{}/service", config.public_url),
             description: "Web search for agents: ranked organic results (title, url, snippet) from live public \
@@ -505,6 +505,25 @@ impl App {
                 "failures": f("failures"),
                 "operations": operations,
             }));
+        }
+        if let Some(map) = &self.map {
+            let url = format!("{base}{}", self.config.map_path.as_deref().unwrap_or("/map"));
+            nodes.push(json!({ "id": service_id("map"), "kind": "service", "label": "websearchd map", "url": url }));
+            for (layer, source, url, health) in map.feed_health() {
+                let id = format!("feed:{source}");
+                if !nodes.iter().any(|n| n.get("id").and_then(Value::as_str) == Some(id.as_str())) {
+                    nodes.push(json!({ "id": id, "kind": "map_feed", "label": source, "url": url }));
+                }
+                edges.push(json!({
+                    "from": service_id("map"),
+                    "to": id,
+                    "kind": "polls",
+                    "layer": layer,
+                    "count": health.0 + health.1,
+                    "last_at": health.2.map(crate::clock::rfc3339),
+                    "failures": health.1,
+                }));
+            }
         }
         let (agent_nodes, agent_edges) = self.mesh.agent_part(service_id);
         nodes.extend(agent_nodes);

@@ -31,7 +31,13 @@ impl Documents {
         self.by_path.get(path)
     }
 
-    pub fn build(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> Documents {
+    pub fn build(
+        config: &Config,
+        keys: &Keyring,
+        terms: Option<&Terms>,
+        free: FreeRules,
+        map: Option<&crate::map::MapService>,
+    ) -> Documents {
         let base = &config.public_url;
         let mut by_path = BTreeMap::new();
         let mut add = |paths: &[&'static str], content_type: &'static str, body: Vec<u8>| {
@@ -45,7 +51,13 @@ impl Documents {
         add(&["/agent-card.json", "/.well-known/agent-card.json"], "application/json", pretty(&card));
         add(&["/pubkey"], "application/json", pretty(&pubkey(base, keys)));
         add(&["/catalog.json"], "application/json", pretty(&catalog(config, keys, terms, free)));
-        add(&["/llms.txt"], "text/plain; charset=utf-8", llms_txt(config, keys, terms, free).into_bytes());
+        let mut guide = llms_txt(config, keys, terms, free);
+        if let (Some(map), Some(path)) = (map, &config.map_path) {
+            // Before the optional section, which readers may skip.
+            let at = guide.find("\n## Optional").unwrap_or(guide.len());
+            guide.insert_str(at, &map_lines(base, path, map));
+        }
+        add(&["/llms.txt"], "text/plain; charset=utf-8", guide.into_bytes());
         Documents { by_path }
     }
 }
@@ -296,6 +308,24 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         "jwks": format!("{base}/.well-known/jwks.json"),
     });
     with_signature(doc, keys)
+}
+
+/// The map's section of the guide: its endpoints and every layer (a link to its data) with its source, licence and
+/// schedule.
+fn map_lines(base: &str, path: &str, map: &crate::map::MapService) -> String {
+    let mut out = format!(
+        "\n## Map\n\n\
+         - [Map state]({base}{path}/mapstate): GET, no credentials; every layer with status (ok, stale, error, \
+         disabled with the reason), object count, updated_at, the source's own time, refresh interval, source (id, \
+         url, licence, attribution), last error, and per-source health counters.\n"
+    );
+    for (slug, line) in map.catalogue() {
+        out.push_str(&format!(
+            "- [Layer {slug}]({base}{path}/api/capa/{slug}): GET, a GeoJSON FeatureCollection (coordinates [lon, lat], \
+             units in the layer entry) with the layer's entry; {line}\n"
+        ));
+    }
+    out
 }
 
 fn notary_lines(config: &Config, terms: Option<&Terms>) -> String {

@@ -203,3 +203,27 @@ fn canonical_json() {
         checks::canonical_json(&f);
     }
 }
+
+#[test]
+fn map_feed() {
+    // Every recorded map response, through every parser, cut at a few lengths.
+    let dir = common::shared_dir().join("fixtures/map");
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    for sub in ["terremotos", "vuelos", "buques", "satelites", "conflictos", "fondo-marino"] {
+        inputs.extend(files_in(&dir.join(sub)));
+    }
+    inputs.push(br#"{"features":[{"geometry":{"coordinates":[500,1e308]},"properties":{}}]}"#.to_vec());
+    inputs.push(b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec());
+    for input in &inputs {
+        for pick in 0..9u8 {
+            for end in [input.len(), input.len() / 2, 7.min(input.len())] {
+                let mut data = vec![pick];
+                data.extend_from_slice(&input[..end]);
+                checks::map_feed(&data);
+            }
+        }
+    }
+    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/map_feed")) {
+        checks::map_feed(&f);
+    }
+}

@@ -2,7 +2,7 @@
 //! extract at a block boundary so that it fits.
 //!
 //! The estimate follows cl100k's pre-tokenisation: a word, with the space or punctuation mark before it, is one
-//! token when the vocabulary has it (looked up in a 128 KiB Bloom filter of the vocabulary's letter tokens),
+//! token when the vocabulary has it (looked up in a 64 KiB Bloom filter of the vocabulary's letter tokens),
 //! otherwise its greedy split into known pieces plus a third; digits go in groups of three, other punctuation marks
 //! are a token each, and characters outside ASCII cost what their scripts cost on average. The benchmark
 //! (`cargo bench --bench extract`) measures it against the real tokenizer on every page.
@@ -233,7 +233,9 @@ mod tests {
             assert!(is_piece(b' ', w.as_bytes()), "{w}");
         }
         assert!(is_piece(b'.', b"com") && is_piece(b'\'', b"s"));
-        for w in ["pemberontakan", "qzxv", "Arrizabalaga"] {
+        // (A Bloom filter has false positives, about 1 in 20 probes here; the split check and the margin absorb
+        // them, and the benchmark measures the result.)
+        for w in ["qzxv", "Arrizabalaga", "Grzelcyk"] {
             assert!(!is_piece(b' ', w.as_bytes()), "{w}");
         }
     }

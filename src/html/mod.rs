@@ -589,12 +589,7 @@ fn decode_reference(after: &[u8], in_attr: bool) -> Option<(usize, Cow<'static, 
 }
 
 fn lookup(name: &[u8]) -> Option<&'static str> {
-    let name = std::str::from_utf8(name).ok()?;
-    entities::ENTITIES
-        .binary_search_by(|(k, _)| (*k).cmp(name))
-        .ok()
-        .and_then(|i| entities::ENTITIES.get(i))
-        .map(|(_, v)| *v)
+    entities::lookup(std::str::from_utf8(name).ok()?)
 }
 
 /// `#123;` or `#x1F600;` (the `;` optional), with the replacements browsers apply.

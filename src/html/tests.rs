@@ -162,3 +162,22 @@ fn raw_text_a_sink_does_not_want_is_skipped_but_ends_the_element() {
         assert_eq!(sink.0, ["<script>", "</script>", "t", "<title>", "a & b", "</title>"], "chunk size {size}");
     }
 }
+
+#[test]
+fn the_packed_entity_table() {
+    assert_eq!(entities::OFFSETS.len(), 2231);
+    let mut previous = "";
+    for i in 0..entities::OFFSETS.len() {
+        let (name, value) = entities::entry(i).unwrap();
+        assert!(name > previous, "sorted at {i}: {previous} then {name}");
+        assert!(!value.is_empty());
+        assert_eq!(entities::lookup(name), Some(value));
+        previous = name;
+    }
+    assert_eq!(entities::lookup("amp;"), Some("&"));
+    assert_eq!(entities::lookup("AElig"), Some("\u{c6}"));
+    assert_eq!(entities::lookup("NotNestedGreaterGreater;"), Some("\u{2aa2}\u{338}"));
+    assert_eq!(entities::lookup("zwnj;"), Some("\u{200c}"));
+    assert_eq!(entities::lookup("nosuch;"), None);
+    assert_eq!(entities::lookup(""), None);
+}

@@ -643,6 +643,48 @@ impl MapService {
         )
     }
 
+    /// Per active layer and source: (layer, source id, url, (ok count, error count, last call ms)), for the mesh graph.
+    #[allow(clippy::type_complexity)]
+    pub fn feed_health(&self) -> Vec<(&'static str, &'static str, String, (u64, u64, Option<u64>))> {
+        let mut out = Vec::new();
+        for l in self.layers.iter().filter(|l| l.spec.disabled.is_none()) {
+            let st = l.lock();
+            for (id, h) in &st.health {
+                let url = if l.spec.source.id == *id {
+                    l.spec.source.url.clone()
+                } else {
+                    l.spec.fallback.as_ref().map(|f| f.url.clone()).unwrap_or_default()
+                };
+                let last = h.last_ok_ms.max(h.last_error_ms);
+                out.push((l.spec.slug, *id, url, (h.ok_count, h.error_count, last)));
+            }
+        }
+        out
+    }
+
+    /// The layer catalogue for the plain-text guide: slug, name, source, licence, refresh, and why a layer is off.
+    pub fn catalogue(&self) -> Vec<(&'static str, String)> {
+        self.layers
+            .iter()
+            .map(|l| {
+                let s = &l.spec;
+                let state = match &s.disabled {
+                    Some(why) => format!("disabled: {why}"),
+                    None => format!("refreshed every {} s", s.refresh_s),
+                };
+                let line = format!(
+                    "{} ({}); source {} ({}), licence {}; {state}",
+                    s.name,
+                    s.kind.name(),
+                    s.source.id,
+                    s.source.attribution,
+                    s.source.licence
+                );
+                (s.slug, line)
+            })
+            .collect()
+    }
+
     pub fn slugs(&self) -> Vec<&'static str> {
         self.layers.iter().map(|l| l.spec.slug).collect()
     }

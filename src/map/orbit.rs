@@ -26,8 +26,12 @@ pub fn elements_from_omm(o: &Value) -> Result<sgp4::Elements, String> {
         (x >= 0.0 && x.fract() == 0.0).then_some(x as u64).ok_or_else(|| format!("{k} is not a whole number"))
     };
     let epoch = o.get("EPOCH").and_then(Value::as_str).ok_or("EPOCH is missing")?;
-    let datetime = sgp4::chrono::NaiveDateTime::parse_from_str(epoch.trim_end_matches('Z'), "%Y-%m-%dT%H:%M:%S%.f")
-        .map_err(|e| format!("EPOCH {epoch:?}: {e}"))?;
+    // Our own RFC 3339 reader (no offset means UTC, as CelesTrak writes it), to the millisecond: chrono's format
+    // parser costs binary size for one field.
+    let ms = crate::clock::parse_rfc3339_ms(epoch).ok_or_else(|| format!("EPOCH {epoch:?} is not an RFC 3339 time"))?;
+    let datetime = sgp4::chrono::DateTime::from_timestamp_millis(i64::try_from(ms).map_err(|_| "EPOCH out of range")?)
+        .ok_or("EPOCH out of range")?
+        .naive_utc();
     Ok(sgp4::Elements {
         object_name: o.get("OBJECT_NAME").and_then(Value::as_str).map(str::to_owned),
         international_designator: o.get("OBJECT_ID").and_then(Value::as_str).map(str::to_owned),
