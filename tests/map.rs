@@ -105,7 +105,7 @@ fn flights_from_adsb_and_the_opensky_fallback() {
     s.layers = vec!["vuelos".into()];
     s.urls = vec![("vuelos".into(), down.url("/v2"))];
     s.vuelos_fallback_url = fallback.url("/api/states/all");
-    let m = MapService::new(s, clock);
+    let m = MapService::new(s, clock.clone());
     m.poll_slug("vuelos");
     let data = m.layer_data("vuelos").unwrap();
     let v: Value = serde_json::from_slice(&opensky).unwrap();
@@ -118,6 +118,10 @@ fn flights_from_adsb_and_the_opensky_fallback() {
     let first = &data["features"][0]["properties"];
     assert_eq!(first["callsign"], "EZY9253");
     assert_eq!(first["altitude_m"], 10668.0);
+    // OpenSky's anonymous quota: the fallback is not asked again within 15 minutes.
+    m.poll_slug("vuelos");
+    assert_eq!(fallback.count("/api/states/all"), 1);
+    assert_eq!(down.count("/v2"), 2);
 }
 
 #[test]

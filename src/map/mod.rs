@@ -212,6 +212,8 @@ struct State {
     served_by: Option<&'static str>,
     health: Vec<(&'static str, Health)>,
     last_error: Option<String>,
+    /// When the fallback source was last asked (it has a quota of its own).
+    fallback_asked_ms: Option<u64>,
 }
 
 /// One source's health counters.
@@ -245,6 +247,8 @@ struct Outcome {
 }
 
 const BACKOFF_MAX_S: u64 = 3_600;
+/// The least time between two calls to a fallback source.
+const FALLBACK_INTERVAL_S: u64 = 900;
 const CELESTRAK_HALT_S: u64 = 6 * 3_600;
 
 impl MapService {
@@ -403,9 +407,15 @@ impl MapService {
         let mut served_by = spec.source.id;
         self.note_health(layer, spec.source.id, &outcome);
         if let (Err(_), Some(fallback)) = (&outcome, &spec.fallback) {
-            outcome = self.fetch_source(spec, fallback);
-            served_by = fallback.id;
-            self.note_health(layer, fallback.id, &outcome);
+            // OpenSky's anonymous quota (about 400 credits a day, 3 for this box): at most every 15 minutes.
+            let now = self.clock.now_unix_ms();
+            let last = layer.lock().fallback_asked_ms;
+            if last.is_none_or(|t| now.saturating_sub(t) >= FALLBACK_INTERVAL_S * 1_000) {
+                layer.lock().fallback_asked_ms = Some(now);
+                outcome = self.fetch_source(spec, fallback);
+                served_by = fallback.id;
+                self.note_health(layer, fallback.id, &outcome);
+            }
         }
         let now = self.clock.now_unix_ms();
         let mut st = layer.lock();
