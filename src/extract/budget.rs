@@ -7,9 +7,10 @@
 //! are a token each, and characters outside ASCII cost what their scripts cost on average. The benchmark
 //! (`cargo bench --bench extract`) measures it against the real tokenizer on every page.
 
-/// cl100k's word tokens (ASCII letters, alone or after a space or one ASCII punctuation mark) as a Bloom filter, generated from
-/// the tokenizer's vocabulary (tiktoken, MIT licence) by `cargo run --release --example cl100k_words`. The first
-/// two bytes are log2 of the bit count and the number of probes.
+/// cl100k's word tokens (ASCII letters, alone or after a space or one ASCII punctuation mark) as a Bloom filter,
+/// generated from the tokenizer's vocabulary (tiktoken, MIT licence) by `cargo bench --bench cl100k_words --
+/// --write` (without `--write` the bench checks this file). The first two bytes are log2 of the bit count and the
+/// number of probes.
 static WORDS: &[u8] = include_bytes!("cl100k_words.bloom");
 
 /// The longest word token looked for when splitting an unknown word.

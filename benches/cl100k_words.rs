@@ -1,12 +1,14 @@
-//! Writes `src/extract/cl100k_words.bloom`: cl100k's tokens made of ASCII letters (alone, or after a space or one
-//! ASCII punctuation mark) as the Bloom filter the token estimate looks words up in. Run from the crate root:
-//! `cargo run --release --example cl100k_words [log2_bits] [probes] [rank_max]` (the committed filter: 19 5 100256).
+//! The word filter of the token estimate: cl100k's tokens made of ASCII letters (alone, or after a space or one
+//! ASCII punctuation mark) as a Bloom filter. `cargo bench --bench cl100k_words` checks that
+//! `src/extract/cl100k_words.bloom` is what the vocabulary gives; `-- --write [log2_bits] [probes] [rank_max]`
+//! writes it (the committed filter: 19 5 100256).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use websearchd::extract::budget::word_probes;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let write = std::env::args().any(|a| a == "--write");
+    let mut args = std::env::args().skip_while(|a| a != "--write").skip(1);
     let log2_bits: u8 = args.next().map_or(19, |a| a.parse().unwrap());
     let probes: u8 = args.next().map_or(5, |a| a.parse().unwrap());
     // Only the more frequent tokens (lower ranks are earlier merges): a smaller set, fewer false positives; a word
@@ -34,7 +36,14 @@ fn main() {
     let mut out = vec![log2_bits, probes];
     out.extend_from_slice(&bits);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/extract/cl100k_words.bloom");
-    std::fs::write(path, &out).unwrap();
+    if write {
+        std::fs::write(path, &out).unwrap();
+    } else if std::fs::read(path).unwrap() == out {
+        println!("{path} is up to date");
+    } else {
+        println!("{path} differs from the vocabulary's filter: run with -- --write");
+        std::process::exit(1);
+    }
     let set = bits.iter().map(|b| b.count_ones() as usize).sum::<usize>();
     let fill = set as f64 / (bits.len() * 8) as f64;
     println!(
