@@ -1,0 +1,195 @@
+//! The load benchmark (`cargo bench --bench load`): the real binary on loopback, with a loopback search source, a
+//! loopback facilitator that recovers every signature, and a loopback USGS feed for the map. For each path, keep-alive
+//! clients send requests for a few seconds; requests/s, p50 and p99 latency, the share of expected answers, and the
+//! server's peak RSS (VmHWM) are printed, with 2 workers and with the default.
+//!
+//! Paid paths sign a fresh EIP-3009 authorization per request (the client's cost is part of the latency).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, dead_code)]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::pay::{Facilitator, Payer, PAY_TO};
+use common::upstream::{Answer, Upstream};
+use common::Server;
+
+const CLIENTS: usize = 8;
+const SECONDS: u64 = 3;
+
+fn main() {
+    let source = Upstream::start(|_| Answer::html(200, common::own_fixture("search/ddg_html_results.html")));
+    let facilitator = Facilitator::start();
+    let usgs = common::shared_fixture("map/terremotos/usgs_all_hour_2024-05-31.geojson")
+        .unwrap_or_else(|| br#"{"type":"FeatureCollection","features":[]}"#.to_vec());
+    let feed = Upstream::start(move |_| Answer::json(200, usgs.clone()));
+    println!("{CLIENTS} keep-alive clients, {SECONDS} s per case; peak RSS is the server's VmHWM during the case");
+    println!(
+        "{:<9} {:<34} {:>8} {:>8} {:>8} {:>9} {:>10}",
+        "workers", "case", "req/s", "p50 ms", "p99 ms", "expected", "peak RSS"
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for workers in [2, (2 * cores).max(2)] {
+        let label = if workers == 2 { "2".to_owned() } else { format!("{workers} (default)") };
+        for case in [
+            "402 challenge",
+            "paid search, warm cache",
+            "paid search, upstream fetch",
+            "paid notary",
+            "map layer + state",
+        ] {
+            let cache = if case.contains("upstream") { "0" } else { "600" };
+            let vars: Vec<(String, String)> = vec![
+                ("WEBSEARCHD_WORKERS".into(), workers.to_string()),
+                ("WEBSEARCHD_LOG".into(), "info,websearchd::access=warn".into()),
+                ("WEBSEARCHD_SOURCES".into(), "ddg_html".into()),
+                ("WEBSEARCHD_DDG_HTML_URL".into(), source.url("/html/")),
+                ("WEBSEARCHD_SOURCE_INTERVAL_MS".into(), "0".into()),
+                ("WEBSEARCHD_CACHE_TTL_S".into(), cache.into()),
+                ("WEBSEARCHD_PAY_TO".into(), PAY_TO.into()),
+                ("WEBSEARCHD_FACILITATOR_URL".into(), facilitator.url()),
+                ("WEBSEARCHD_MAP_LAYERS".into(), "terremotos".into()),
+                ("WEBSEARCHD_MAP_TERREMOTOS_URL".into(), feed.url("/feed")),
+                ("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX".into(), "100000".into()),
+            ];
+            let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let server = Server::start(&pairs);
+            let (path, expect) = match case {
+                "402 challenge" => ("/service", 402),
+                "paid notary" => ("/notary/service", 200),
+                "map layer + state" => ("/map/api/capa/terremotos", 200),
+                _ => ("/service", 200),
+            };
+            let accepted = if case.starts_with("paid") {
+                let r = server.request(
+                    "POST",
+                    path,
+                    &[("Content-Type", "application/json")],
+                    br#"{"query":"x","op":"notarize"}"#,
+                );
+                let challenge = if path == "/notary/service" { server.get("/notary/service") } else { r };
+                Some(challenge.json()["accepts"][0].clone())
+            } else {
+                None
+            };
+            let make = move |client: usize, n: u64| -> Vec<u8> {
+                let (method, target, body): (&str, &str, Vec<u8>) = match case {
+                    "map layer + state" => {
+                        ("GET", if n % 2 == 0 { "/map/api/capa/terremotos" } else { "/map/mapstate" }, Vec::new())
+                    }
+                    "paid notary" => {
+                        let h = websearchd::sign::sha256_hex(format!("{client}-{n}").as_bytes());
+                        ("POST", "/notary/service", format!(r#"{{"op":"notarize","hash":"{h}"}}"#).into_bytes())
+                    }
+                    _ => ("POST", "/service", br#"{"query":"bench query","max_results":10}"#.to_vec()),
+                };
+                let mut head = format!("{method} {target} HTTP/1.1\r\nHost: b\r\nContent-Length: {}\r\n", body.len());
+                if method == "POST" {
+                    head.push_str("Content-Type: application/json\r\n");
+                }
+                if let Some(accepted) = &accepted {
+                    let mut payer = Payer::new(0);
+                    payer.nonce[..8].copy_from_slice(&(client as u64).to_be_bytes());
+                    payer.nonce[8..16].copy_from_slice(&n.to_be_bytes());
+                    payer.nonce[16..24].copy_from_slice(&(server_nonce_salt()).to_be_bytes());
+                    head.push_str(&format!("PAYMENT-SIGNATURE: {}\r\n", payer.v2_header(accepted)));
+                }
+                head.push_str("\r\n");
+                [head.into_bytes(), body].concat()
+            };
+            let (rps, p50, p99, ok) = load(server.addr, Arc::new(make), expect);
+            let peak = std::fs::read_to_string(format!("/proc/{}/status", server.pid()))
+                .ok()
+                .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:")).map(|v| v.trim().to_owned()))
+                .unwrap_or_default();
+            println!("{label:<9} {case:<34} {rps:>8.0} {p50:>8.2} {p99:>8.2} {:>8.1}% {peak:>10}", ok * 100.0);
+        }
+    }
+}
+
+/// A per-process salt, so that two runs against a reused ledger never repeat a nonce.
+fn server_nonce_salt() -> u64 {
+    use std::sync::OnceLock;
+    static SALT: OnceLock<u64> = OnceLock::new();
+    *SALT.get_or_init(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    })
+}
+
+type Make = Arc<dyn Fn(usize, u64) -> Vec<u8> + Send + Sync>;
+
+/// Keep-alive clients for `SECONDS`; requests/s, p50 and p99 in ms, and the share of answers with `expect`.
+fn load(addr: SocketAddr, make: Make, expect: u16) -> (f64, f64, f64, f64) {
+    let started = Instant::now();
+    let duration = Duration::from_secs(SECONDS);
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|client| {
+            let make = make.clone();
+            std::thread::spawn(move || {
+                let mut latencies = Vec::new();
+                let mut expected = 0u64;
+                let mut s = TcpStream::connect(addr).expect("connect");
+                let mut n = 0u64;
+                while started.elapsed() < duration {
+                    n += 1;
+                    let request = make(client, n);
+                    let t0 = Instant::now();
+                    let status = s.write_all(&request).ok().and_then(|()| read_one(&mut s));
+                    match status {
+                        Some(code) => {
+                            latencies.push(t0.elapsed());
+                            expected += u64::from(code == expect);
+                        }
+                        None => s = TcpStream::connect(addr).expect("reconnect"),
+                    }
+                }
+                (latencies, expected)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    let mut expected = 0;
+    for t in threads {
+        let (l, e) = t.join().expect("client");
+        all.extend(l);
+        expected += e;
+    }
+    let elapsed = started.elapsed();
+    all.sort();
+    let pct = |p: f64| all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)));
+    let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
+    let share = if all.is_empty() { 0.0 } else { expected as f64 / all.len() as f64 };
+    (all.len() as f64 / elapsed.as_secs_f64(), ms(pct(0.5)), ms(pct(0.99)), share)
+}
+
+/// Reads one response framed by Content-Length; its status, or `None` if the connection ended.
+fn read_one(s: &mut TcpStream) -> Option<u16> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16_384];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let status = head.split_whitespace().nth(1)?.parse().ok()?;
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while got.len() < end + 4 + len {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return None,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            return Some(status);
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
