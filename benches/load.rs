@@ -8,8 +8,10 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/http.rs"]
+mod http;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -138,7 +140,7 @@ fn load(addr: SocketAddr, make: Make, expect: u16) -> (f64, f64, f64, f64) {
                     n += 1;
                     let request = make(client, n);
                     let t0 = Instant::now();
-                    let status = s.write_all(&request).ok().and_then(|()| read_one(&mut s));
+                    let status = s.write_all(&request).ok().and_then(|()| http::read_one(&mut s));
                     match status {
                         Some(code) => {
                             latencies.push(t0.elapsed());
@@ -164,32 +166,4 @@ fn load(addr: SocketAddr, make: Make, expect: u16) -> (f64, f64, f64, f64) {
     let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
     let share = if all.is_empty() { 0.0 } else { expected as f64 / all.len() as f64 };
     (all.len() as f64 / elapsed.as_secs_f64(), ms(pct(0.5)), ms(pct(0.99)), share)
-}
-
-/// Reads one response framed by Content-Length; its status, or `None` if the connection ended.
-fn read_one(s: &mut TcpStream) -> Option<u16> {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 16_384];
-    loop {
-        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
-            let status = head.split_whitespace().nth(1)?.parse().ok()?;
-            let len: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            while got.len() < end + 4 + len {
-                match s.read(&mut buf) {
-                    Ok(0) | Err(_) => return None,
-                    Ok(n) => got.extend_from_slice(&buf[..n]),
-                }
-            }
-            return Some(status);
-        }
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
 }

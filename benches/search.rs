@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+#[path = "support/http.rs"]
+mod http;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -161,14 +164,13 @@ fn load(addr: SocketAddr, clients: usize, duration: Duration) -> (f64, f64, f64)
             std::thread::spawn(move || {
                 let mut latencies = Vec::new();
                 let mut s = TcpStream::connect(addr).expect("connect");
-                let mut buf = vec![0u8; 65_536];
                 while started.elapsed() < duration {
                     let t0 = Instant::now();
                     if s.write_all(&request).is_err() {
                         s = TcpStream::connect(addr).expect("reconnect");
                         continue;
                     }
-                    if !read_one(&mut s, &mut buf) {
+                    if http::read_one(&mut s).is_none() {
                         s = TcpStream::connect(addr).expect("reconnect");
                         continue;
                     }
@@ -184,30 +186,4 @@ fn load(addr: SocketAddr, clients: usize, duration: Duration) -> (f64, f64, f64)
     let pct = |p: f64| all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)));
     let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
     (all.len() as f64 / elapsed.as_secs_f64(), ms(pct(0.5)), ms(pct(0.99)))
-}
-
-/// Reads one response framed by Content-Length; false if the connection ended.
-fn read_one(s: &mut TcpStream, buf: &mut [u8]) -> bool {
-    let mut got = Vec::new();
-    loop {
-        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
-            let len: usize = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            while got.len() < end + 4 + len {
-                match s.read(buf) {
-                    Ok(0) | Err(_) => return false,
-                    Ok(n) => got.extend_from_slice(&buf[..n]),
-                }
-            }
-            return true;
-        }
-        match s.read(buf) {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
 }
