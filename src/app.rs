@@ -37,6 +37,11 @@ pub struct App {
     map: Option<Arc<crate::map::MapService>>,
 }
 
+/// `Retry-After` when the notary journal cannot be written (a disk problem for the operator, not a blip).
+const JOURNAL_RETRY_AFTER_S: u32 = 30;
+/// How long clients and proxies may reuse a map answer: the fastest layers refresh every 60 s.
+const MAP_CACHE_CONTROL: &str = "public, max-age=5";
+
 /// Headers a browser-based client may read, and those it may send (x402 clients send the last one too).
 const CORS_EXPOSE: &str = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-Id, Retry-After, \
                            X-Signature, X-Signature-Kid, X-Signed-Object, ETag";
@@ -290,7 +295,7 @@ impl App {
                 return Err(e);
             }
         };
-        Ok(self.deliver(admission, agent, "search", &answer, object))
+        Ok(self.deliver(admission, agent, ("search", &self.search_resource), &answer, object))
     }
 
     /// A paid call's answer is ready: it is signed (over exactly the bytes sent), the payment is settled, and the
@@ -299,7 +304,7 @@ impl App {
         &self,
         admission: Admission,
         agent: Option<(String, bool)>,
-        service: &'static str,
+        (service, resource): (&'static str, &Resource),
         answer: &Value,
         object: SignedObject,
     ) -> Response {
@@ -307,7 +312,6 @@ impl App {
         for (name, value) in crate::sign::sign_answer(&self.keys.result, &response.body, object) {
             response = response.header(name, value);
         }
-        let resource = if service == "notary" { &self.notary_resource } else { &self.search_resource };
         let response = match admission {
             Admission::Free(_) => response,
             Admission::Paid(pending) => match self.gate.settle(pending, resource) {
@@ -365,11 +369,11 @@ impl App {
                 return Err(ApiError::unavailable(
                     "journal_unavailable",
                     "the receipt could not be stored; nothing was charged",
-                    30,
+                    JOURNAL_RETRY_AFTER_S,
                 ));
             }
         };
-        Ok(self.deliver(admission, agent, "notary", &record, object))
+        Ok(self.deliver(admission, agent, ("notary", &self.notary_resource), &record, object))
     }
 
     /// `GET <notary>/receipts/<seq>`: a stored receipt, public like a transparency log's entries.
@@ -390,7 +394,7 @@ impl App {
 
     fn map_state(&self) -> Response {
         let state = self.map.as_ref().map_or(Value::Null, |m| m.state());
-        Response::json(200, &state).header("Cache-Control", "public, max-age=5")
+        Response::json(200, &state).header("Cache-Control", MAP_CACHE_CONTROL)
     }
 
     /// `<map>/api/capa/<slug>`: the layer's last good data, never waiting on its upstream.
@@ -398,7 +402,7 @@ impl App {
         let Some(map) = &self.map else { return Err(ApiError::not_found(&req.path)) };
         let slug = req.path.rsplit('/').next().unwrap_or("");
         match map.layer_data(slug) {
-            Some(data) => Ok(Response::json(200, &data).header("Cache-Control", "public, max-age=5")),
+            Some(data) => Ok(Response::json(200, &data).header("Cache-Control", MAP_CACHE_CONTROL)),
             None => Err(ApiError::new(404, "layer_unknown", format!("there is no layer {slug:?}"))
                 .detail("valid_slugs", map.slugs())),
         }
@@ -595,147 +599,133 @@ fn preflight(methods: &str) -> Response {
         .header("Access-Control-Max-Age", "86400")
 }
 
-/// The JSON Schema of a bazaar `input` for a POST with a JSON body of this schema.
-fn post_json_input(body: Value) -> Value {
+/// A bazaar discovery extension for a POST with a JSON body: an example call and answer, and the JSON Schemas of the
+/// input (and of the output, when given).
+fn bazaar(example_body: Value, body_schema: Value, example_output: Value, output_schema: Option<Value>) -> Value {
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "input".into(),
+        json!({
+            "type": "object",
+            "properties": {
+                "type": { "type": "string", "const": "http" },
+                "method": { "type": "string", "enum": ["POST"] },
+                "bodyType": { "type": "string", "enum": ["json"] },
+                "body": body_schema,
+                "queryParams": { "type": "object", "additionalProperties": { "type": "string" } },
+                "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+            },
+            "required": ["type", "method", "bodyType", "body"],
+            "additionalProperties": false,
+        }),
+    );
+    if let Some(output) = output_schema {
+        properties.insert("output".into(), output);
+    }
     json!({
-        "type": "object",
-        "properties": {
-            "type": { "type": "string", "const": "http" },
-            "method": { "type": "string", "enum": ["POST"] },
-            "bodyType": { "type": "string", "enum": ["json"] },
-            "body": body,
-            "queryParams": { "type": "object", "additionalProperties": { "type": "string" } },
-            "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+        "info": {
+            "input": { "type": "http", "method": "POST", "bodyType": "json", "body": example_body },
+            "output": { "type": "json", "example": example_output },
         },
-        "required": ["type", "method", "bodyType", "body"],
-        "additionalProperties": false,
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": properties,
+            "required": ["input"],
+        },
     })
 }
 
 /// The bazaar discovery extension of the notary.
 fn notary_bazaar() -> Value {
-    json!({
-        "info": {
-            "input": {
-                "type": "http",
-                "method": "POST",
-                "bodyType": "json",
-                "body": { "op": "notarize", "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" },
-            },
-            "output": {
-                "type": "json",
-                "example": {
-                    "receipt": {
-                        "v": 1, "type": "notary-receipt", "issuer": "https://example.org/notary",
-                        "kid": "result-…", "alg": "Ed25519", "hash_alg": "sha256",
-                        "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-                        "seq": 1, "ts": "2026-11-22T12:00:00.000Z",
-                        "prev": crate::notary::GENESIS,
-                    },
-                    "signature": "base64url Ed25519 signature over the receipt's RFC 8785 canonical JSON",
-                    "receipt_sha256": "hex SHA-256 of the receipt's canonical JSON (the next receipt's prev)",
-                },
-            },
-        },
-        "schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
+    let hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    bazaar(
+        json!({ "op": "notarize", "hash": hash }),
+        json!({
             "type": "object",
             "properties": {
-                "input": post_json_input(json!({
-                    "type": "object",
-                    "properties": {
-                        "op": { "type": "string", "enum": ["notarize"] },
-                        "hash": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
-                    },
-                    "required": ["op", "hash"],
-                    "additionalProperties": false,
-                })),
+                "op": { "type": "string", "enum": ["notarize"] },
+                "hash": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
             },
-            "required": ["input"],
-        },
-    })
+            "required": ["op", "hash"],
+            "additionalProperties": false,
+        }),
+        json!({
+            "receipt": {
+                "v": 1, "type": "notary-receipt", "issuer": "https://example.org/notary",
+                "kid": "result-…", "alg": "Ed25519", "hash_alg": "sha256", "hash": hash,
+                "seq": 1, "ts": "2026-11-22T12:00:00.000Z", "prev": crate::notary::GENESIS,
+            },
+            "signature": "base64url Ed25519 signature over the receipt's RFC 8785 canonical JSON",
+            "receipt_sha256": "hex SHA-256 of the receipt's canonical JSON (the next receipt's prev)",
+        }),
+        None,
+    )
 }
 
 /// The bazaar discovery extension of `/service`: how to call it and what it returns, with JSON Schemas.
 fn search_bazaar() -> Value {
-    json!({
-        "info": {
-            "input": {
-                "type": "http",
-                "method": "POST",
-                "bodyType": "json",
-                "body": { "query": "rust async runtime comparison", "max_results": 5, "extract": false },
-            },
-            "output": {
-                "type": "json",
-                "example": {
-                    "request_id": "0f2c9a7e5b1d4c3a8e6f0b9d2c4a6e8f",
-                    "query": "rust async runtime comparison",
-                    "results": [{
-                        "position": 1,
-                        "title": "Async runtimes compared",
-                        "url": "https://example.org/async-runtimes",
-                        "snippet": "A comparison of async runtimes for Rust.",
-                        "source": "ddg_html",
-                    }],
-                    "sources": [{ "name": "ddg_html", "status": "ok", "elapsed_ms": 420, "results": 10 }],
-                    "cached": false,
-                    "issued_at": "2026-11-22T07:18:52Z",
-                    "elapsed_ms": 431,
-                },
-            },
-        },
-        "schema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
+    bazaar(
+        json!({ "query": "rust async runtime comparison", "max_results": 5, "extract": false }),
+        json!({
             "type": "object",
             "properties": {
-                "input": post_json_input(json!({
+                "query": { "type": "string", "minLength": 1, "maxLength": QUERY_CHARS_MAX },
+                "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS_MAX, "default": 5 },
+                "extract": { "type": "boolean", "default": false },
+            },
+            "required": ["query"],
+        }),
+        json!({
+            "request_id": "0f2c9a7e5b1d4c3a8e6f0b9d2c4a6e8f",
+            "query": "rust async runtime comparison",
+            "results": [{
+                "position": 1,
+                "title": "Async runtimes compared",
+                "url": "https://example.org/async-runtimes",
+                "snippet": "A comparison of async runtimes for Rust.",
+                "source": "ddg_html",
+            }],
+            "sources": [{ "name": "ddg_html", "status": "ok", "elapsed_ms": 420, "results": 10 }],
+            "cached": false,
+            "issued_at": "2026-11-22T07:18:52Z",
+            "elapsed_ms": 431,
+        }),
+        Some(json!({
+            "type": "object",
+            "properties": {
+                "type": { "type": "string" },
+                "example": {
                     "type": "object",
                     "properties": {
-                        "query": { "type": "string", "minLength": 1, "maxLength": QUERY_CHARS_MAX },
-                        "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS_MAX, "default": 5 },
-                        "extract": { "type": "boolean", "default": false },
-                    },
-                    "required": ["query"],
-                })),
-                "output": {
-                    "type": "object",
-                    "properties": {
-                        "type": { "type": "string" },
-                        "example": {
-                            "type": "object",
-                            "properties": {
-                                "request_id": { "type": "string" },
-                                "query": { "type": "string" },
-                                "results": {
-                                    "type": "array",
-                                    "items": {
-                                        "type": "object",
-                                        "properties": {
-                                            "position": { "type": "integer" },
-                                            "title": { "type": "string" },
-                                            "url": { "type": "string" },
-                                            "snippet": { "type": "string" },
-                                            "source": { "type": "string" },
-                                            "date": { "type": "string" },
-                                        },
-                                        "required": ["position", "title", "url", "snippet", "source"],
-                                    },
+                        "request_id": { "type": "string" },
+                        "query": { "type": "string" },
+                        "results": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "position": { "type": "integer" },
+                                    "title": { "type": "string" },
+                                    "url": { "type": "string" },
+                                    "snippet": { "type": "string" },
+                                    "source": { "type": "string" },
+                                    "date": { "type": "string" },
                                 },
-                                "sources": { "type": "array" },
-                                "cached": { "type": "boolean" },
-                                "issued_at": { "type": "string" },
-                                "elapsed_ms": { "type": "integer" },
+                                "required": ["position", "title", "url", "snippet", "source"],
                             },
-                            "required": ["request_id", "query", "results", "sources", "cached", "issued_at"],
                         },
+                        "sources": { "type": "array" },
+                        "cached": { "type": "boolean" },
+                        "issued_at": { "type": "string" },
+                        "elapsed_ms": { "type": "integer" },
                     },
-                    "required": ["type"],
+                    "required": ["request_id", "query", "results", "sources", "cached", "issued_at"],
                 },
             },
-            "required": ["input"],
-        },
-    })
+            "required": ["type"],
+        })),
+    )
 }
 
 impl Handler for App {

@@ -417,6 +417,12 @@ pub const VARS: &[VarDoc] = &[
         meaning: "Largest feed body, after decompression.",
     },
     VarDoc {
+        name: "WEBSEARCHD_MAP_TIMEOUT_MS",
+        default: "20000",
+        allowed: "1000 to 120000",
+        meaning: "Total time for one feed request (GDELT makes two), from connecting to the last byte.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_MAP_SEABED_POINTS",
         default: "(12 sample points: trenches, basins, shelves)",
         allowed: "lat,lon pairs separated by ; (at most 100)",
@@ -711,6 +717,21 @@ impl Resolver<'_> {
         Some(PathBuf::from(raw))
     }
 
+    /// A base URL clients see (no trailing slash, no query or fragment), or `default`.
+    fn base_url(&mut self, name: &'static str, default: String) -> Result<String, ConfigError> {
+        let Some((raw, origin)) = self.raw(name) else {
+            self.record(name, default.clone(), Origin::Default);
+            return Ok(default);
+        };
+        let url = parse_base_url(&raw).ok_or_else(|| ConfigError {
+            var: name.into(),
+            value: raw.clone(),
+            allowed: "an http:// or https:// URL with a host and no query or fragment".into(),
+        })?;
+        self.record(name, url.clone(), origin);
+        Ok(url)
+    }
+
     /// A base path such as `/notary`, or `None` for `off`.
     fn base_path(&mut self, name: &'static str, default: &str) -> Result<Option<String>, ConfigError> {
         let (raw, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
@@ -753,22 +774,7 @@ impl Config {
             "an IP address and port, like 127.0.0.1:8402 or [::]:8402",
             |_| true,
         )?;
-        let public_url = match r.raw("WEBSEARCHD_PUBLIC_URL") {
-            Some((raw, origin)) => {
-                let url = parse_base_url(&raw).ok_or_else(|| ConfigError {
-                    var: "WEBSEARCHD_PUBLIC_URL".into(),
-                    value: raw.clone(),
-                    allowed: "an http:// or https:// URL with a host and no query or fragment".into(),
-                })?;
-                r.record("WEBSEARCHD_PUBLIC_URL", url.clone(), origin);
-                url
-            }
-            None => {
-                let url = format!("http://{listen}");
-                r.record("WEBSEARCHD_PUBLIC_URL", url.clone(), Origin::Default);
-                url
-            }
-        };
+        let public_url = r.base_url("WEBSEARCHD_PUBLIC_URL", format!("http://{listen}"))?;
         let state_dir = PathBuf::from(r.string("WEBSEARCHD_STATE_DIR", "./data"));
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let workers = r.int("WEBSEARCHD_WORKERS", (2 * cores).clamp(2, 256), 1..=256)?;
@@ -882,22 +888,10 @@ impl Config {
                 Some(addr)
             }
         };
-        let notary_url = match r.raw("WEBSEARCHD_NOTARY_URL") {
-            Some((raw, origin)) => {
-                let url = parse_base_url(&raw).ok_or_else(|| ConfigError {
-                    var: "WEBSEARCHD_NOTARY_URL".into(),
-                    value: raw.clone(),
-                    allowed: "an http:// or https:// URL with a host and no query or fragment".into(),
-                })?;
-                r.record("WEBSEARCHD_NOTARY_URL", url.clone(), origin);
-                url
-            }
-            None => {
-                let url = format!("{public_url}{}", notary_path.as_deref().unwrap_or("/notary"));
-                r.record("WEBSEARCHD_NOTARY_URL", url.clone(), Origin::Default);
-                url
-            }
-        };
+        let notary_url = r.base_url(
+            "WEBSEARCHD_NOTARY_URL",
+            format!("{public_url}{}", notary_path.as_deref().unwrap_or("/notary")),
+        )?;
         let notary_price_atomic = r.int("WEBSEARCHD_NOTARY_PRICE_ATOMIC", 5_000u128, 1..=1_000_000_000)?;
         let core_path = r.base_path("WEBSEARCHD_CORE_PATH", "/core")?;
         let api_keys_file =
@@ -936,14 +930,18 @@ impl Config {
             })?;
         map.objects_max = r.int("WEBSEARCHD_MAP_OBJECTS_MAX", 5_000, 1..=100_000)?;
         map.bytes_max = r.int("WEBSEARCHD_MAP_BYTES_MAX", 16_777_216, 65_536..=134_217_728)?;
+        map.timeout = std::time::Duration::from_millis(r.int(
+            "WEBSEARCHD_MAP_TIMEOUT_MS",
+            crate::map::TIMEOUT_MS_DEFAULT,
+            1_000..=120_000,
+        )?);
         if let Some((raw, origin)) = r.raw("WEBSEARCHD_MAP_SEABED_POINTS") {
-            map.seabed_points =
-                crate::map::parse_points(&raw).filter(|p| !p.is_empty() && p.len() <= 100).ok_or_else(|| {
-                    ConfigError {
-                        var: "WEBSEARCHD_MAP_SEABED_POINTS".into(),
-                        value: raw.clone(),
-                        allowed: "lat,lon pairs separated by ; (1 to 100, in range)".into(),
-                    }
+            map.seabed_points = crate::map::parse_points(&raw)
+                .filter(|p| !p.is_empty() && p.len() <= crate::map::SEABED_POINTS_MAX)
+                .ok_or_else(|| ConfigError {
+                    var: "WEBSEARCHD_MAP_SEABED_POINTS".into(),
+                    value: raw.clone(),
+                    allowed: "lat,lon pairs separated by ; (1 to 100, in range)".into(),
                 })?;
             r.record("WEBSEARCHD_MAP_SEABED_POINTS", raw, origin);
         }

@@ -63,13 +63,16 @@ impl Mesh {
         let agents = self.agents.lock().unwrap_or_else(|p| p.into_inner());
         let mut rows: Vec<(&(String, &'static str), &Calls)> = agents.iter().collect();
         rows.sort_by(|a, b| b.1.last_at_ms.cmp(&a.1.last_at_ms).then_with(|| a.0.cmp(b.0)));
+        // One pass for the addresses a payment proved (an agent may have several edges).
+        let verified: std::collections::HashSet<&str> =
+            agents.iter().filter(|(_, c)| c.verified).map(|((a, _), _)| a.as_str()).collect();
         let mut nodes: Vec<Value> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut edges = Vec::new();
         for ((address, service), calls) in rows {
             let id = format!("agent:{address}");
             if seen.insert(id.clone()) {
-                let verified = agents.iter().any(|((a, _), c)| a == address && c.verified);
+                let verified = verified.contains(address.as_str());
                 nodes.push(json!({
                     "id": id,
                     "kind": "agent",

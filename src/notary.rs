@@ -97,9 +97,8 @@ impl Notary {
     pub fn open(path: &Path, keys: Arc<Keyring>, issuer: String, clock: Arc<dyn Clock>) -> io::Result<Notary> {
         let (journal, opened) = Journal::open(path)?;
         if opened.torn_bytes > 0 {
-            log::warn!("notary: the last receipt write was incomplete ({} bytes cut); it was never returned", {
-                opened.torn_bytes
-            });
+            let cut = opened.torn_bytes;
+            log::warn!("notary: the last receipt write was incomplete ({cut} bytes cut); it was never returned");
         }
         let receipts: Vec<Value> =
             opened.records.iter().map(|r| r.get("receipt").cloned().unwrap_or(Value::Null)).collect();
@@ -165,6 +164,12 @@ impl Notary {
     pub fn issuer(&self) -> &str {
         &self.issuer
     }
+}
+
+/// Whether `receipt` names `previous` (the receipt one before it) as its `prev`.
+pub fn follows(previous: &Value, receipt: &Value) -> bool {
+    receipt.get("prev").and_then(Value::as_str)
+        == Some(sha256_hex(crate::jcs::canonicalize(previous).as_bytes()).as_str())
 }
 
 /// Checks that receipts form a chain from the start (seq 1, 2, ... and each `prev` the hash of the one before);

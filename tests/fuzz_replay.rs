@@ -169,39 +169,38 @@ fn extract_is_chunk_independent_on_benchmark_pages() {
     }
 }
 
-#[test]
-fn notary_request() {
-    let h = "0".repeat(64);
-    let bodies = [
-        format!(r#"{{"op":"notarize","hash":"{h}"}}"#),
-        r#"{"receipt":{"v":1,"type":"notary-receipt","kid":"result-x","seq":1},"signature":"AA"}"#.to_owned(),
-        r#"[{"seq":1,"prev":"0"},{"seq":2}]"#.to_owned(),
-        r#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AAAA","kid":"k"}]}"#.to_owned(),
-    ];
-    for b in &bodies {
-        for end in 0..=b.len() {
-            checks::notary_request(&b.as_bytes()[..end]);
+/// Runs `check` on every prefix of each seed, then on the target's committed regressions.
+fn replay_prefixes(target: &str, seeds: &[&str], check: fn(&[u8])) {
+    for seed in seeds {
+        for end in 0..=seed.len() {
+            check(&seed.as_bytes()[..end]);
         }
     }
-    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/notary_request")) {
-        checks::notary_request(&f);
+    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions").join(target)) {
+        check(&f);
     }
 }
 
 #[test]
+fn notary_request() {
+    let body = format!(r#"{{"op":"notarize","hash":"{}"}}"#, "0".repeat(64));
+    let seeds = [
+        body.as_str(),
+        r#"{"receipt":{"v":1,"type":"notary-receipt","kid":"result-x","seq":1},"signature":"AA"}"#,
+        r#"[{"seq":1,"prev":"0"},{"seq":2}]"#,
+        r#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AAAA","kid":"k"}]}"#,
+    ];
+    replay_prefixes("notary_request", &seeds, checks::notary_request);
+}
+
+#[test]
 fn canonical_json() {
-    for b in [
+    let seeds = [
         r#"{"b":[1,2.5,-0.0,1e21,1e-7],"a":"\u00e9\ud83d\ude00","":null}"#,
         r#"[true,false,{"\u0001":"x","z":{"y":1}}]"#,
         "123456789012345678901234567890",
-    ] {
-        for end in 0..=b.len() {
-            checks::canonical_json(&b.as_bytes()[..end]);
-        }
-    }
-    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/canonical_json")) {
-        checks::canonical_json(&f);
-    }
+    ];
+    replay_prefixes("canonical_json", &seeds, checks::canonical_json);
 }
 
 #[test]

@@ -390,7 +390,6 @@ fn the_endpoints_of_the_running_server() {
     assert_eq!((unknown.status, unknown.error_code().as_str()), (404, "layer_unknown"));
     assert!(unknown.json()["error"]["valid_slugs"].as_array().unwrap().iter().any(|s| s == "buques"));
     assert_eq!(server.request("POST", "/map/mapstate", &[], b"").status, 405);
-    let _ = own_fixture;
 }
 
 #[test]

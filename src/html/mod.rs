@@ -174,57 +174,36 @@ impl Tokenizer {
         let mut i = 0;
         while i < chunk.len() {
             match self.state {
+                // The hot loops: text, raw text and quoted values are copied up to their end byte in one go.
                 State::Data => {
-                    // The hot loop: copy the run of text up to the next `<` in one go.
-                    let rest = chunk.get(i..).unwrap_or_default();
-                    match find(rest, b'<') {
+                    match copy_until(chunk.get(i..).unwrap_or_default(), b'<', Some(&mut self.text)) {
                         Some(p) => {
-                            self.text.extend_from_slice(rest.get(..p).unwrap_or_default());
                             self.state = State::TagOpen;
                             i += p + 1;
                         }
-                        None => {
-                            self.text.extend_from_slice(rest);
-                            i = chunk.len();
-                        }
+                        None => i = chunk.len(),
                     }
                     continue;
                 }
-                State::RawText { kind, matched } => {
-                    let rest = chunk.get(i..).unwrap_or_default();
-                    if matched == 0 {
-                        match find(rest, b'<') {
-                            Some(p) => {
-                                if self.keep_raw {
-                                    self.text.extend_from_slice(rest.get(..p).unwrap_or_default());
-                                }
-                                self.state = State::RawText { kind, matched: 1 };
-                                i += p + 1;
-                            }
-                            None => {
-                                if self.keep_raw {
-                                    self.text.extend_from_slice(rest);
-                                }
-                                i = chunk.len();
-                            }
+                State::RawText { kind, matched: 0 } => {
+                    let keep = if self.keep_raw { Some(&mut self.text) } else { None };
+                    match copy_until(chunk.get(i..).unwrap_or_default(), b'<', keep) {
+                        Some(p) => {
+                            self.state = State::RawText { kind, matched: 1 };
+                            i += p + 1;
                         }
-                        continue;
+                        None => i = chunk.len(),
                     }
+                    continue;
                 }
                 State::AttrValueQuoted(q) => {
-                    // Values can be long (inline styles, data URLs): copy up to the closing quote in one go.
-                    let rest = chunk.get(i..).unwrap_or_default();
-                    match find(rest, q) {
+                    match copy_until(chunk.get(i..).unwrap_or_default(), q, Some(&mut self.attr_value)) {
                         Some(p) => {
-                            self.attr_value.extend_from_slice(rest.get(..p).unwrap_or_default());
                             self.end_attr();
                             self.state = State::AfterAttrValueQuoted;
                             i += p + 1;
                         }
-                        None => {
-                            self.attr_value.extend_from_slice(rest);
-                            i = chunk.len();
-                        }
+                        None => i = chunk.len(),
                     }
                     continue;
                 }
@@ -260,7 +239,8 @@ impl Tokenizer {
     /// One byte in a non-text state. Returns false when the byte must be looked at again in the new state.
     fn step(&mut self, b: u8, sink: &mut impl Sink) -> bool {
         match self.state {
-            State::Data => unreachable_state(self),
+            // `feed` consumes these states itself.
+            State::Data | State::AttrValueQuoted(_) => unreachable_state(self),
             State::TagOpen => match b {
                 b'!' => {
                     self.comment.clear();
@@ -345,14 +325,6 @@ impl Tokenizer {
                     return false;
                 }
             },
-            State::AttrValueQuoted(q) => {
-                if b == q {
-                    self.end_attr();
-                    self.state = State::AfterAttrValueQuoted;
-                } else {
-                    self.attr_value.push(b);
-                }
-            }
             State::AttrValueUnquoted => match b {
                 b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {
                     self.end_attr();
@@ -529,7 +501,16 @@ fn find(haystack: &[u8], byte: u8) -> Option<usize> {
     chunks.remainder().iter().position(|&b| b == byte).map(|p| offset + p)
 }
 
-/// `step` is never called in `Data`; if it were, treat the byte as text.
+/// Appends `rest` up to the first `end` byte to `out` (when given); the position of that byte, if any.
+fn copy_until(rest: &[u8], end: u8, out: Option<&mut Vec<u8>>) -> Option<usize> {
+    let found = find(rest, end);
+    if let Some(out) = out {
+        out.extend_from_slice(rest.get(..found.unwrap_or(rest.len())).unwrap_or_default());
+    }
+    found
+}
+
+/// `step` is never called in the states `feed` consumes itself; if it were, treat the byte as text.
 fn unreachable_state(t: &mut Tokenizer) {
     t.state = State::Data;
 }

@@ -294,12 +294,20 @@ pub fn unzip_first(zip: &[u8], max_bytes: u64) -> std::result::Result<Vec<u8>, S
         return Err("not a zip archive".into());
     }
     let method = u16_at(8).ok_or("truncated zip header")?;
+    let stored_len =
+        zip.get(18..22).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).ok_or("truncated zip header")?;
     let name_len = usize::from(u16_at(26).ok_or("truncated zip header")?);
     let extra_len = usize::from(u16_at(28).ok_or("truncated zip header")?);
     let data = zip.get(30 + name_len + extra_len..).ok_or("truncated zip entry")?;
     let mut out = Vec::new();
     match method {
-        0 => out.extend_from_slice(data.get(..data.len().min(max_bytes as usize)).unwrap_or_default()),
+        // Stored: exactly the entry's own bytes (what follows is the next entry or the central directory).
+        0 => {
+            if u64::from(stored_len) > max_bytes {
+                return Err(format!("the archive's entry is larger than {max_bytes} bytes"));
+            }
+            out.extend_from_slice(data.get(..stored_len as usize).ok_or("truncated zip entry")?);
+        }
         8 => {
             flate2::read::DeflateDecoder::new(data)
                 .take(max_bytes + 1)

@@ -37,6 +37,12 @@ pub const URL_SATELITES: &str = "https://celestrak.org/NORAD/elements/gp.php?GRO
 pub const URL_CONFLICTOS: &str = "http://data.gdeltproject.org/gdeltv2/lastupdate.txt";
 pub const URL_FONDO_MARINO: &str = "https://api.opentopodata.org/v1/gebco2020";
 pub const URL_UCDP: &str = "https://ucdpapi.pcr.uu.se/api/gedevents/25.1?pagesize=1000";
+/// Total time for one feed request, unless configured.
+pub const TIMEOUT_MS_DEFAULT: u64 = 20_000;
+
+/// Points one OpenTopoData request may ask for (its API's limit).
+pub const SEABED_POINTS_MAX: usize = 100;
+
 /// Sample points of the seabed layer: deep basins, trenches, shelves and straits.
 pub const SEABED_POINTS: &str = "11.35,142.2;31.5,-41.0;-20.0,80.0;0.0,-150.0;60.5,2.5;36.0,14.5;13.03332,-31.70235;\
                                  -55.0,-65.0;19.8,-66.5;-7.0,106.0;54.0,7.0;26.0,-90.0";
@@ -89,7 +95,7 @@ impl Settings {
             refresh_s: Vec::new(),
             objects_max: 5_000,
             bytes_max: 16 * 1_048_576,
-            timeout: Duration::from_secs(20),
+            timeout: Duration::from_millis(TIMEOUT_MS_DEFAULT),
             digitraffic_user: concat!("websearchd/", env!("CARGO_PKG_VERSION")).into(),
             seabed_points: parse_points(SEABED_POINTS).unwrap_or_default(),
             ucdp_token: None,
@@ -435,7 +441,7 @@ impl MapService {
                 log::warn!("map layer {}: {why}", spec.slug);
                 st.last_error = Some(why);
                 let backoff = spec.refresh_s.saturating_mul(1 << st.failures_in_row.min(12)).min(BACKOFF_MAX_S);
-                let wait = if halt { CELESTRAK_HALT_S } else { backoff.max(spec.refresh_s.min(BACKOFF_MAX_S)) };
+                let wait = if halt { CELESTRAK_HALT_S } else { backoff };
                 st.next_due_ms = now + wait * 1_000;
             }
         }
@@ -473,8 +479,13 @@ impl MapService {
             }
             (Kind::Conflicts, "gdelt") => self.gdelt(&source.url, max).map_err(|e| (e, false))?,
             (Kind::Seabed, _) => {
-                let locations: Vec<String> =
-                    self.settings.seabed_points.iter().take(100).map(|(lat, lon)| format!("{lat},{lon}")).collect();
+                let locations: Vec<String> = self
+                    .settings
+                    .seabed_points
+                    .iter()
+                    .take(SEABED_POINTS_MAX)
+                    .map(|(lat, lon)| format!("{lat},{lon}"))
+                    .collect();
                 let url = format!("{}?locations={}", source.url.trim_end_matches('/'), locations.join("|"));
                 let body = self.get(&url, &[]).map_err(|(why, _)| (why, false))?;
                 wrap(feeds::opentopodata(&body, max)).map_err(|e| (e, false))?
