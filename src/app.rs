@@ -380,11 +380,13 @@ impl App {
     fn notary_receipt(&self, req: &Request) -> Result<Response, ApiError> {
         let notary = self.notary()?;
         let seq_text = req.path.rsplit('/').next().unwrap_or("");
-        let seq = seq_text
-            .parse::<u64>()
-            .ok()
-            .filter(|s| *s > 0 && !seq_text.starts_with('0'))
-            .ok_or_else(|| ApiError::bad_request("seq_invalid", "the receipt number must be a positive integer"))?;
+        // Plain decimal only: one spelling per receipt (`u64::from_str` would also take `+1`).
+        let seq = Some(seq_text)
+            .filter(|t| t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0'))
+            .and_then(|t| t.parse::<u64>().ok())
+            .ok_or_else(|| {
+                ApiError::bad_request("seq_invalid", "the receipt number must be a positive integer in plain decimal")
+            })?;
         let record = notary.get(seq).ok_or_else(|| {
             ApiError::new(404, "receipt_not_found", format!("there is no receipt {seq}"))
                 .detail("receipts", notary.head().receipts)
@@ -410,7 +412,8 @@ impl App {
 
     /// A core endpoint: the API key first, then the document (never cached by intermediaries).
     fn core(&self, req: &Request, document: impl Fn(&App) -> Value) -> Result<Response, ApiError> {
-        self.api_keys.check(req.header("x-wallet"))?;
+        let client = crate::http::client_addr::key(req.client.ip);
+        self.api_keys.check(req.header("x-wallet"), client, std::time::Instant::now())?;
         Ok(Response::json(200, &document(self)).header("Cache-Control", "no-store"))
     }
 

@@ -69,6 +69,22 @@ pub const VARS: &[VarDoc] = &[
         meaning: "Open client connections; past it a new connection gets 503 and is closed.",
     },
     VarDoc {
+        name: "WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX",
+        default: "32",
+        allowed: "1 to 65536",
+        meaning: "Open connections from one client address (IPv6: one /64); past it a new connection from there gets \
+                  503 `too_many_connections_from_address` and is closed. Trusted proxies are exempt.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_TRUSTED_PROXIES",
+        default: "(none)",
+        allowed: "a comma-separated list of IP addresses or CIDR ranges (like 127.0.0.1,::1 or 10.0.0.0/8)",
+        meaning: "Reverse proxies in front of the service: from these peers only, the client address is read from \
+                  `Forwarded` or `X-Forwarded-For` (right to left, skipping listed hops), for trials, the free \
+                  loopback rule and the logs. Set it when a proxy runs in front: otherwise every client looks like the \
+                  proxy.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_HEADER_BYTES_MAX",
         default: "8192",
         allowed: "1024 to 65536",
@@ -290,14 +306,16 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_TRIAL_CALLS_PER_DAY",
         default: "0",
         allowed: "0 (off) to 1000000",
-        meaning: "Free calls per client IP address per UTC day before payment is asked; announced in the challenge.",
+        meaning: "Free calls per client address (IPv6: per /64) per UTC day before payment is asked; announced in \
+                  the challenge.",
     },
     VarDoc {
         name: "WEBSEARCHD_FREE_LOOPBACK",
         default: "0",
         allowed: "0 or 1",
-        meaning: "1 lets calls from loopback through without payment (the operator's own agents); announced in the \
-                  challenge.",
+        meaning: "1 lets calls from this machine through without payment (the operator's own agents); announced in \
+                  the challenge. A request relayed by a proxy is not local unless the proxy is trusted and forwards a \
+                  loopback client.",
     },
     VarDoc {
         name: "WEBSEARCHD_NOTARY_PATH",
@@ -470,6 +488,8 @@ pub struct Config {
     pub workers: usize,
     pub queue_depth: usize,
     pub connections_max: usize,
+    pub connections_per_address_max: usize,
+    pub trusted_proxies: Vec<crate::http::client_addr::Cidr>,
     pub header_bytes_max: usize,
     pub headers_max: usize,
     pub body_bytes_max: usize,
@@ -780,6 +800,13 @@ impl Config {
         let workers = r.int("WEBSEARCHD_WORKERS", (2 * cores).clamp(2, 256), 1..=256)?;
         let queue_depth = r.int("WEBSEARCHD_QUEUE_DEPTH", 64, 1..=4_096)?;
         let connections_max = r.int("WEBSEARCHD_CONNECTIONS_MAX", 512, 4..=65_536)?;
+        let connections_per_address_max = r.int("WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX", 32, 1..=65_536)?;
+        let trusted_proxies = r.list(
+            "WEBSEARCHD_TRUSTED_PROXIES",
+            "",
+            "a comma-separated list of IP addresses or CIDR ranges (no host bits set), like 127.0.0.1,::1",
+            |items| items.iter().map(|i| crate::http::client_addr::Cidr::parse(i)).collect(),
+        )?;
         let header_bytes_max = r.int("WEBSEARCHD_HEADER_BYTES_MAX", 8_192, 1_024..=65_536)?;
         let headers_max = r.int("WEBSEARCHD_HEADERS_MAX", 64, 8..=256)?;
         let body_bytes_max = r.int("WEBSEARCHD_BODY_BYTES_MAX", 16_384, 256..=1_048_576)?;
@@ -989,6 +1016,8 @@ impl Config {
             workers,
             queue_depth,
             connections_max,
+            connections_per_address_max,
+            trusted_proxies,
             header_bytes_max,
             headers_max,
             body_bytes_max,

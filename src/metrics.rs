@@ -85,6 +85,11 @@ impl Metrics {
             ("websearchd_http_queue_capacity", "Bound of the request queue.", &server.queue_capacity),
             ("websearchd_workers", "Worker threads.", &server.workers),
             ("websearchd_http_connections_open", "Open client connections.", &server.connections_open),
+            (
+                "websearchd_http_write_pending_bytes",
+                "Response bytes waiting for slow readers to take them.",
+                &server.write_pending_bytes,
+            ),
         ];
         for (name, help, value) in gauges {
             family(&mut out, name, "gauge", help);

@@ -148,6 +148,8 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
         ("WEBSEARCHD_WORKERS", "2"),
         ("WEBSEARCHD_IDLE_TIMEOUT_MS", "60000"),
         ("WEBSEARCHD_REQUEST_TIMEOUT_MS", "60000"),
+        // All of them come from 127.0.0.1; the per-address cap is tested in hostile_clients.rs.
+        ("WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX", "1000"),
     ]);
     let threads_at_start = server.threads();
     // Two workers, the reactor (main thread) and the signal thread.
@@ -177,26 +179,18 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
     assert_eq!(reply.status, 200);
     assert!(waited < Duration::from_secs(1), "a new client waited {waited:?}");
     assert_eq!(server.threads(), threads_at_start, "threads grew under idle and slow clients");
-    let open = metric(&server, "websearchd_http_connections_open");
+    let open = server.metric("websearchd_http_connections_open");
     assert!(open >= 64 + 32, "open connections: {open}");
 
     drop(idle);
     drop(slow);
     // The reactor notices the closes on its next wake-up; poll the gauge rather than sleep a guessed time.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while metric(&server, "websearchd_http_connections_open") > 1 && Instant::now() < deadline {
+    while server.metric("websearchd_http_connections_open") > 1 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(metric(&server, "websearchd_http_connections_open"), 1, "only the metrics request is open");
+    assert_eq!(server.metric("websearchd_http_connections_open"), 1, "only the metrics request is open");
     assert_eq!(server.threads(), threads_at_start);
-}
-
-fn metric(server: &Server, name: &str) -> u64 {
-    let text = server.get("/metrics").text();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name} not in metrics"))
 }
 
 /// A failing accept() (EMFILE here, from a low descriptor limit) pauses accepting; it never stops the server.
@@ -236,7 +230,7 @@ fn accept_failures_do_not_stop_the_server() {
             other => panic!("server did not recover: {other:?}"),
         }
     }
-    assert!(metric(&server, "websearchd_http_accept_errors_total") > 0);
+    assert!(server.metric("websearchd_http_accept_errors_total") > 0);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //!
 //! This module knows nothing of routes: it gives `Request`s to a `Handler` and writes the `Response`s back.
 
+pub mod client_addr;
 mod request;
 mod response;
 mod server;

@@ -187,6 +187,8 @@ pub struct Request {
     pub headers: Vec<(String, Vec<u8>)>,
     pub body: Vec<u8>,
     pub peer: SocketAddr,
+    /// The client as far as the server can tell: the peer, or the address a trusted proxy forwarded.
+    pub client: super::client_addr::Client,
     /// Assigned by the server; echoed in `X-Request-Id`.
     pub request_id: String,
 }

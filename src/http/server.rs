@@ -1,8 +1,10 @@
 //! The reactor (accept, read, frame, time out) and the worker pool (handle, write, return the connection).
 
 use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read, Write};
+use std::net::IpAddr;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -13,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::client_addr::{self, Cidr};
 use super::request::{parse_head, Head, Request};
 use super::response::Response;
 use super::sys;
@@ -26,6 +29,10 @@ pub struct Limits {
     pub workers: usize,
     pub queue_depth: usize,
     pub connections_max: usize,
+    /// Open connections from one address (an IPv6 /64); trusted proxies are exempt.
+    pub connections_per_address_max: usize,
+    /// Reverse proxies whose forwarded client addresses are believed.
+    pub trusted_proxies: Vec<Cidr>,
     pub header_bytes_max: usize,
     pub headers_max: usize,
     pub body_bytes_max: usize,
@@ -42,6 +49,8 @@ impl Limits {
             workers: c.workers,
             queue_depth: c.queue_depth,
             connections_max: c.connections_max,
+            connections_per_address_max: c.connections_per_address_max,
+            trusted_proxies: c.trusted_proxies.clone(),
             header_bytes_max: c.header_bytes_max,
             headers_max: c.headers_max,
             body_bytes_max: c.body_bytes_max,
@@ -66,6 +75,7 @@ pub trait Handler: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reject {
     ConnectionsMax,
+    AddressMax,
     QueueFull,
     Timeout,
     BadRequest,
@@ -75,8 +85,9 @@ pub enum Reject {
 }
 
 impl Reject {
-    pub const ALL: [Reject; 7] = [
+    pub const ALL: [Reject; 8] = [
         Reject::ConnectionsMax,
+        Reject::AddressMax,
         Reject::QueueFull,
         Reject::Timeout,
         Reject::BadRequest,
@@ -88,6 +99,7 @@ impl Reject {
     pub fn label(self) -> &'static str {
         match self {
             Reject::ConnectionsMax => "connections_max",
+            Reject::AddressMax => "address_connections_max",
             Reject::QueueFull => "queue_full",
             Reject::Timeout => "timeout",
             Reject::BadRequest => "bad_request",
@@ -121,7 +133,11 @@ pub struct ServerStats {
     pub queued: AtomicU64,
     /// Requests a worker is running now.
     pub in_flight: AtomicU64,
-    rejected: [AtomicU64; 7],
+    /// Response bytes the reactor still has to write to slow readers.
+    pub write_pending_bytes: AtomicU64,
+    rejected: [AtomicU64; 8],
+    /// Open connections per address key (`client_addr::key`), for the per-address limit.
+    per_address: Mutex<HashMap<IpAddr, u32>>,
 }
 
 impl ServerStats {
@@ -132,6 +148,30 @@ impl ServerStats {
     fn reject(&self, reason: Reject) {
         if let Some(n) = self.rejected.get(reason as usize) {
             n.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Counts a new connection from `key`; false (and nothing counted) when the address has `max` open already.
+    fn take_address_slot(&self, key: IpAddr, max: usize) -> bool {
+        let mut open = self.per_address.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(key).or_insert(0);
+        if *n as usize >= max {
+            if *n == 0 {
+                open.remove(&key);
+            }
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    fn release_address_slot(&self, key: IpAddr) {
+        let mut open = self.per_address.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&key);
+            }
         }
     }
 }
@@ -279,14 +319,23 @@ enum Phase {
     /// A refusal was written and the write side shut: unread input is drained until EOF or the deadline, so the
     /// client reads the refusal instead of a connection reset.
     Closing,
+    /// A response the socket did not take at once (a slow reader): the reactor writes the rest as the client reads,
+    /// so a slow reader costs a buffer, not a worker. `keep`: whether the connection stays open afterwards.
+    Writing { out: Vec<u8>, written: usize, keep: bool },
 }
 
-/// Counts a connection as open for as long as it lives.
-struct OpenGuard(Arc<ServerStats>);
+/// Counts a connection as open for as long as it lives, and against its address when that is limited.
+struct OpenGuard {
+    stats: Arc<ServerStats>,
+    address: Option<IpAddr>,
+}
 
 impl Drop for OpenGuard {
     fn drop(&mut self) {
-        self.0.connections_open.fetch_sub(1, Relaxed);
+        self.stats.connections_open.fetch_sub(1, Relaxed);
+        if let Some(key) = self.address {
+            self.stats.release_address_slot(key);
+        }
     }
 }
 
@@ -308,6 +357,9 @@ const ACCEPTS_PER_WAKE_MAX: usize = 64;
 const READ_CHUNK_BYTES: usize = 8_192;
 /// The longest the reactor sleeps with nothing to do.
 const POLL_IDLE_MAX: Duration = Duration::from_secs(1);
+/// Response bytes the reactor holds at most for slow readers, over all connections. Past it, a worker finishes its
+/// own write (within the write timeout, in total): memory stays bounded whatever the clients do.
+pub const WRITE_PENDING_BYTES_MAX: usize = 16 * 1_024 * 1_024;
 
 struct Reactor {
     listener: Option<TcpListener>,
@@ -334,7 +386,10 @@ impl Reactor {
                 self.fds.push(sys::poll_fd(l.as_raw_fd()));
             }
             let first_conn = self.fds.len();
-            self.fds.extend(self.conns.iter().map(|c| sys::poll_fd(c.stream.as_raw_fd())));
+            self.fds.extend(self.conns.iter().map(|c| match c.phase {
+                Phase::Writing { .. } => sys::poll_fd_out(c.stream.as_raw_fd()),
+                _ => sys::poll_fd(c.stream.as_raw_fd()),
+            }));
             let timeout = self.next_deadline().map_or(POLL_IDLE_MAX, |d| d.saturating_duration_since(now));
             sys::poll(&mut self.fds, timeout.min(POLL_IDLE_MAX))?;
 
@@ -370,6 +425,11 @@ impl Reactor {
     /// Connections that workers hand back after a keep-alive response.
     fn take_back(&mut self) {
         while let Ok(mut conn) = self.back.try_recv() {
+            if let Phase::Writing { .. } = conn.phase {
+                // The worker set the write deadline.
+                self.conns.push(conn);
+                continue;
+            }
             conn.phase = Phase::Idle;
             conn.deadline = Instant::now() + self.shared.limits.idle_timeout;
             // A pipelined request may already be in the buffer.
@@ -387,6 +447,11 @@ impl Reactor {
             let stats = &self.shared.stats;
             stats.connections_accepted.fetch_add(1, Relaxed);
             stats.connections_open.fetch_add(1, Relaxed);
+            let limits = &self.shared.limits;
+            let exempt = limits.trusted_proxies.iter().any(|c| c.contains(peer.ip()));
+            let key = client_addr::key(peer.ip());
+            let over_address = !exempt && !stats.take_address_slot(key, limits.connections_per_address_max);
+            let guard = OpenGuard { stats: stats.clone(), address: (!exempt && !over_address).then_some(key) };
             let conn = Conn {
                 stream,
                 peer,
@@ -395,8 +460,18 @@ impl Reactor {
                 phase: Phase::Idle,
                 deadline: Instant::now() + self.shared.limits.idle_timeout,
                 continue_sent: false,
-                _open: OpenGuard(stats.clone()),
+                _open: guard,
             };
+            if over_address {
+                // Written and closed at once, without lingering: lingering would let one address hold slots anyway.
+                let err = ApiError::unavailable(
+                    "too_many_connections_from_address",
+                    "this address has too many open connections; close some or retry shortly",
+                    1,
+                );
+                self.refuse(conn, err, None, Reject::AddressMax);
+                continue;
+            }
             if self.conns.len() >= self.shared.limits.connections_max {
                 let err = ApiError::unavailable(
                     "too_many_connections",
@@ -448,6 +523,12 @@ impl Reactor {
                 kept.push(conn);
                 continue;
             }
+            if let Phase::Writing { .. } = conn.phase {
+                if let Some(conn) = self.flush(conn) {
+                    kept.push(conn);
+                }
+                continue;
+            }
             if let Some(conn) = self.read_and_advance(conn) {
                 kept.push(conn);
             }
@@ -455,6 +536,32 @@ impl Reactor {
         // Connections refused while servicing went to `self.conns` to linger: keep both.
         kept.append(&mut self.conns);
         self.conns = kept;
+    }
+
+    /// Writes what the socket takes of a pending response; when it is all written, the connection goes back to
+    /// reading (or is closed). Returns the connection if the reactor keeps it.
+    fn flush(&mut self, mut conn: Conn) -> Option<Conn> {
+        let Phase::Writing { out, written, keep } = &mut conn.phase else {
+            return Some(conn);
+        };
+        let before = *written;
+        let done = write_nonblocking(&mut conn.stream, out, written);
+        let keep = *keep;
+        let pending = &self.shared.stats.write_pending_bytes;
+        pending.fetch_sub((*written - before) as u64, Relaxed);
+        match done {
+            Ok(false) => Some(conn),
+            Ok(true) if keep => {
+                conn.phase = Phase::Idle;
+                conn.deadline = Instant::now() + self.shared.limits.idle_timeout;
+                self.advance(conn)
+            }
+            // All written and the connection closes, or the client is gone.
+            Ok(true) | Err(_) => {
+                drop_pending(&conn, pending);
+                None
+            }
+        }
     }
 
     /// Reads what the socket has and acts on it; returns the connection if the reactor keeps it.
@@ -531,6 +638,17 @@ impl Reactor {
         let body = conn.buf.get(head.head_bytes..total).unwrap_or_default().to_vec();
         conn.buf.drain(..total);
         conn.continue_sent = false;
+        let client = client_addr::client(conn.peer.ip(), &head.headers, &limits.trusted_proxies);
+        if !client.local && conn.peer.ip().is_loopback() && limits.trusted_proxies.is_empty() {
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if !WARNED.swap(true, Relaxed) {
+                log::warn!(
+                    "a request from {} carries forwarding headers: a proxy on this machine relays clients, but \
+                     WEBSEARCHD_TRUSTED_PROXIES is unset, so every client counts as the proxy (and none as local)",
+                    conn.peer.ip()
+                );
+            }
+        }
         let request = Request {
             method: head.method,
             path: head.path,
@@ -538,6 +656,7 @@ impl Reactor {
             headers: head.headers,
             body,
             peer: conn.peer,
+            client,
             request_id: self.shared.ids.next(),
         };
         let job = Job {
@@ -561,7 +680,7 @@ impl Reactor {
                 let err =
                     ApiError::unavailable("overloaded", "all workers are busy and the queue is full; retry shortly", 1);
                 let Job { conn, request, .. } = job;
-                log_access(&request.method, &request.path, 503, Duration::ZERO, &request.request_id, conn.peer);
+                log_access(&request, 503, Duration::ZERO);
                 self.refuse(conn, err, Some(request.request_id), Reject::QueueFull);
             }
         }
@@ -581,7 +700,7 @@ impl Reactor {
         conn.phase = Phase::Closing;
         conn.buf = Vec::new();
         conn.deadline = Instant::now() + LINGER;
-        if reason == Reject::ConnectionsMax || conn.stream.set_nonblocking(true).is_err() {
+        if matches!(reason, Reject::ConnectionsMax | Reject::AddressMax) || conn.stream.set_nonblocking(true).is_err() {
             return;
         }
         self.conns.push(conn);
@@ -595,6 +714,11 @@ impl Reactor {
                 self.conns.push(conn);
                 continue;
             }
+            if let Phase::Writing { .. } = conn.phase {
+                log::debug!("{} read its response too slowly; closing", conn.peer);
+                drop_pending(&conn, &self.shared.stats.write_pending_bytes);
+                continue;
+            }
             if let Phase::Reading(_) = conn.phase {
                 let secs = self.shared.limits.request_timeout.as_millis();
                 let err = ApiError::new(408, "request_timeout", format!("the request did not arrive within {secs} ms"));
@@ -606,7 +730,9 @@ impl Reactor {
     /// After shutdown: no listener, no idle or half-read connections; wait for the workers' requests to end.
     fn drain(&mut self, grace_end: Instant) {
         self.listener = None;
-        self.conns.clear();
+        for conn in std::mem::take(&mut self.conns) {
+            drop_pending(&conn, &self.shared.stats.write_pending_bytes);
+        }
         let stats = self.shared.stats.clone();
         while stats.in_flight.load(Relaxed) + stats.queued.load(Relaxed) > 0 && Instant::now() < grace_end {
             let mut fds = [sys::poll_fd(self.wake_rx.as_raw_fd())];
@@ -644,28 +770,98 @@ fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
     conn.served = conn.served.saturating_add(1);
     let keep = keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed);
     let bytes = response.to_bytes(&request.request_id, keep, head_only, &http_date(SystemClock.now_unix_ms()));
-    let written = conn
-        .stream
-        .set_nonblocking(false)
-        .and_then(|()| conn.stream.set_write_timeout(Some(shared.limits.write_timeout)))
-        .and_then(|()| conn.stream.write_all(&bytes));
-    let elapsed = started.elapsed();
-    log_access(&request.method, &request.path, response.status, elapsed, &request.request_id, conn.peer);
-    if let Err(e) = &written {
+    let mut written = 0;
+    // The socket is non-blocking: nearly every response fits its buffer and is written here at once.
+    let mut result = write_nonblocking(&mut conn.stream, &bytes, &mut written);
+    if let Ok(false) = result {
+        let rest = (bytes.len() - written) as u64;
+        let pending = &shared.stats.write_pending_bytes;
+        if pending.fetch_add(rest, Relaxed) + rest <= WRITE_PENDING_BYTES_MAX as u64 {
+            // A slow reader: the reactor writes the rest, within the write timeout.
+            conn.phase = Phase::Writing { out: bytes, written, keep };
+            conn.deadline = Instant::now() + shared.limits.write_timeout;
+            finish(&request, response.status, started, shared);
+            if back.send(conn).is_err() {
+                pending.fetch_sub(rest, Relaxed);
+            }
+            return;
+        }
+        pending.fetch_sub(rest, Relaxed);
+        result =
+            write_blocking(&mut conn.stream, bytes.get(written..).unwrap_or_default(), shared.limits.write_timeout)
+                .map(|()| true);
+    }
+    finish(&request, response.status, started, shared);
+    if let Err(e) = &result {
         log::debug!("writing the response to {} failed: {e}", conn.peer);
     }
-    let _ = catch_unwind(AssertUnwindSafe(|| shared.handler.completed(&request, response.status, elapsed)));
-    if written.is_ok() && keep && conn.stream.set_nonblocking(true).is_ok() {
+    if result.is_ok() && keep && conn.stream.set_nonblocking(true).is_ok() {
         let _ = back.send(conn);
     }
 }
 
-fn log_access(method: &str, path: &str, status: u16, elapsed: Duration, request_id: &str, peer: SocketAddr) {
+/// The access line and the handler's completion hook, once the response is written or handed to the reactor.
+fn finish(request: &Request, status: u16, started: Instant, shared: &Shared) {
+    let elapsed = started.elapsed();
+    log_access(request, status, elapsed);
+    let _ = catch_unwind(AssertUnwindSafe(|| shared.handler.completed(request, status, elapsed)));
+}
+
+/// Writes what a non-blocking socket takes of `bytes[*written..]`; `Ok(true)` when all of it is written.
+fn write_nonblocking(stream: &mut TcpStream, bytes: &[u8], written: &mut usize) -> io::Result<bool> {
+    while let Some(rest) = bytes.get(*written..).filter(|r| !r.is_empty()) {
+        match stream.write(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => *written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// Writes all of `bytes` within `timeout` in total (a socket timeout alone applies per send call, and a client that
+/// reads a byte at a time would hold the worker for ever).
+fn write_blocking(stream: &mut TcpStream, bytes: &[u8], timeout: Duration) -> io::Result<()> {
+    let deadline = Instant::now() + timeout;
+    stream.set_nonblocking(false)?;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => rest = rest.get(n..).unwrap_or_default(),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Gives back the reactor's count of the bytes a closed connection still had to write.
+fn drop_pending(conn: &Conn, pending: &AtomicU64) {
+    if let Phase::Writing { out, written, .. } = &conn.phase {
+        pending.fetch_sub(out.len().saturating_sub(*written) as u64, Relaxed);
+    }
+}
+
+/// One access line: the peer, and the client a trusted proxy forwarded when it is another.
+fn log_access(request: &Request, status: u16, elapsed: Duration) {
+    let (peer, client) = (request.peer, request.client.ip);
+    let forwarded =
+        if client == client_addr::canonical(peer.ip()) { String::new() } else { format!(" client={client}") };
     log::info!(
         target: "websearchd::access",
-        "{method} {} {status} {}ms {request_id} peer={peer}",
-        path.escape_debug(),
-        elapsed.as_millis()
+        "{} {} {status} {}ms {} peer={peer}{forwarded}",
+        request.method,
+        request.path.escape_debug(),
+        elapsed.as_millis(),
+        request.request_id,
     );
 }
 

@@ -12,9 +12,14 @@ pub fn poll_fd(fd: RawFd) -> PollFd {
     PollFd { fd, events: POLLIN, revents: 0 }
 }
 
-/// Readable, closed or in error: anything that calls for a read attempt.
+/// Waits for room to write instead of for input.
+pub fn poll_fd_out(fd: RawFd) -> PollFd {
+    PollFd { fd, events: libc::POLLOUT, revents: 0 }
+}
+
+/// Readable or writable (as asked), closed or in error: anything that calls for a read or write attempt.
 pub fn is_ready(p: &PollFd) -> bool {
-    p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+    p.revents & (libc::POLLIN | libc::POLLOUT | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
 }
 
 /// Waits until a descriptor is ready or the timeout passes. EINTR counts as a wake-up with nothing ready.

@@ -168,7 +168,7 @@ impl Gate {
             if self.free.trial_calls_per_day > 0 {
                 map.insert(
                     "trial".into(),
-                    json!({ "calls_per_day": self.free.trial_calls_per_day, "per": "client IP address", "resets": "00:00 UTC" }),
+                    json!({ "calls_per_day": self.free.trial_calls_per_day, "per": "client address (IPv6: /64)", "resets": "00:00 UTC" }),
                 );
             }
             if self.free.loopback {
@@ -274,10 +274,12 @@ impl Gate {
     }
 
     fn free_call(&self, req: &Request) -> Option<Free> {
-        let ip = req.peer.ip();
-        if self.free.loopback && ip.is_loopback() {
+        if self.free.loopback && req.client.local {
             return Some(Free::Loopback);
         }
+        // One bucket per IPv4 address or IPv6 /64: a subscriber holds a whole /64, and would otherwise get a new
+        // trial with every address in it.
+        let ip = crate::http::client_addr::key(req.client.ip);
         if self.free.trial_calls_per_day == 0 {
             return None;
         }

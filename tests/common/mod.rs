@@ -177,6 +177,15 @@ impl Server {
     pub fn post_json(&self, path: &str, body: &str) -> Reply {
         self.request("POST", path, &[("Content-Type", "application/json")], body.as_bytes())
     }
+
+    /// A value from `/metrics`: the line that starts with `series` (a name, with labels if any) and a space.
+    pub fn metric(&self, series: &str) -> u64 {
+        let text = self.get("/metrics").text();
+        text.lines()
+            .find_map(|l| l.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{series} not in metrics"))
+    }
 }
 
 impl Drop for Server {

@@ -1,0 +1,223 @@
+//! What a hostile client can still try, run against the real binary on loopback: one address taking every
+//! connection, forwarded headers and proxies (who is local, whose trial it is), guessing API keys, odd spellings of a
+//! receipt number, and a client that never reads its answers.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::pay::{Facilitator, PAY_TO};
+use common::upstream::{Answer, Upstream};
+use common::{own_fixture, read_reply, write_request, Reply, Server};
+
+/// A connection from a chosen loopback address (127.0.0.2 plays a second client).
+fn connect_from(local: [u8; 4], to: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    socket.bind(&SocketAddr::from((local, 0)).into()).expect("bind");
+    socket.connect(&to.into()).expect("connect");
+    socket.into()
+}
+
+fn health_from(local: [u8; 4], server: &Server) -> Option<Reply> {
+    let mut s = connect_from(local, server.addr);
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write_request(&mut s, "GET", "/health", &[], b"");
+    read_reply(&mut s)
+}
+
+/// Issue 13, finding 4: 600 slow sockets from one address made fresh clients get 503. Now one address (an IPv6 /64)
+/// holds at most `WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX` connections; the rest are refused at once and closed.
+#[test]
+fn one_address_cannot_take_every_connection() {
+    let server = Server::start(&[("WEBSEARCHD_REQUEST_TIMEOUT_MS", "60000"), ("WEBSEARCHD_IDLE_TIMEOUT_MS", "60000")]);
+    let mut hogs = Vec::new();
+    for _ in 0..600 {
+        let mut s = connect_from([127, 0, 0, 2], server.addr);
+        let _ = s.write_all(b"G");
+        hogs.push(s);
+    }
+    // The 33rd and later were answered 503 and closed.
+    let mut refused = hogs.split_off(32);
+    let last = refused.last_mut().unwrap();
+    last.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let reply = read_reply(last).expect("a refusal");
+    assert_eq!((reply.status, reply.error_code().as_str()), (503, "too_many_connections_from_address"));
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    for _ in 0..15 {
+        let r = health_from([127, 0, 0, 1], &server).expect("a fresh client is answered");
+        assert_eq!(r.status, 200);
+    }
+    assert!(server.metric("websearchd_http_rejected_total{reason=\"address_connections_max\"}") >= 500);
+    // The slots come back when the connections close.
+    drop(hogs);
+    drop(refused);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match health_from([127, 0, 0, 2], &server) {
+            Some(r) if r.status == 200 => break,
+            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            other => panic!("127.0.0.2 never got a slot back: {other:?}"),
+        }
+    }
+}
+
+/// A trusted proxy carries many clients on its connections: it is not held to one address's share.
+#[test]
+fn a_trusted_proxy_is_not_limited_per_address() {
+    let server = Server::start(&[
+        ("WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX", "4"),
+        ("WEBSEARCHD_TRUSTED_PROXIES", "127.0.0.2"),
+        ("WEBSEARCHD_IDLE_TIMEOUT_MS", "60000"),
+    ]);
+    let proxy: Vec<TcpStream> = (0..10).map(|_| connect_from([127, 0, 0, 2], server.addr)).collect();
+    for mut s in proxy {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write_request(&mut s, "GET", "/health", &[], b"");
+        assert_eq!(read_reply(&mut s).unwrap().status, 200);
+    }
+    let other: Vec<TcpStream> = (0..4).map(|_| connect_from([127, 0, 0, 3], server.addr)).collect();
+    let r = health_from([127, 0, 0, 3], &server).expect("refusal");
+    assert_eq!(r.error_code(), "too_many_connections_from_address");
+    drop(other);
+}
+
+fn paying_world(extra: &[(&str, &str)]) -> (Upstream, Facilitator, Server) {
+    let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
+    let facilitator = Facilitator::start();
+    let (html, fac) = (source.url("/html/"), facilitator.url());
+    let mut env = vec![
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+        ("WEBSEARCHD_PAY_TO", PAY_TO),
+        ("WEBSEARCHD_FACILITATOR_URL", fac.as_str()),
+    ];
+    env.extend_from_slice(extra);
+    let server = Server::start(&env);
+    (source, facilitator, server)
+}
+
+fn search_as(server: &Server, query: &str, headers: &[(&str, &str)]) -> u16 {
+    let mut h = vec![("Content-Type", "application/json")];
+    h.extend_from_slice(headers);
+    server.request("POST", "/service", &h, format!(r#"{{"query":"{query}"}}"#).as_bytes()).status
+}
+
+/// Finding 5: behind a reverse proxy on this machine every client came from 127.0.0.1, so the free loopback rule
+/// served the whole internet. A relayed request is local only when a trusted proxy forwards a loopback client.
+#[test]
+fn a_relayed_request_is_not_local() {
+    let (_s, _f, server) = paying_world(&[("WEBSEARCHD_FREE_LOOPBACK", "1")]);
+    assert_eq!(search_as(&server, "mine", &[]), 200, "the operator's own agent");
+    assert_eq!(search_as(&server, "relayed", &[("X-Forwarded-For", "203.0.113.5")]), 402);
+    assert_eq!(search_as(&server, "relayed std", &[("Forwarded", "for=203.0.113.5")]), 402);
+    assert!(server.log_text().contains("WEBSEARCHD_TRUSTED_PROXIES is unset"), "{}", server.log_text());
+
+    let (_s, _f, server) =
+        paying_world(&[("WEBSEARCHD_FREE_LOOPBACK", "1"), ("WEBSEARCHD_TRUSTED_PROXIES", "127.0.0.1,::1")]);
+    assert_eq!(search_as(&server, "remote", &[("X-Forwarded-For", "203.0.113.5")]), 402);
+    assert_eq!(search_as(&server, "local via proxy", &[("X-Forwarded-For", "127.0.0.1")]), 200);
+    // A spoofed entry to the left of the proxy's own is never reached.
+    assert_eq!(search_as(&server, "spoofed", &[("X-Forwarded-For", "127.0.0.1, 203.0.113.5")]), 402);
+}
+
+/// Finding 5: trials are counted per forwarded client (from a trusted proxy only) and per IPv6 /64.
+#[test]
+fn trials_count_per_client_behind_a_trusted_proxy_and_per_ipv6_64() {
+    let (_s, _f, server) =
+        paying_world(&[("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "1"), ("WEBSEARCHD_TRUSTED_PROXIES", "127.0.0.1")]);
+    let xff = |ip: &'static str| [("X-Forwarded-For", ip)];
+    assert_eq!(search_as(&server, "a1", &xff("203.0.113.5")), 200);
+    assert_eq!(search_as(&server, "a2", &xff("203.0.113.5")), 402);
+    assert_eq!(search_as(&server, "b1", &xff("203.0.113.6")), 200);
+    assert_eq!(search_as(&server, "c1", &xff("2001:db8:1:2::1")), 200);
+    assert_eq!(search_as(&server, "c2", &xff("2001:db8:1:2:ffff:ffff:ffff:ffff")), 402, "same /64");
+    assert_eq!(search_as(&server, "d1", &xff("2001:db8:1:3::1")), 200, "another /64");
+
+    // Without a trusted proxy the header is ignored: one bucket, the peer's.
+    let (_s, _f, server) = paying_world(&[("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "1")]);
+    assert_eq!(search_as(&server, "e1", &xff("203.0.113.7")), 200);
+    assert_eq!(search_as(&server, "e2", &xff("203.0.113.8")), 402);
+}
+
+/// Finding 9: guessing keys is slowed per address, and a keys file others can read is refused.
+#[test]
+fn api_key_guessing_is_slowed_and_an_open_keys_file_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start(&[]);
+    let out = std::process::Command::new(common::binary())
+        .args(["apikey", "new"])
+        .env_clear()
+        .env("WEBSEARCHD_STATE_DIR", server.state_dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = String::from_utf8_lossy(&out.stdout).lines().find(|l| l.starts_with("wsk_")).unwrap().trim().to_owned();
+    let state = |k: &str| server.request("GET", "/core/state", &[("X-WALLET", k)], b"");
+    assert_eq!(state(&key).status, 200);
+    for _ in 0..10 {
+        assert_eq!(state("wsk_guess").error_code(), "api_key_invalid");
+    }
+    let r = state(&key);
+    assert_eq!((r.status, r.error_code().as_str()), (429, "api_key_attempts"));
+    assert!(r.header("retry-after").is_some_and(|s| s.parse::<u64>().unwrap() > 0));
+
+    let keys = server.state_dir.path().join("data/api-keys");
+    assert_eq!(std::fs::metadata(&keys).unwrap().permissions().mode() & 0o777, 0o600);
+    let server = Server::start_in(common::tempdir::TempDir::new("keys-open"), &[], |c| c);
+    let keys_file = server.state_dir.path().join("data/api-keys");
+    std::fs::write(&keys_file, format!("{key}\n")).unwrap();
+    std::fs::set_permissions(&keys_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let r = server.request("GET", "/core/state", &[("X-WALLET", &key)], b"");
+    assert_eq!((r.status, r.error_code().as_str()), (503, "api_keys_unusable"));
+    assert!(server.log_text().contains("chmod 600"), "{}", server.log_text());
+}
+
+/// Finding 11: `+1` was served as receipt 1. A receipt has one spelling.
+#[test]
+fn receipt_numbers_are_plain_decimal() {
+    let server = Server::start(&[]);
+    for seq in ["+1", "01", "1e0", "%2B1", "-1", "18446744073709551616"] {
+        let r = server.get(&format!("/notary/receipts/{seq}"));
+        assert_eq!((r.status, r.error_code().as_str()), (400, "seq_invalid"), "{seq}");
+    }
+    assert_eq!(server.get("/notary/receipts/1").error_code(), "receipt_not_found");
+}
+
+/// A client that sends many requests and never reads the answers: a worker used to block writing to it (the
+/// socket's write timeout applies per send call, so a slow reader could hold it for ever). Now the reactor holds
+/// the unwritten bytes and the worker goes on; the reader gets every answer whole when it reads.
+#[test]
+fn a_client_that_does_not_read_holds_no_worker() {
+    let server = Server::start(&[
+        ("WEBSEARCHD_WORKERS", "1"),
+        ("WEBSEARCHD_WRITE_TIMEOUT_MS", "30000"),
+        ("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000"),
+    ]);
+    let one_size = server.get("/llms.txt").body.len();
+    let requests = 1_500;
+    // Loopback send buffers grow to 4 MiB (tcp_wmem); the answers must outgrow them, or nothing ever blocks.
+    let total = one_size * requests;
+    assert!(total > 6_000_000, "the answers must outgrow the socket buffers ({total} bytes)");
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4_096).unwrap();
+    socket.connect(&server.addr.into()).unwrap();
+    let mut reader: TcpStream = socket.into();
+    let one = b"GET /llms.txt HTTP/1.1\r\nHost: slow\r\n\r\n";
+    reader.write_all(&one.repeat(requests)).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..5 {
+        let started = Instant::now();
+        assert_eq!(server.get("/health").status, 200);
+        assert!(started.elapsed() < Duration::from_secs(2), "a fresh client waited {:?}", started.elapsed());
+    }
+    reader.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    for n in 0..requests {
+        let r = read_reply(&mut reader).unwrap_or_else(|| panic!("answer {n} missing"));
+        assert_eq!((r.status, r.body.len()), (200, one_size), "answer {n}");
+    }
+    assert_eq!(server.metric("websearchd_http_write_pending_bytes"), 0);
+}
