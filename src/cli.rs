@@ -1,5 +1,5 @@
-//! The command line: `serve` (the default), `search`, `extract`, `check-config`, `payments`, `keygen`, `apikey`,
-//! `verify`, `--help`, `--version`. Exit codes: 0 success,
+//! The command line: `serve` (the default), `search`, `extract`, `check-config`, `payments`, `journal`, `keygen`,
+//! `apikey`, `verify`, `--help`, `--version`. Exit codes: 0 success,
 //! 1 a failure at run time (cannot listen, the search failed), 2 a usage or configuration error.
 
 use std::ffi::OsString;
@@ -25,6 +25,12 @@ Usage:
                                             2000; 0 for no budget)
   websearchd check-config                   print the resolved configuration, secrets hidden
   websearchd payments                       list the payment ledger (one JSON record per line) and a summary
+  websearchd journal check FILE             check a journal (payments.journal, notary.journal): records, a torn
+                                            tail, the first damaged record and its byte offset
+  websearchd journal repair FILE --truncate-at OFFSET
+                                            with the server stopped: copy FILE to FILE.<ms>.bak, cut it at the
+                                            damaged record at OFFSET, and mark the cut so that no sequence
+                                            number is reused
   websearchd keygen                         rotate the card and result keys (old public keys stay published)
   websearchd apikey new [--comment TEXT]    add an API key for the core endpoints and print it (once)
   websearchd verify --body FILE --headers FILE [--jwks FILE]
@@ -47,6 +53,8 @@ enum Command {
     Search { query: String, max_results: Option<String>, extract: bool },
     CheckConfig,
     Payments,
+    JournalCheck { file: PathBuf },
+    JournalRepair { file: PathBuf, truncate_at: String },
     Extract { target: String, file: bool, tokens: Option<String> },
     Keygen,
     Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
@@ -75,6 +83,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut jwks = None;
     let mut receipts = None;
     let mut comment = None;
+    let mut truncate_at = None;
     let mut help = false;
     let mut version = false;
     while let Some(arg) = args.next() {
@@ -102,6 +111,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--jwks" => jwks = Some(PathBuf::from(value("--jwks")?)),
             "--receipts" | "--receipt" => receipts = Some(PathBuf::from(value("--receipts")?)),
             "--comment" => comment = Some(value("--comment")?),
+            "--truncate-at" => truncate_at = Some(value("--truncate-at")?),
             "--" => {
                 for rest in args.by_ref() {
                     positional.push(rest?);
@@ -122,6 +132,11 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             Some("check-config") => Command::CheckConfig,
             Some("payments") => Command::Payments,
             Some("keygen") => Command::Keygen,
+            Some("journal") => match (positional.next().as_deref(), positional.next(), truncate_at.take()) {
+                (Some("check"), Some(file), None) => Command::JournalCheck { file: file.into() },
+                (Some("repair"), Some(file), Some(at)) => Command::JournalRepair { file: file.into(), truncate_at: at },
+                _ => return Err("journal needs `check FILE` or `repair FILE --truncate-at OFFSET`".into()),
+            },
             Some("extract") => match (file.take(), positional.next()) {
                 (Some(path), None) => Command::Extract { target: path, file: true, tokens: tokens.take() },
                 (None, Some(url)) => Command::Extract { target: url, file: false, tokens: tokens.take() },
@@ -148,6 +163,9 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         if let Some(extra) = positional.next() {
             return Err(format!("unexpected argument {extra:?}"));
         }
+        if truncate_at.is_some() {
+            return Err("--truncate-at goes with journal repair".into());
+        }
         if !matches!(command, Command::Search { .. }) && (max_results.is_some() || extract) {
             return Err("--max-results and --extract go with search".into());
         }
@@ -173,6 +191,9 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             println!("websearchd {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
+        // A journal is named by its path: these work without (and whatever) the configuration.
+        Command::JournalCheck { file } => return journal_check(&file),
+        Command::JournalRepair { file, truncate_at } => return journal_repair(&file, &truncate_at),
         _ => {}
     }
     let config = match Source::from_process(invocation.env_file.as_deref()).and_then(|s| Config::from_source(&s)) {
@@ -529,7 +550,9 @@ fn read_receipts(bytes: &[u8]) -> Result<Vec<serde_json::Value>, String> {
 fn verify_receipts(config: &Config, path: &std::path::Path, jwks: Option<&std::path::Path>) -> ExitCode {
     let loaded = (|| -> Result<(Vec<serde_json::Value>, serde_json::Value), String> {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let records = read_receipts(&bytes)?;
+        let mut records = read_receipts(&bytes)?;
+        // A notary journal may hold repair markers: they are not receipts.
+        records.retain(|r| crate::journal::repair_removed(r).is_none());
         let jwks = match jwks {
             Some(p) => {
                 let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -636,7 +659,104 @@ fn payments(config: &Config) -> ExitCode {
             String::new()
         }
     );
+    // Where each payment stands (its last record): the figures an operator reconciles against the chain.
+    let standing = crate::x402::ledger::standing(&opened.records);
+    let mut states = std::collections::BTreeMap::<&str, u64>::new();
+    for r in &standing {
+        *states.entry(r.get("event").and_then(|e| e.as_str()).unwrap_or("?")).or_default() += 1;
+    }
+    let states: Vec<String> = states.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    eprintln!("{} payments by their last record: {}", standing.len(), states.join(", "));
+    for r in standing.iter().filter(|r| matches!(r.get("event").and_then(|e| e.as_str()), Some("settling" | "unknown")))
+    {
+        let field = |k: &str| r.get(k).map(|v| v.to_string().trim_matches('"').to_owned()).unwrap_or_default();
+        eprintln!(
+            "{}: payer {} nonce {} value {} valid_before {} request {}: may have settled; check the chain \
+             (USDC authorizationState(payer, nonce)){}",
+            field("event"),
+            field("payer"),
+            field("nonce"),
+            field("value"),
+            field("valid_before"),
+            field("request_id"),
+            if field("event") == "settling" {
+                "; settling in progress, or the server stopped during it (the next start records it as unknown)"
+            } else {
+                ""
+            }
+        );
+    }
     ExitCode::SUCCESS
+}
+
+/// `journal check FILE`: 0 when the journal opens (a torn tail is normal: it is cut on open), 1 when a complete
+/// record is damaged, 2 when the file cannot be read.
+fn journal_check(file: &std::path::Path) -> ExitCode {
+    let checked = match crate::journal::check(file) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("websearchd: {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    println!("{}: {} bytes, {} good record(s) from the start", file.display(), checked.len, checked.records);
+    if checked.torn_bytes > 0 {
+        println!(
+            "a torn last record of {} bytes at offset {} (a write that never completed; cut when the server opens it)",
+            checked.torn_bytes,
+            checked.len - checked.torn_bytes
+        );
+    }
+    match checked.damage {
+        None => {
+            println!("ok: no damaged record");
+            ExitCode::SUCCESS
+        }
+        Some(d) => {
+            println!(
+                "damaged: line {} at byte offset {} {} ({} complete line(s) after it)",
+                d.line, d.offset, d.reason, d.lines_after
+            );
+            println!(
+                "to cut it and everything after it, with the server stopped (a backup copy is kept): websearchd \
+                 journal repair {} --truncate-at {}",
+                file.display(),
+                d.offset
+            );
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `journal repair FILE --truncate-at OFFSET`: backup, cut, marker.
+fn journal_repair(file: &std::path::Path, truncate_at: &str) -> ExitCode {
+    let Ok(offset) = truncate_at.parse::<u64>() else {
+        eprintln!("websearchd: --truncate-at must be a byte offset (a whole number), as `journal check` prints it");
+        return ExitCode::from(2);
+    };
+    let now = crate::clock::Clock::now_unix_ms(&SystemClock);
+    match crate::journal::repair(file, offset, now) {
+        Ok(r) => {
+            println!(
+                "kept a copy of {} in {}; cut {} complete record(s) ({} bytes) at offset {}; the cut is recorded in \
+                 the journal so that their sequence numbers are never issued again",
+                file.display(),
+                r.backup.display(),
+                r.lines_removed,
+                r.bytes_removed,
+                offset
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            eprintln!("websearchd: {}: {e}; nothing was changed", file.display());
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("websearchd: {}: {e}", file.display());
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Creates the state directory with mode 0700 if it does not exist.
@@ -667,6 +787,14 @@ mod tests {
             parse(&["search", "rust", "lang", "--max-results=3", "--extract"]).map(|i| i.command),
             Ok(Command::Search { query: "rust lang".into(), max_results: Some("3".into()), extract: true })
         );
+        assert_eq!(
+            parse(&["journal", "check", "data/notary.journal"]).map(|i| i.command),
+            Ok(Command::JournalCheck { file: "data/notary.journal".into() })
+        );
+        assert_eq!(
+            parse(&["journal", "repair", "j", "--truncate-at=120"]).map(|i| i.command),
+            Ok(Command::JournalRepair { file: "j".into(), truncate_at: "120".into() })
+        );
         let inv = parse(&["--env-file", "/etc/x.env", "serve"]).expect("valid");
         assert_eq!(inv.env_file, Some(PathBuf::from("/etc/x.env")));
     }
@@ -679,5 +807,9 @@ mod tests {
         assert!(parse(&["serve", "--extract"]).is_err());
         assert!(parse(&["--env-file"]).is_err());
         assert!(parse(&["--bogus"]).is_err());
+        assert!(parse(&["journal"]).is_err());
+        assert!(parse(&["journal", "repair", "f"]).is_err(), "repair needs --truncate-at");
+        assert!(parse(&["journal", "check", "f", "--truncate-at", "3"]).is_err());
+        assert!(parse(&["serve", "--truncate-at", "3"]).is_err());
     }
 }

@@ -1,7 +1,17 @@
 //! An append-only journal of JSON records, durable across kill -9 and power loss: each record is one line
-//! `<crc32 hex> <compact JSON>\n`, written with one `write` and fsynced before `append` returns. On open, a torn last
-//! record (no newline, a bad checksum, or bad JSON) is detected and cut off; damage anywhere else is an error, for an
-//! operator to look at, never silently dropped.
+//! `<crc32 hex> <compact JSON>\n`, written with one `write` and fsynced before `append` returns.
+//!
+//! On open, two kinds of bad ending are told apart. A **torn tail** (a last line without its newline) is a write
+//! that never completed, so it was never acknowledged to anyone: it is cut. A **damaged record** (a line that has
+//! its newline but fails its checksum or is not JSON), anywhere in the file including the last line, was complete
+//! once and may have been acknowledged: the journal refuses to open, naming the line and its byte offset, and an
+//! operator decides (`websearchd journal check FILE`, `websearchd journal repair FILE --truncate-at OFFSET`).
+//!
+//! A failed append (ENOSPC, EIO, EFBIG) is cut back to the last complete record before the error is returned, and
+//! the next append first makes sure it was: a half-written line never ends up before a good one.
+//!
+//! A repair keeps a backup copy and appends a marker record `{"journal_repair": {...}}` that says how many complete
+//! records were cut, so that users of the journal can keep their sequence numbers from going backwards.
 //!
 //! Used by the payment ledger and the notary chain.
 
@@ -10,12 +20,22 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::Value;
+use serde_json::{json, Value};
+
+/// The member that marks a repair record.
+pub const REPAIR_KEY: &str = "journal_repair";
 
 pub struct Journal {
     path: PathBuf,
-    /// The file and its length (where the next record starts).
-    file: Mutex<(File, u64)>,
+    file: Mutex<Tail>,
+}
+
+struct Tail {
+    file: File,
+    /// Where the next record starts: the end of the last complete record.
+    len: u64,
+    /// A failed append may have left bytes past `len` that could not be cut yet.
+    dirty: bool,
 }
 
 /// What `open` found.
@@ -28,8 +48,38 @@ pub struct Opened {
     pub torn_bytes: u64,
 }
 
+/// A complete line (newline-terminated) that fails its checksum or is not a JSON record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset of the line's start.
+    pub offset: u64,
+    /// Complete lines after it.
+    pub lines_after: u64,
+    pub reason: &'static str,
+}
+
+/// What `check` found: the good records before any damage, a torn tail, the first damaged line.
+#[derive(Debug)]
+pub struct Checked {
+    pub records: u64,
+    pub torn_bytes: u64,
+    pub damage: Option<Damage>,
+    pub len: u64,
+}
+
+/// What `repair` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired {
+    pub backup: PathBuf,
+    pub lines_removed: u64,
+    pub bytes_removed: u64,
+}
+
 impl Journal {
-    /// Opens (creating it, mode 0600) the journal at `path` and reads its records.
+    /// Opens (creating it, mode 0600) the journal at `path` and reads its records; a torn tail is cut, a damaged
+    /// record is an `InvalidData` error that names the line, its offset and the recovery command.
     pub fn open(path: &Path) -> io::Result<(Journal, Opened)> {
         use std::os::unix::fs::OpenOptionsExt;
         let existed = path.exists();
@@ -44,10 +94,10 @@ impl Journal {
         if torn_bytes > 0 {
             file.set_len(good_len)?;
             file.sync_all()?;
-            log::warn!("{}: cut a torn last record of {torn_bytes} bytes", path.display());
+            log::warn!("{}: cut a torn last record of {torn_bytes} bytes (it never completed)", path.display());
         }
         file.seek(SeekFrom::End(0))?;
-        let journal = Journal { path: path.to_owned(), file: Mutex::new((file, good_len)) };
+        let journal = Journal { path: path.to_owned(), file: Mutex::new(Tail { file, len: good_len, dirty: false }) };
         Ok((journal, Opened { records, offsets, torn_bytes }))
     }
 
@@ -56,19 +106,27 @@ impl Journal {
         parse_file(path, &std::fs::read(path)?)
     }
 
-    /// Appends one record and waits until it is on disk; returns where it starts.
+    /// Appends one record and waits until it is on disk; returns where it starts. On an error nothing of the
+    /// record stays in the file (or, if even the cut failed, the next append cuts it first).
     pub fn append(&self, record: &Value) -> io::Result<u64> {
         let json = serde_json::to_string(record).map_err(io::Error::other)?;
         let line = format!("{:08x} {json}\n", crc32(json.as_bytes()));
         let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        let (file, len) = &mut *guard;
-        let offset = *len;
-        if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.sync_data()) {
+        let tail = &mut *guard;
+        if tail.dirty {
+            tail.file.set_len(tail.len)?;
+            tail.file.sync_all()?;
+            tail.dirty = false;
+        }
+        let offset = tail.len;
+        if let Err(e) = tail.file.write_all(line.as_bytes()).and_then(|()| tail.file.sync_data()) {
             // Whatever part of the line reached the file is cut, so that the next record does not follow a torn one.
-            let _ = file.set_len(offset).and_then(|()| file.seek(SeekFrom::End(0)).map(|_| ()));
+            if tail.file.set_len(offset).and_then(|()| tail.file.sync_all()).is_err() {
+                tail.dirty = true;
+            }
             return Err(e);
         }
-        *len += line.len() as u64;
+        tail.len += line.len() as u64;
         Ok(offset)
     }
 
@@ -76,12 +134,12 @@ impl Journal {
     pub fn read_at(&self, offset: u64) -> io::Result<Value> {
         use std::os::unix::fs::FileExt;
         let guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        let (file, len) = &*guard;
+        let (file, len) = (&guard.file, guard.len);
         let mut line = Vec::new();
         let mut chunk = [0u8; 4096];
         let mut at = offset;
-        while at < *len {
-            let want = usize::try_from((*len - at).min(chunk.len() as u64)).unwrap_or(chunk.len());
+        while at < len {
+            let want = usize::try_from((len - at).min(chunk.len() as u64)).unwrap_or(chunk.len());
             let n = file.read_at(chunk.get_mut(..want).unwrap_or_default(), at)?;
             if n == 0 {
                 break;
@@ -90,7 +148,7 @@ impl Journal {
             if let Some(nl) = got.iter().position(|&b| b == b'\n') {
                 line.extend_from_slice(got.get(..nl).unwrap_or_default());
                 return parse_line(&line)
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "the record fails its checksum"));
+                    .map_err(|why| io::Error::new(io::ErrorKind::InvalidData, format!("the record {why}")));
             }
             line.extend_from_slice(got);
             at += n as u64;
@@ -103,20 +161,95 @@ impl Journal {
     }
 }
 
+/// Complete records a repair marker says were cut (`None` for an ordinary record).
+pub fn repair_removed(record: &Value) -> Option<u64> {
+    let marker = record.get(REPAIR_KEY)?;
+    Some(marker.get("lines_removed").and_then(Value::as_u64).unwrap_or(0))
+}
+
+/// Reads a journal without changing it and describes it: for `websearchd journal check`.
+pub fn check(path: &Path) -> io::Result<Checked> {
+    let bytes = std::fs::read(path)?;
+    let len = bytes.len() as u64;
+    Ok(match parse(&bytes) {
+        Ok((records, _, good_len)) => {
+            Checked { records: records.len() as u64, torn_bytes: len - good_len as u64, damage: None, len }
+        }
+        Err((records, damage)) => Checked { records, torn_bytes: 0, damage: Some(damage), len },
+    })
+}
+
+/// Cuts the journal at `offset` (the start of a line; everything before it must be intact), after copying the whole
+/// file to `<path>.<unix ms>.bak`, and appends a repair marker naming the copy and the number of complete records
+/// cut. The server must not be running on this file.
+pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+    let bytes = std::fs::read(path)?;
+    let at = usize::try_from(offset).ok().filter(|&o| o <= bytes.len()).ok_or_else(|| {
+        invalid(format!("offset {offset} is past the end of {} ({} bytes)", path.display(), bytes.len()))
+    })?;
+    if at > 0 && bytes.get(at - 1) != Some(&b'\n') {
+        return Err(invalid(format!("offset {offset} is not the start of a line")));
+    }
+    let (head, cut) = bytes.split_at(at);
+    match parse(head) {
+        Ok((_, _, good)) if good == head.len() => {}
+        Ok(_) => return Err(invalid(format!("offset {offset} is not the start of a line"))),
+        Err((_, d)) => {
+            return Err(invalid(format!(
+                "line {} (offset {}) before {offset} is damaged too: cut there instead",
+                d.line, d.offset
+            )))
+        }
+    }
+    let lines_removed = cut.iter().filter(|&&b| b == b'\n').count() as u64;
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{now_ms}.bak"));
+    let backup = PathBuf::from(name);
+    let mut copy = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&backup)?;
+    copy.write_all(&bytes)?;
+    copy.sync_all()?;
+    sync_dir(&backup)?;
+    let file = OpenOptions::new().write(true).open(path)?;
+    file.set_len(offset)?;
+    file.sync_all()?;
+    drop(file);
+    let (journal, _) = Journal::open(path)?;
+    journal.append(&json!({
+        REPAIR_KEY: {
+            "at": now_ms,
+            "truncated_at": offset,
+            "lines_removed": lines_removed,
+            "bytes_removed": cut.len(),
+            "backup": backup.display().to_string(),
+        }
+    }))?;
+    Ok(Repaired { backup, lines_removed, bytes_removed: cut.len() as u64 })
+}
+
 /// The records of a journal's bytes, and how many bytes of torn tail follow them.
 fn parse_file(path: &Path, bytes: &[u8]) -> io::Result<Opened> {
-    let (records, offsets, good_len) = parse(bytes).map_err(|line| {
+    let (records, offsets, good_len) = parse(bytes).map_err(|(_, d)| {
+        let p = path.display();
         io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("{}: record {line} is damaged and is not the last one; refusing to guess", path.display()),
+            format!(
+                "{p}: line {} (byte offset {}) is a complete record that {}: damage, not a torn write, so it is not \
+                 cut automatically ({} complete line(s) follow it). Inspect: `websearchd journal check {p}`; to cut \
+                 it and what follows (a backup copy is kept; their sequence numbers are never reused): \
+                 `websearchd journal repair {p} --truncate-at {}`",
+                d.line, d.offset, d.reason, d.lines_after, d.offset
+            ),
         )
     })?;
     Ok(Opened { records, offsets, torn_bytes: (bytes.len() - good_len) as u64 })
 }
 
-/// Parses the records; `Ok((records, bytes of complete records))`, or `Err(line number)` for damage before the end.
+/// Parses the records: `Ok((records, offsets, bytes of complete records))`, or the number of good records before
+/// the first damaged complete line and that damage.
 #[allow(clippy::type_complexity)]
-fn parse(bytes: &[u8]) -> Result<(Vec<Value>, Vec<u64>, usize), usize> {
+fn parse(bytes: &[u8]) -> Result<(Vec<Value>, Vec<u64>, usize), (u64, Damage)> {
     let mut records = Vec::new();
     let mut offsets = Vec::new();
     let mut offset = 0;
@@ -128,30 +261,34 @@ fn parse(bytes: &[u8]) -> Result<(Vec<Value>, Vec<u64>, usize), usize> {
             // No newline: the last write was cut short.
             return Ok((records, offsets, offset));
         };
-        let line = rest.get(..nl).unwrap_or_default();
-        match parse_line(line) {
-            Some(v) => {
+        match parse_line(rest.get(..nl).unwrap_or_default()) {
+            Ok(v) => {
                 records.push(v);
                 offsets.push(offset as u64);
             }
-            None if offset + nl + 1 == bytes.len() => return Ok((records, offsets, offset)),
-            None => return Err(line_no),
+            Err(reason) => {
+                let after = rest.get(nl + 1..).unwrap_or_default();
+                let lines_after = after.iter().filter(|&&b| b == b'\n').count() as u64;
+                let damage = Damage { line: line_no, offset: offset as u64, lines_after, reason };
+                return Err((records.len() as u64, damage));
+            }
         }
         offset += nl + 1;
     }
     Ok((records, offsets, offset))
 }
 
-fn parse_line(line: &[u8]) -> Option<Value> {
-    let (crc, json) = (line.get(..8)?, line.get(9..)?);
+fn parse_line(line: &[u8]) -> Result<Value, &'static str> {
+    const MALFORMED: &str = "is not `<crc32> <json>`";
+    let (crc, json) = (line.get(..8).ok_or(MALFORMED)?, line.get(9..).ok_or(MALFORMED)?);
     if line.get(8) != Some(&b' ') {
-        return None;
+        return Err(MALFORMED);
     }
-    let crc = u32::from_str_radix(std::str::from_utf8(crc).ok()?, 16).ok()?;
+    let crc = std::str::from_utf8(crc).ok().and_then(|c| u32::from_str_radix(c, 16).ok()).ok_or(MALFORMED)?;
     if crc != crc32(json) {
-        return None;
+        return Err("fails its checksum");
     }
-    serde_json::from_slice(json).ok()
+    serde_json::from_slice(json).map_err(|_| "is not JSON")
 }
 
 /// Makes a new file's directory entry durable.
@@ -245,6 +382,61 @@ mod tests {
             let (_, again) = Journal::open(&path).unwrap();
             assert_eq!(again.records, vec![json!({"n": 1}), json!({"n": 3})]);
         }
+    }
+
+    #[test]
+    fn a_damaged_last_record_is_refused_and_repaired_with_a_backup() {
+        let path = temp("damaged-last");
+        let (j, _) = Journal::open(&path).unwrap();
+        j.append(&json!({"n": 1})).unwrap();
+        let second = j.append(&json!({"n": 2})).unwrap();
+        drop(j);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() - 3;
+        bytes[at] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        let Err(e) = Journal::open(&path) else { panic!("a damaged record must not open") };
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let text = e.to_string();
+        assert!(text.contains(&format!("line 2 (byte offset {second})")), "{text}");
+        assert!(text.contains(&format!("journal repair {} --truncate-at {second}", path.display())), "{text}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing is cut automatically");
+        assert!(Journal::read(&path).is_err());
+        let c = check(&path).unwrap();
+        assert_eq!((c.records, c.torn_bytes), (1, 0));
+        assert_eq!(c.damage, Some(Damage { line: 2, offset: second, lines_after: 0, reason: "fails its checksum" }));
+
+        assert!(repair(&path, second + 1, 7).is_err(), "not the start of a line");
+        assert!(repair(&path, bytes.len() as u64 + 1, 7).is_err(), "past the end");
+        let r = repair(&path, second, 7).unwrap();
+        assert_eq!((r.lines_removed, r.bytes_removed), (1, bytes.len() as u64 - second));
+        assert_eq!(std::fs::read(&r.backup).unwrap(), bytes, "the backup is the file as it was");
+        let (j, opened) = Journal::open(&path).unwrap();
+        assert_eq!(opened.records[0], json!({"n": 1}));
+        assert_eq!(repair_removed(&opened.records[1]), Some(1));
+        assert_eq!(repair_removed(&opened.records[0]), None);
+        j.append(&json!({"n": 3})).unwrap();
+        assert_eq!(check(&path).unwrap().records, 3);
+    }
+
+    #[test]
+    fn damage_in_the_middle_is_cut_from_there() {
+        let path = temp("damaged-middle");
+        let (j, _) = Journal::open(&path).unwrap();
+        j.append(&json!({"n": 1})).unwrap();
+        let second = j.append(&json!({"n": 2})).unwrap();
+        j.append(&json!({"n": 3})).unwrap();
+        drop(j);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[second as usize + 12] = b'X';
+        bytes.extend_from_slice(b"0000");
+        std::fs::write(&path, &bytes).unwrap();
+        let c = check(&path).unwrap();
+        assert_eq!(c.damage.as_ref().map(|d| (d.line, d.lines_after)), Some((2, 1)));
+        assert!(repair(&path, bytes.len() as u64, 1).is_err(), "damage before the cut");
+        assert_eq!(repair(&path, second, 1).unwrap().lines_removed, 2);
+        let (_, opened) = Journal::open(&path).unwrap();
+        assert_eq!(opened.records.len(), 2);
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //! Durability: a receipt is appended to `notary.journal` in the state directory and fsynced before it is returned
 //! (and before the payment for it is settled). On start the journal is read back, a torn last record is cut (it was
 //! never returned to anyone), and the chain is checked link by link; the chain continues from the last complete
-//! receipt. Appends are serialised, so `seq` is strictly increasing with no gaps.
+//! receipt. Appends are serialised, so `seq` is strictly increasing with no gaps. A damaged complete record stops the
+//! start (it may have been returned); after an operator's `websearchd journal repair`, the repair marker counts the
+//! receipts cut and their numbers are skipped, never issued again: the next receipt's `prev` names the last receipt
+//! the journal still holds, and the gap shows to anyone walking the chain.
 //!
 //! Memory: the notary keeps the chain head and one file offset per receipt (8 bytes); receipts are read back from
 //! the journal when asked for.
@@ -44,8 +47,9 @@ pub struct Notary {
 }
 
 struct Chain {
-    /// Where each receipt starts in the journal: receipt `seq` is at index `seq - 1`.
-    offsets: Vec<u64>,
+    /// Where each receipt starts in the journal: receipt `seq` is at index `seq - 1`; `None` for a receipt cut by a
+    /// repair (its number is never issued again).
+    offsets: Vec<Option<u64>>,
     /// SHA-256 of the last receipt's canonical JSON.
     head: String,
     last_ts: Option<String>,
@@ -100,13 +104,14 @@ impl Notary {
             let cut = opened.torn_bytes;
             log::warn!("notary: the last receipt write was incomplete ({cut} bytes cut); it was never returned");
         }
-        let receipts: Vec<Value> =
-            opened.records.iter().map(|r| r.get("receipt").cloned().unwrap_or(Value::Null)).collect();
-        let head = check_links(&receipts).map_err(|e| {
+        let (offsets, head, last_ts) = walk(&opened.records, &opened.offsets).map_err(|e| {
             io::Error::new(io::ErrorKind::InvalidData, format!("{}: the receipt chain is broken: {e}", path.display()))
         })?;
-        let last_ts = receipts.last().and_then(|r| r.get("ts")).and_then(Value::as_str).map(str::to_owned);
-        Ok(Notary { journal, chain: Mutex::new(Chain { offsets: opened.offsets, head, last_ts }), keys, issuer, clock })
+        let skipped = offsets.iter().filter(|o| o.is_none()).count();
+        if skipped > 0 {
+            log::warn!("notary: {skipped} receipt number(s) were cut by a journal repair; they are never issued again");
+        }
+        Ok(Notary { journal, chain: Mutex::new(Chain { offsets, head, last_ts }), keys, issuer, clock })
     }
 
     /// Records `hash` as the next receipt; returns the signed record once it is on disk.
@@ -135,7 +140,7 @@ impl Notary {
             "receipt_sha256": digest,
         });
         let offset = self.journal.append(&record)?;
-        chain.offsets.push(offset);
+        chain.offsets.push(Some(offset));
         chain.head = digest;
         chain.last_ts = Some(ts);
         Ok(record)
@@ -145,7 +150,7 @@ impl Notary {
     pub fn get(&self, seq: u64) -> Option<Value> {
         let offset = {
             let chain = self.chain.lock().unwrap_or_else(|p| p.into_inner());
-            *chain.offsets.get(usize::try_from(seq.checked_sub(1)?).ok()?)?
+            (*chain.offsets.get(usize::try_from(seq.checked_sub(1)?).ok()?)?)?
         };
         match self.journal.read_at(offset) {
             Ok(v) => Some(v),
@@ -164,6 +169,36 @@ impl Notary {
     pub fn issuer(&self) -> &str {
         &self.issuer
     }
+}
+
+/// The chain a journal holds: one offset per receipt number (`None` where a repair cut receipts), the head hash and
+/// the last time. Receipts must be numbered 1, 2, ... (a repair marker skips as many numbers as it cut) and each
+/// `prev` must be the hash of the last receipt before it in the journal.
+#[allow(clippy::type_complexity)]
+fn walk(records: &[Value], offsets: &[u64]) -> Result<(Vec<Option<u64>>, String, Option<String>), String> {
+    let mut slots = Vec::with_capacity(records.len());
+    let mut head = GENESIS.to_owned();
+    let mut last_ts = None;
+    for (i, (record, &offset)) in records.iter().zip(offsets).enumerate() {
+        if let Some(cut) = crate::journal::repair_removed(record) {
+            slots.extend(std::iter::repeat_n(None, usize::try_from(cut).map_err(|e| e.to_string())?));
+            continue;
+        }
+        let r = record.get("receipt").ok_or_else(|| format!("record {} is not a receipt record", i + 1))?;
+        let want = slots.len() as u64 + 1;
+        let seq = r.get("seq").and_then(Value::as_u64).ok_or_else(|| format!("record {} has no seq", i + 1))?;
+        if seq != want {
+            return Err(format!("record {} has seq {seq}, not {want}", i + 1));
+        }
+        let prev = r.get("prev").and_then(Value::as_str).unwrap_or("");
+        if prev != head {
+            return Err(format!("receipt {seq}: prev {prev} is not the hash of the receipt before it ({head})"));
+        }
+        head = sha256_hex(crate::jcs::canonicalize(r).as_bytes());
+        last_ts = r.get("ts").and_then(Value::as_str).map(str::to_owned);
+        slots.push(Some(offset));
+    }
+    Ok((slots, head, last_ts))
 }
 
 /// Whether `receipt` names `previous` (the receipt one before it) as its `prev`.

@@ -438,3 +438,102 @@ fn core_needs_a_key_and_reflects_traffic() {
         }
     }
 }
+
+/// Runs the server on a state directory and expects it to refuse to start: its exit code and stderr (bounded wait, so
+/// that a server that does start fails the test instead of hanging it).
+fn refused_start(state: &std::path::Path) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
+        .env("WEBSEARCHD_STATE_DIR", state.join("data"))
+        .env("WEBSEARCHD_MAP_LAYERS", "none")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server started on a damaged journal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (status.code(), err)
+}
+
+fn journal_command(args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(common::binary()).env_clear().arg("journal").args(args).output().unwrap();
+    (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Issue 13, finding 8: a complete last record with a bad checksum was taken for a torn write and cut, and the next
+/// notarisation reused its seq and prev: the chain forked. Now the start refuses, names the file, line and offset,
+/// and the documented repair keeps a backup and never lets that seq be issued again.
+#[test]
+fn a_damaged_complete_receipt_stops_the_start_and_its_seq_is_never_reused() {
+    let server = free_server(None);
+    let delivered: Vec<Value> = (1..=3).map(|n| notarize(&server, &hash(n), &[]).json()).collect();
+    let state = server.kill_keep_state();
+    let journal = state.path().join("data/notary.journal");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let last = bytes[..bytes.len() - 1].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    // One flipped byte inside receipt 3, which a client holds; its newline is intact.
+    let hash_at = last + String::from_utf8_lossy(&bytes[last..]).find(&hash(3)).unwrap();
+    bytes[hash_at] ^= 0x01;
+    std::fs::write(&journal, &bytes).unwrap();
+
+    let (code, err) = refused_start(state.path());
+    assert_eq!(code, Some(1), "{err}");
+    let path = journal.display().to_string();
+    for needle in [
+        path.as_str(),
+        "line 3",
+        &format!("byte offset {last}"),
+        &format!("websearchd journal repair {path} --truncate-at {last}"),
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    assert_eq!(std::fs::read(&journal).unwrap(), bytes, "nothing was cut");
+
+    let (code, out) = journal_command(&["check", &path]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(&format!("damaged: line 3 at byte offset {last} fails its checksum")), "{out}");
+    let (code, out) = journal_command(&["repair", &path, "--truncate-at", &(last + 1).to_string()]);
+    assert_eq!(code, Some(2), "{out}");
+    let (code, out) = journal_command(&["repair", &path, "--truncate-at", &last.to_string()]);
+    assert_eq!(code, Some(0), "{out}");
+    let backup = out.split(" in ").nth(1).and_then(|s| s.split(';').next()).unwrap();
+    assert_eq!(std::fs::read(backup).unwrap(), bytes, "the backup holds the file as it was");
+    assert_eq!(journal_command(&["check", &path]).0, Some(0));
+
+    // The chain continues after receipt 2, and number 3 is never issued again.
+    let server = free_server(Some(state));
+    assert!(server.log_text().contains("1 receipt number(s) were cut by a journal repair"), "{}", server.log_text());
+    let next = notarize(&server, &hash(4), &[]).json();
+    assert_eq!(next["receipt"]["seq"], 4);
+    assert_eq!(next["receipt"]["prev"], delivered[1]["receipt_sha256"]);
+    assert_eq!(server.get("/notary/receipts/3").status, 404);
+    assert_eq!(server.get("/notary/receipts/2").json(), delivered[1]);
+    assert_eq!(server.get("/notary/receipts/4").json(), next);
+    // The journal verifies offline, with the gap shown.
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_STATE_DIR", server.state_dir.path().join("data"))
+        .args(["verify", "--receipts", &path])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("not given: 3..3"), "{text}");
+    // And a restart still agrees.
+    let state = server.kill_keep_state();
+    let server = free_server(Some(state));
+    assert_eq!(notarize(&server, &hash(5), &[]).json()["receipt"]["seq"], 5);
+}

@@ -131,7 +131,7 @@ fn a_paid_search_end_to_end_v2_and_v1() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(decode_header(r.header("x-payment-response").expect("X-PAYMENT-RESPONSE"))["success"], true);
 
-    // The ledger has both, verified then settled.
+    // The ledger has both: verified, settling (on disk before the facilitator is asked), settled.
     let out = std::process::Command::new(common::binary())
         .env_clear()
         .env("WEBSEARCHD_STATE_DIR", w.server.state_dir.path().join("data"))
@@ -141,8 +141,8 @@ fn a_paid_search_end_to_end_v2_and_v1() {
     let lines: Vec<Value> =
         String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let events: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
-    assert_eq!(events, vec!["verified", "settled", "verified", "settled"]);
-    assert_eq!(lines[1]["tx"], "0xfeedbeef");
+    assert_eq!(events, vec!["verified", "settling", "settled", "verified", "settling", "settled"]);
+    assert_eq!(lines[2]["tx"], "0xfeedbeef");
     assert!(String::from_utf8_lossy(&out.stderr).contains("settled 10000 atomic USDC"));
 }
 
@@ -343,4 +343,136 @@ fn payments_off_refuses_a_public_address() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("WEBSEARCHD_PAY_TO") && err.contains("WEBSEARCHD_OPEN"), "{err}");
+}
+
+/// `websearchd payments` on a state directory: the records (stdout) and the summary (stderr).
+fn payments_listing(state_dir: &std::path::Path) -> (Vec<Value>, String) {
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_STATE_DIR", state_dir.join("data"))
+        .arg("payments")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let records = String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (records, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn events(records: &[Value]) -> Vec<&str> {
+    records.iter().map(|r| r["event"].as_str().unwrap()).collect()
+}
+
+/// Issue 13, finding 6: a settlement answer that cannot be read was taken for a refusal (`failed`), the authorization
+/// released, and the same payment verified and settled again. Only a well-formed refusal is a failure.
+#[test]
+fn an_unreadable_settlement_answer_is_unknown_and_never_settled_again() {
+    use std::sync::{Arc, Mutex};
+    let source = source();
+    let settle = Arc::new(Mutex::new(Answer::json(200, "{}")));
+    let facilitator = common::pay::facilitator_answering_settle(settle.clone());
+    let vars = [
+        ("WEBSEARCHD_SOURCES", "ddg_html".to_string()),
+        ("WEBSEARCHD_DDG_HTML_URL", source.url("/html/")),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0".into()),
+        ("WEBSEARCHD_CACHE_TTL_S", "0".into()),
+        ("WEBSEARCHD_PAY_TO", PAY_TO.into()),
+        ("WEBSEARCHD_PUBLIC_URL", "https://search.example".into()),
+        ("WEBSEARCHD_FACILITATOR_URL", facilitator.url("")),
+    ];
+    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let server = Server::start(&pairs);
+    let accepted = accepted(&server);
+    let unreadable = [
+        Answer::html(200, "<html><body>OK</body></html>"),
+        Answer::json(200, r#"{"success":"true","transaction":"0xfeedbeef","network":"eip155:8453"}"#),
+        Answer::json(400, r#"{"error":"bad request"}"#),
+        Answer::json(200, r#"{"success":false,"transaction":""}"#),
+    ];
+    for (i, answer) in unreadable.iter().enumerate() {
+        *settle.lock().unwrap() = answer.clone();
+        let header = Payer::new(40 + i as u8).v2_header(&accepted);
+        let r = search(&server, "rust", &[("PAYMENT-SIGNATURE", &header)]);
+        assert_eq!((r.status, r.error_code().as_str()), (502, "settlement_unknown"), "{answer:?}: {}", r.text());
+        assert!(!r.text().contains("rust-lang.org"), "the result is withheld");
+        // The authorization stays held: the same header is refused before the facilitator is asked again.
+        *settle.lock().unwrap() = Answer::json(200, r#"{"success":true,"transaction":"0x2","network":"eip155:8453"}"#);
+        let again = search(&server, "rust", &[("PAYMENT-SIGNATURE", &header)]);
+        assert_eq!((again.status, again.json()["error"].as_str()), (402, Some("payment_replayed")), "{answer:?}");
+        assert_eq!(facilitator.count("/settle"), i + 1, "{answer:?}: settled once only");
+        assert_eq!(facilitator.count("/verify"), i + 1, "{answer:?}: verified once only");
+    }
+    // A well-formed refusal is still a failure, and frees the authorization.
+    *settle.lock().unwrap() = Answer::json(400, r#"{"success":false,"errorReason":"invalid_payload"}"#);
+    let r = pay_with(&server, &accepted, &Payer::new(50));
+    assert_eq!((r.status, r.json()["error"].as_str()), (402, Some("settlement_failed")));
+    let (records, _) = payments_listing(server.state_dir.path());
+    let outcomes: Vec<&str> = events(&records).into_iter().filter(|e| !matches!(*e, "verified" | "settling")).collect();
+    assert_eq!(outcomes, vec!["unknown", "unknown", "unknown", "unknown", "failed"]);
+}
+
+fn pay_with(server: &Server, accepted: &Value, payer: &Payer) -> Reply {
+    search(server, "rust", &[("PAYMENT-SIGNATURE", &payer.v2_header(accepted))])
+}
+
+/// Issue 13, finding 7: nothing was recorded before `/settle`, so a kill -9 while the facilitator settled left
+/// `verified` only and `websearchd payments` under-reported. Now `settling` is on disk first, and a start records
+/// what it cannot resolve as `unknown` (held, counted, logged).
+#[test]
+fn kill_9_during_settlement_is_reported_and_the_payment_stays_held() {
+    let w = world(&[("WEBSEARCHD_FACILITATOR_TIMEOUT_MS", "30000")]);
+    w.facilitator.set(Mode::SettleHang);
+    let payer = Payer::new(60);
+    let header = payer.v2_header(&accepted(&w.server));
+    let addr = w.server.addr;
+    let h = header.clone();
+    let inflight = std::thread::spawn(move || {
+        let _ = std::panic::catch_unwind(|| {
+            common::request(
+                addr,
+                "POST",
+                "/service",
+                &[("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", &h)],
+                br#"{"query":"rust"}"#,
+            )
+        });
+    });
+    w.facilitator.upstream.wait_for("/settle", 1);
+    let state = w.server.kill_keep_state();
+    let _ = inflight.join();
+
+    let (records, summary) = payments_listing(state.path());
+    assert_eq!(events(&records), vec!["verified", "settling"], "{summary}");
+    assert!(summary.contains("1 payments by their last record: settling 1"), "{summary}");
+    assert!(summary.contains(&format!("settling: payer {}", records[1]["payer"].as_str().unwrap())), "{summary}");
+
+    w.facilitator.set(Mode::Honest);
+    let vars = env(&w.source, &w.facilitator);
+    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let server = Server::start_in(state, &pairs, |c| c);
+    let log = server.log_text();
+    assert!(log.contains("1 settlement(s) were in progress when the server stopped"), "{log}");
+    let (records, summary) = payments_listing(server.state_dir.path());
+    assert_eq!(events(&records), vec!["verified", "settling", "unknown"]);
+    assert_eq!(records[2]["request_id"], records[1]["request_id"]);
+    assert!(summary.contains("payments by their last record: unknown 1"), "{summary}");
+    // Counted as unknown in the ledger summary of /core/state.
+    let key = std::process::Command::new(common::binary())
+        .env_clear()
+        .env("WEBSEARCHD_STATE_DIR", server.state_dir.path().join("data"))
+        .args(["apikey", "new"])
+        .output()
+        .unwrap();
+    let key = String::from_utf8(key.stdout).unwrap().trim().to_owned();
+    let state = server.request("GET", "/core/state", &[("X-WALLET", &key)], b"").json();
+    assert_eq!(state["payments"]["ledger"]["unknown"], 1, "{state}");
+    assert_eq!(state["payments"]["ledger"]["settling"], 1, "{state}");
+    // The same payment is refused as a replay; the facilitator is not asked again.
+    let r = search(&server, "again", &[("PAYMENT-SIGNATURE", &header)]);
+    assert_eq!((r.status, r.json()["error"].as_str()), (402, Some("payment_replayed")));
+    assert_eq!(w.facilitator.upstream.count("/settle"), 1);
+    // A second start has nothing left to reconcile.
+    let state = server.kill_keep_state();
+    let server = Server::start_in(state, &pairs, |c| c);
+    assert!(!server.log_text().contains("settlement(s) were in progress"));
+    assert_eq!(events(&payments_listing(server.state_dir.path()).0).len(), 3);
 }

@@ -1,7 +1,10 @@
 //! The facilitator client: `POST /verify` before the work and `POST /settle` after it, with
 //! `{x402Version, paymentPayload, paymentRequirements}`. A refusal may come as 200 or 4xx with the same JSON; reason
-//! codes are passed through as opaque strings. For settlement, a timeout or a 5xx is an unknown outcome (the
-//! transfer may have been broadcast), never a failure.
+//! codes are passed through as opaque strings. For settlement, only a clear refusal is a failure: a 2xx or 4xx whose
+//! body is a JSON object with `success: false` (a JSON boolean) and an `errorReason` string. Everything else that is
+//! not a clear success (a 2xx with `success: true`) is an unknown outcome that keeps the authorization held: a
+//! timeout, a lost connection, a 5xx, a body that is not JSON, `success: "true"` as a string, a verdict that
+//! contradicts its status, a 4xx without a verdict. The transfer may have been broadcast.
 
 use std::time::{Duration, Instant};
 
@@ -88,29 +91,87 @@ impl Facilitator {
     }
 
     pub fn settle(&self, version: u8, payload: &Value, requirements: &Value) -> Settled {
-        let (status, v) = match self.post("settle", version, payload, requirements) {
-            Ok(r) => r,
-            Err(e) => return Settled::Unknown(e),
-        };
-        if status >= 500 {
-            return Settled::Unknown(format!("HTTP {status}"));
+        match self.post("settle", version, payload, requirements) {
+            Ok((status, v)) => settle_verdict(status, &v),
+            Err(e) => Settled::Unknown(e),
         }
-        match v.get("success").and_then(Value::as_bool) {
-            Some(true) if status < 300 => Settled::Settled {
-                transaction: str_of(&v, "transaction").unwrap_or_default(),
-                network: str_of(&v, "network").unwrap_or_default(),
-                payer: str_of(&v, "payer"),
-            },
-            Some(_) => Settled::Failed {
-                reason: str_of(&v, "errorReason").unwrap_or_else(|| "settlement_failed".into()),
-                message: str_of(&v, "errorMessage").unwrap_or_default(),
-            },
-            // A 2xx or 4xx without a verdict: the facilitator did not settle as far as it says.
-            None => Settled::Failed { reason: format!("http_{status}"), message: "no `success` in the answer".into() },
-        }
+    }
+}
+
+/// Reads a `/settle` answer (`Value::Null` when its body was not JSON).
+fn settle_verdict(status: u16, v: &Value) -> Settled {
+    let unknown = |what: &str| Settled::Unknown(format!("HTTP {status} with {what}"));
+    if !(200..500).contains(&status) || (300..400).contains(&status) {
+        return unknown("no verdict that can be relied on");
+    }
+    if !v.is_object() {
+        return unknown("a body that is not a JSON object");
+    }
+    match (v.get("success"), status < 300) {
+        (Some(Value::Bool(true)), true) => Settled::Settled {
+            transaction: str_of(v, "transaction").unwrap_or_default(),
+            network: str_of(v, "network").unwrap_or_default(),
+            payer: str_of(v, "payer"),
+        },
+        (Some(Value::Bool(true)), false) => unknown("`success: true`, contradicting the status"),
+        (Some(Value::Bool(false)), _) => match str_of(v, "errorReason").filter(|r| !r.is_empty()) {
+            Some(reason) => Settled::Failed { reason, message: str_of(v, "errorMessage").unwrap_or_default() },
+            None => unknown("`success: false` but no `errorReason`"),
+        },
+        (Some(_), _) => unknown("a `success` that is not a JSON boolean"),
+        (None, _) => unknown("no `success` in the answer"),
     }
 }
 
 fn str_of(v: &Value, name: &str) -> Option<String> {
     v.get(name).and_then(Value::as_str).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(status: u16, body: &str, expected: &str) {
+        let v = serde_json::from_str(body).unwrap_or(Value::Null);
+        let got = match settle_verdict(status, &v) {
+            Settled::Settled { .. } => "settled".to_owned(),
+            Settled::Failed { reason, .. } => format!("failed {reason}"),
+            Settled::Unknown(_) => "unknown".to_owned(),
+        };
+        assert_eq!(got, expected, "HTTP {status} {body}");
+    }
+
+    #[test]
+    fn only_a_clear_refusal_is_a_failure() {
+        check(200, r#"{"success":true,"transaction":"0x1","network":"eip155:8453"}"#, "settled");
+        check(
+            200,
+            r#"{"success":false,"errorReason":"insufficient_funds","transaction":""}"#,
+            "failed insufficient_funds",
+        );
+        check(400, r#"{"success":false,"errorReason":"invalid_payload"}"#, "failed invalid_payload");
+        check(402, r#"{"success":false,"errorReason":"x","errorMessage":"y"}"#, "failed x");
+        for (status, body) in [
+            (200, "<html>ok</html>"),
+            (200, ""),
+            (200, r#"{"success":"true","transaction":"0x1"}"#),
+            (200, r#"{"success":"false","errorReason":"x"}"#),
+            (200, r#"{"success":1}"#),
+            (200, r#"{"success":false}"#),
+            (200, r#"{"success":false,"errorReason":""}"#),
+            (200, r#"{"success":false,"errorReason":7}"#),
+            (200, r#"[{"success":false,"errorReason":"x"}]"#),
+            (200, r#"{"transaction":"0x1"}"#),
+            (400, "bad request"),
+            (400, "{}"),
+            (400, r#"{"success":true,"transaction":"0x1"}"#),
+            (404, r#"{"error":"not found"}"#),
+            (302, r#"{"success":false,"errorReason":"x"}"#),
+            (500, r#"{"success":false,"errorReason":"x"}"#),
+            (502, "bad gateway"),
+        ] {
+            check(status, body, "unknown");
+        }
+    }
 }

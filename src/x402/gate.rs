@@ -135,7 +135,8 @@ impl Gate {
         let terms =
             Terms { network: config.network, pay_to, price: config.price_atomic, max_timeout_s: config.max_timeout_s };
         let path = config.state_dir.join(LEDGER_FILE);
-        let ledger = Ledger::open(&path).map_err(|e| format!("the payment ledger {}: {e}", path.display()))?;
+        let ledger = Ledger::open(&path, clock.now_unix_ms())
+            .map_err(|e| format!("the payment ledger {}: {e}", path.display()))?;
         Ok(Gate::new(Some(terms), facilitator, Some(ledger), clock, free))
     }
 
@@ -306,6 +307,25 @@ impl Gate {
             return Err(ApiError::internal().into_response());
         };
         let value = p.payment.authorization.value;
+        // On disk before the facilitator is asked: after a crash, the start knows this settlement may have happened.
+        let extra = json!({ "at": self.clock.now_unix_ms(), "request_id": p.request_id });
+        if let Err(e) = ledger.record(&p.ticket, Event::Settling, value, extra) {
+            log::error!("the payment ledger cannot be written; request {} is not settled: {e}", p.request_id);
+            let extra =
+                json!({ "at": self.clock.now_unix_ms(), "request_id": p.request_id, "reason": "ledger_unavailable" });
+            // The facilitator was never asked: the authorization is free again (in memory at least, if this fails too).
+            if let Err(e) = ledger.record(&p.ticket, Event::Released, value, extra) {
+                log::error!("a released payment could not be recorded: {e}");
+            }
+            self.refuse("ledger_unavailable");
+            return Err(ApiError::unavailable(
+                "ledger_unavailable",
+                "the payment ledger cannot be written; the payment was not settled and nothing was charged (the \
+                 result is withheld); the same payment can be retried",
+                LEDGER_RETRY_AFTER_S,
+            )
+            .into_response());
+        }
         let started = Instant::now();
         let outcome = self.facilitator.settle(p.payment.version, &p.payment.raw, &p.requirements);
         self.timed(started);
@@ -354,7 +374,8 @@ impl Gate {
         }
     }
 
-    /// The work failed after verification: nothing is settled and the authorization is free again.
+    /// The work failed after verification: nothing is settled and the authorization is free again (in memory even
+    /// if the record cannot be written).
     pub fn abandon(&self, p: Box<Pending>, why: &str) {
         if let Some(ledger) = &self.ledger {
             let extra = json!({ "at": self.clock.now_unix_ms(), "request_id": p.request_id, "reason": why });
@@ -378,6 +399,7 @@ impl Gate {
             let s = l.summary();
             json!({
                 "verified": s.verified,
+                "settling": s.settling,
                 "settled": s.settled,
                 "failed": s.failed,
                 "unknown": s.unknown,
@@ -434,6 +456,7 @@ impl Gate {
             crate::metrics::family(&mut out, name, "gauge", "Payment ledger records, by event.");
             for (event, n) in [
                 ("verified", s.verified),
+                ("settling", s.settling),
                 ("settled", s.settled),
                 ("failed", s.failed),
                 ("unknown", s.unknown),

@@ -2,6 +2,13 @@
 //! state directory (fsynced before the answer leaves); the guard refuses an authorization (`from`, `nonce`) that is
 //! in flight, settled, or of unknown outcome, until its `validBefore` passes, across restarts (it is rebuilt from the
 //! journal on start).
+//!
+//! A payment's records: `verified`, then `settling` (fsynced before the facilitator is asked to settle), then
+//! `settled`, `failed` or `unknown`; or `released` after `verified` when the work failed. A `settling` with nothing
+//! after it on start means the server stopped while the facilitator was asked: the facilitator has no endpoint that
+//! tells a settlement's outcome (x402 facilitators offer `/verify`, `/settle` and `/supported`; asking `/settle` again
+//! would charge for an answer never delivered), so `open` records it as `unknown`, held until its `validBefore`; the
+//! chain itself can tell (USDC's `authorizationState(payer, nonce)`).
 
 use std::collections::HashMap;
 use std::io;
@@ -18,6 +25,8 @@ use crate::journal::Journal;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     Verified,
+    /// The facilitator is about to be asked to settle.
+    Settling,
     Settled,
     Failed,
     Unknown,
@@ -28,6 +37,7 @@ impl Event {
     pub fn name(self) -> &'static str {
         match self {
             Event::Verified => "verified",
+            Event::Settling => "settling",
             Event::Settled => "settled",
             Event::Failed => "failed",
             Event::Unknown => "unknown",
@@ -36,29 +46,32 @@ impl Event {
     }
 
     fn from_name(s: &str) -> Option<Event> {
-        [Event::Verified, Event::Settled, Event::Failed, Event::Unknown, Event::Released]
+        [Event::Verified, Event::Settling, Event::Settled, Event::Failed, Event::Unknown, Event::Released]
             .into_iter()
             .find(|e| e.name() == s)
     }
 
     fn holds(self) -> bool {
-        matches!(self, Event::Verified | Event::Settled | Event::Unknown)
+        matches!(self, Event::Verified | Event::Settling | Event::Settled | Event::Unknown)
     }
 }
 
 type Key = (Address, [u8; 32]);
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Held {
     valid_before: u64,
     /// None while only reserved in memory (before verification).
     event: Option<Event>,
+    value: u128,
+    request_id: Option<String>,
 }
 
 /// Counts by outcome, for `/metrics` and the core state.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Summary {
     pub verified: u64,
+    pub settling: u64,
     pub settled: u64,
     pub failed: u64,
     pub unknown: u64,
@@ -94,13 +107,68 @@ pub struct Replayed;
 const SWEEP_AT: usize = 4_096;
 
 impl Ledger {
-    pub fn open(path: &Path) -> io::Result<Ledger> {
+    /// Opens the ledger and rebuilds the guard; a settlement left unresolved by a stop is recorded as `unknown`.
+    pub fn open(path: &Path, now_ms: u64) -> io::Result<Ledger> {
         let (journal, opened) = Journal::open(path)?;
         let mut state = State::default();
         for r in &opened.records {
             state.apply(r);
         }
-        Ok(Ledger { journal, state: Mutex::new(state) })
+        let ledger = Ledger { journal, state: Mutex::new(state) };
+        ledger.reconcile(now_ms);
+        Ok(ledger)
+    }
+
+    /// Records `unknown` for every payment whose last record is `settling`: the server stopped while the facilitator
+    /// was asked, and no facilitator endpoint can say what became of it.
+    fn reconcile(&self, now_ms: u64) {
+        let unresolved: Vec<(Key, u64, Option<String>)> = {
+            let s = self.lock();
+            let mut v: Vec<_> = s
+                .held
+                .iter()
+                .filter(|(_, h)| h.event == Some(Event::Settling))
+                .map(|(k, h)| (*k, h.valid_before, h.request_id.clone()))
+                .collect();
+            v.sort_by_key(|(_, vb, _)| *vb);
+            v
+        };
+        if unresolved.is_empty() {
+            return;
+        }
+        let mut unwritten = 0;
+        for (key, valid_before, request_id) in &unresolved {
+            let t = Ticket { key: *key, valid_before: *valid_before };
+            let value = self.lock().held.get(key).map_or(0, |h| h.value);
+            let extra = json!({
+                "at": now_ms,
+                "request_id": request_id,
+                "reason": "the server stopped while the facilitator was asked to settle; the facilitator cannot be \
+                           asked for the outcome",
+            });
+            if let Err(e) = self.record(&t, Event::Unknown, value, extra) {
+                unwritten += 1;
+                log::error!("the payment ledger cannot be written during reconciliation: {e}");
+            }
+        }
+        let ids: Vec<String> = unresolved
+            .iter()
+            .take(10)
+            .map(|(k, _, id)| format!("{} {}", short(k), id.as_deref().unwrap_or("?")))
+            .collect();
+        log::warn!(
+            "payment ledger: {} settlement(s) were in progress when the server stopped; their outcome is unknown (no \
+             facilitator endpoint tells it): recorded as unknown{}, authorizations held until validBefore; check \
+             them on chain (`websearchd payments` lists them): {}{}",
+            unresolved.len(),
+            if unwritten > 0 {
+                format!(" ({unwritten} could not be written and will be again on the next start)")
+            } else {
+                String::new()
+            },
+            ids.join(", "),
+            if unresolved.len() > ids.len() { ", ..." } else { "" }
+        );
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -117,11 +185,13 @@ impl Ledger {
         if s.held.get(&key).is_some_and(|h| h.valid_before > now_s) {
             return Err(Replayed);
         }
-        s.held.insert(key, Held { valid_before, event: None });
+        s.held.insert(key, Held { valid_before, event: None, value: 0, request_id: None });
         Ok(Ticket { key, valid_before })
     }
 
-    /// Appends an event for a reserved authorization (fsynced) and updates the guard.
+    /// Appends an event for a reserved authorization (fsynced) and updates the guard. If the append fails, the
+    /// guard still follows an event that frees the authorization (`failed`, `released`: the facilitator refused it or
+    /// was never asked), so that a client can retry once the disk is back; a holding event keeps it held.
     pub fn record(&self, t: &Ticket, event: Event, value: u128, extra: Value) -> io::Result<()> {
         let mut s = self.lock();
         s.seq += 1;
@@ -136,7 +206,12 @@ impl Ledger {
         if let (Some(map), Value::Object(more)) = (rec.as_object_mut(), extra) {
             map.extend(more);
         }
-        self.journal.append(&rec)?;
+        if let Err(e) = self.journal.append(&rec) {
+            if !event.holds() {
+                s.held.remove(&t.key);
+            }
+            return Err(e);
+        }
         s.apply(&rec);
         Ok(())
     }
@@ -154,8 +229,35 @@ impl Ledger {
     }
 }
 
+/// A payment named in a log line: its payer and the start of its nonce.
+fn short(key: &Key) -> String {
+    let nonce = hex_encode(&key.1);
+    format!("{}/0x{}", checksum_address(&key.0), nonce.get(..8).unwrap_or(&nonce))
+}
+
+/// The last record of each payment (`payer`, `nonce`), in ledger order: where each one stands, for
+/// `websearchd payments`. A payment whose last record is `settling` is being settled, or the server stopped during
+/// its settlement and has not started since (a start records it as `unknown`).
+pub fn standing(records: &[Value]) -> Vec<&Value> {
+    let mut last: HashMap<(&str, &str), usize> = HashMap::new();
+    for (i, r) in records.iter().enumerate() {
+        let key = (r.get("payer").and_then(Value::as_str), r.get("nonce").and_then(Value::as_str));
+        if let (Some(payer), Some(nonce)) = key {
+            last.insert((payer, nonce), i);
+        }
+    }
+    let mut at: Vec<usize> = last.into_values().collect();
+    at.sort_unstable();
+    at.into_iter().filter_map(|i| records.get(i)).collect()
+}
+
 impl State {
     fn apply(&mut self, r: &Value) {
+        if let Some(cut) = crate::journal::repair_removed(r) {
+            // Records cut by a repair had numbers up to this many past the last one kept.
+            self.seq += cut;
+            return;
+        }
         let Some(event) = r.get("event").and_then(Value::as_str).and_then(Event::from_name) else {
             return;
         };
@@ -168,9 +270,11 @@ impl State {
             .and_then(|b| <[u8; 32]>::try_from(b).ok());
         let valid_before = r.get("valid_before").and_then(Value::as_u64).unwrap_or(0);
         let value: u128 = r.get("value").and_then(Value::as_str).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let request_id = r.get("request_id").and_then(Value::as_str).map(str::to_owned);
         self.seq = self.seq.max(r.get("seq").and_then(Value::as_u64).unwrap_or(0));
         match event {
             Event::Verified => self.summary.verified += 1,
+            Event::Settling => self.summary.settling += 1,
             Event::Settled => {
                 self.summary.settled += 1;
                 self.summary.settled_value += value;
@@ -183,7 +287,7 @@ impl State {
             return;
         };
         if event.holds() {
-            self.held.insert((payer, nonce), Held { valid_before, event: Some(event) });
+            self.held.insert((payer, nonce), Held { valid_before, event: Some(event), value, request_id });
         } else {
             self.held.remove(&(payer, nonce));
         }
@@ -204,13 +308,13 @@ mod tests {
     #[test]
     fn the_guard_holds_across_a_restart_until_valid_before() {
         let path = temp("restart");
-        let ledger = Ledger::open(&path).unwrap();
+        let ledger = Ledger::open(&path, 0).unwrap();
         let t = ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap();
         assert_eq!(ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap_err(), Replayed, "in flight");
         ledger.record(&t, Event::Verified, 5_000, json!({"request_id": "r1"})).unwrap();
         drop(ledger);
 
-        let ledger = Ledger::open(&path).unwrap();
+        let ledger = Ledger::open(&path, 0).unwrap();
         assert_eq!(ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap_err(), Replayed, "after a restart");
         assert!(ledger.reserve([1; 20], [2; 32], 1_000, 1_000).is_ok(), "expired authorizations are not held");
         assert_eq!(ledger.summary().verified, 1);
@@ -219,7 +323,7 @@ mod tests {
     #[test]
     fn failures_and_releases_free_the_authorization() {
         let path = temp("free");
-        let ledger = Ledger::open(&path).unwrap();
+        let ledger = Ledger::open(&path, 0).unwrap();
         let t = ledger.reserve([1; 20], [3; 32], 1_000, 100).unwrap();
         ledger.record(&t, Event::Verified, 5_000, json!({})).unwrap();
         ledger.record(&t, Event::Released, 5_000, json!({"reason": "search failed"})).unwrap();

@@ -245,3 +245,16 @@ fn verify(body: &Value) -> Answer {
         Answer::json(400, r#"{"isValid":false,"invalidReason":"invalid_exact_evm_payload_signature"}"#)
     }
 }
+
+/// A loopback facilitator that verifies honestly and answers `/settle` with whatever `settle` holds at the time (for
+/// answers that no `Mode` gives: unreadable bodies, malformed verdicts).
+pub fn facilitator_answering_settle(settle: Arc<Mutex<Answer>>) -> Upstream {
+    Upstream::start(move |seen| {
+        let body: Value = serde_json::from_slice(&seen.body).unwrap_or(Value::Null);
+        match seen.path() {
+            "/verify" => verify(&body),
+            "/settle" => settle.lock().unwrap().clone(),
+            _ => Answer::json(404, "{}"),
+        }
+    })
+}
