@@ -230,14 +230,15 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_FETCH_ALLOW",
         default: "(none)",
         allowed: "a comma-separated list of host:port",
-        meaning: "Hosts that `extract` may fetch whatever their address (the SSRF guard refuses private, loopback and \
-                  reserved addresses otherwise).",
+        meaning: "Hosts that `extract`, and the redirects of sources and map feeds out of their own origin, may reach \
+                  whatever their address (the SSRF guard refuses private, loopback and reserved addresses otherwise).",
     },
     VarDoc {
         name: "WEBSEARCHD_FETCH_PORTS",
         default: "(none: 80 and 443 only)",
         allowed: "a comma-separated list of ports",
-        meaning: "Ports `extract` may fetch besides 80 and 443.",
+        meaning: "Ports `extract`, and the redirects of sources and map feeds out of their own origin, may reach \
+                  besides 80 and 443.",
     },
     VarDoc {
         name: "WEBSEARCHD_FETCH_TIMEOUT_MS",
@@ -925,6 +926,7 @@ impl Config {
             r.path_opt("WEBSEARCHD_API_KEYS_FILE").unwrap_or_else(|| state_dir.join(crate::apikeys::API_KEYS_FILE));
         let map_path = r.base_path("WEBSEARCHD_MAP_PATH", "/map")?;
         let mut map = crate::map::Settings::defaults();
+        map.redirect_policy = crate::fetch::guard::Policy { allow: fetch_allow.clone(), ports: fetch_ports.clone() };
         map.layers = r.list(
             "WEBSEARCHD_MAP_LAYERS",
             crate::map::DEFAULT_LAYERS,

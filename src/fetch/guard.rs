@@ -1,6 +1,7 @@
-//! The SSRF guard for URLs chosen by third parties (the top search result): what may be fetched and which addresses
-//! may be connected to. Pure functions over URLs and addresses; `fetch::Client::get_untrusted` applies them to every
-//! hop, resolving each host once and connecting only to the addresses that passed (no second lookup, so DNS
+//! The SSRF guard for URLs chosen by third parties (the top search result, a redirect a source or a feed answers
+//! with): what may be fetched and which addresses may be connected to. Pure functions over URLs and addresses;
+//! `fetch::untrusted` applies them to every hop (and `fetch::Client` to every redirect that leaves the origin it was
+//! asked for), resolving each host once and connecting only to the addresses that passed (no second lookup, so DNS
 //! rebinding cannot swap a checked address for a private one).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -75,6 +76,11 @@ impl Target {
         }
     }
 
+    /// Whether both have the same origin: scheme, host and port.
+    pub fn same_origin(&self, other: &Target) -> bool {
+        self.https == other.https && self.host == other.host && self.port == other.port
+    }
+
     /// The host as an IP address, if it is a literal.
     pub fn ip(&self) -> Option<IpAddr> {
         self.host.parse().ok()
@@ -96,29 +102,9 @@ impl Policy {
 
     /// The syntactic checks: scheme, userinfo, port, and IP literals in every notation.
     pub fn check_url(&self, url: &str) -> Result<Target, Refusal> {
-        let url = url.trim();
-        if url.chars().any(|c| c.is_control() || c == ' ' || c == '\\') {
-            return Err(Refusal::Url("control characters, spaces or backslashes".into()));
-        }
-        let (scheme, rest) = url.split_once("://").ok_or_else(|| Refusal::Url("no scheme".into()))?;
-        let https = match scheme.to_ascii_lowercase().as_str() {
-            "http" => false,
-            "https" => true,
-            other => return Err(Refusal::Scheme(other.to_owned())),
-        };
-        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        if authority.contains('@') {
-            return Err(Refusal::Userinfo);
-        }
-        let (host, port) = split_host_port(authority)?;
-        let port = port.unwrap_or(if https { 443 } else { 80 });
-        let host = normalize_host(&host)?;
-        let tail = tail.split('#').next().unwrap_or("");
-        let path = if tail.starts_with('/') { tail.to_owned() } else { format!("/{tail}") };
-        let target = Target { https, host, port, path };
-        if !self.allowlisted(&target) && port != 80 && port != 443 && !self.ports.contains(&port) {
-            return Err(Refusal::Port(port));
+        let target = parse_url(url)?;
+        if !self.allowlisted(&target) && ![80, 443].contains(&target.port) && !self.ports.contains(&target.port) {
+            return Err(Refusal::Port(target.port));
         }
         if let Some(ip) = target.ip() {
             if !self.allowlisted(&target) {
@@ -142,6 +128,32 @@ impl Policy {
         }
         Ok(())
     }
+}
+
+/// Reads an http or https URL into a `Target` (scheme, host in its standard form, port, path), refusing other
+/// schemes, userinfo and malformed hosts; no policy is applied (see `Policy::check_url`).
+pub fn parse_url(url: &str) -> Result<Target, Refusal> {
+    let url = url.trim();
+    if url.chars().any(|c| c.is_control() || c == ' ' || c == '\\') {
+        return Err(Refusal::Url("control characters, spaces or backslashes".into()));
+    }
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| Refusal::Url("no scheme".into()))?;
+    let https = match scheme.to_ascii_lowercase().as_str() {
+        "http" => false,
+        "https" => true,
+        other => return Err(Refusal::Scheme(other.to_owned())),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if authority.contains('@') {
+        return Err(Refusal::Userinfo);
+    }
+    let (host, port) = split_host_port(authority)?;
+    let port = port.unwrap_or(if https { 443 } else { 80 });
+    let host = normalize_host(&host)?;
+    let tail = tail.split('#').next().unwrap_or("");
+    let path = if tail.starts_with('/') { tail.to_owned() } else { format!("/{tail}") };
+    Ok(Target { https, host, port, path })
 }
 
 fn split_host_port(authority: &str) -> Result<(String, Option<u16>), Refusal> {
@@ -233,7 +245,12 @@ pub fn parse_ipv4(host: &str) -> Option<Ipv4Addr> {
     Some(Ipv4Addr::from(value as u32))
 }
 
-/// `Err(range name)` for addresses that are never fetched.
+/// `Err(range name)` for addresses that are never fetched: every block of the IANA IPv4 and IPv6 special-purpose
+/// address registries, multicast, and every IPv6 address outside 2000::/3 (the only space the IPv6 Address Space
+/// registry allocates as global unicast). Blocks the registries mark globally reachable are refused too (anycast
+/// service addresses, DNS sinks, identifiers: never a page), with two deliberate exceptions that are judged by the
+/// IPv4 address they carry: NAT64's well-known prefix 64:ff9b::/96 (a DNS64 network hands out such an address for
+/// every IPv4-only site) and 6to4, 2002::/16. `fetch/guard/tests.rs` checks each registry row.
 pub fn check_ip(ip: IpAddr) -> Result<(), &'static str> {
     match ip {
         IpAddr::V4(v4) => check_v4(v4),
@@ -247,6 +264,8 @@ fn in_v4(ip: Ipv4Addr, net: [u8; 4], bits: u32) -> bool {
 }
 
 fn check_v4(ip: Ipv4Addr) -> Result<(), &'static str> {
+    // A block of the registry inside a wider one here (192.0.0.0/29, 192.0.0.170/32, 192.88.99.2/32,
+    // 255.255.255.255/32, ...) is refused with the wider one.
     const RANGES: &[([u8; 4], u32, &str)] = &[
         ([0, 0, 0, 0], 8, "this-network (0.0.0.0/8)"),
         ([10, 0, 0, 0], 8, "private (10.0.0.0/8)"),
@@ -256,8 +275,11 @@ fn check_v4(ip: Ipv4Addr) -> Result<(), &'static str> {
         ([172, 16, 0, 0], 12, "private (172.16.0.0/12)"),
         ([192, 0, 0, 0], 24, "IETF protocol assignments (192.0.0.0/24)"),
         ([192, 0, 2, 0], 24, "documentation (192.0.2.0/24)"),
+        ([192, 31, 196, 0], 24, "AS112 DNS sink (192.31.196.0/24)"),
+        ([192, 52, 193, 0], 24, "AMT relay anycast (192.52.193.0/24)"),
         ([192, 88, 99, 0], 24, "6to4 relay anycast (192.88.99.0/24)"),
         ([192, 168, 0, 0], 16, "private (192.168.0.0/16)"),
+        ([192, 175, 48, 0], 24, "AS112 DNS sink (192.175.48.0/24)"),
         ([198, 18, 0, 0], 15, "benchmarking (198.18.0.0/15)"),
         ([198, 51, 100, 0], 24, "documentation (198.51.100.0/24)"),
         ([203, 0, 113, 0], 24, "documentation (203.0.113.0/24)"),
@@ -273,14 +295,19 @@ fn check_v4(ip: Ipv4Addr) -> Result<(), &'static str> {
 fn check_v6(ip: Ipv6Addr) -> Result<(), &'static str> {
     let s = ip.segments();
     let embedded = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
-    if ip.is_unspecified() {
-        return Err("unspecified (::)");
+    // The blocks that embed an IPv4 address, and the special blocks outside 2000::/3, named first so a refusal
+    // says which block it is (the catch-all below would refuse them all the same).
+    if s[..5] == [0, 0, 0, 0, 0] {
+        return Err(match s[5] {
+            0xffff => "IPv4-mapped (::ffff:0:0/96)",
+            0 if ip.is_unspecified() => "unspecified (::)",
+            0 if ip.is_loopback() => "loopback (::1)",
+            0 => "IPv4-compatible (::/96)",
+            _ => "reserved by the IETF (::/8)",
+        });
     }
-    if ip.is_loopback() {
-        return Err("loopback (::1)");
-    }
-    if s[0] == 0 && s[1] == 0 && s[2] == 0 && s[3] == 0 && s[4] == 0 && (s[5] == 0xffff || s[5] == 0) {
-        return Err(if s[5] == 0xffff { "IPv4-mapped (::ffff:0:0/96)" } else { "IPv4-compatible (::/96)" });
+    if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        return Err("IPv4-translated (::ffff:0:0:0/96)");
     }
     if s[0] == 0x0064 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
         check_v4(embedded(s[6], s[7])).map_err(|_| "NAT64 (64:ff9b::/96) with an embedded non-public address")?;
@@ -289,29 +316,40 @@ fn check_v6(ip: Ipv6Addr) -> Result<(), &'static str> {
     if s[0] == 0x0064 && s[1] == 0xff9b && s[2] == 1 {
         return Err("local-use NAT64 (64:ff9b:1::/48)");
     }
-    if s[0] == 0x2002 {
-        check_v4(embedded(s[1], s[2])).map_err(|_| "6to4 (2002::/16) with an embedded non-public address")?;
+    if s[0] == 0x0100 && s[1..3] == [0, 0] && s[3] <= 1 {
+        return Err(if s[3] == 0 { "discard-only (100::/64)" } else { "dummy prefix (100:0:0:1::/64)" });
     }
     const RANGES: &[(u16, u16, &str)] = &[
-        (0x0100, 0xffff, "discard-only (100::/64)"),
+        (0x5f00, 0xffff, "SRv6 SIDs (5f00::/16)"),
         (0xfc00, 0xfe00, "unique local (fc00::/7)"),
         (0xfe80, 0xffc0, "link-local (fe80::/10)"),
         (0xfec0, 0xffc0, "site-local (fec0::/10)"),
         (0xff00, 0xff00, "multicast (ff00::/8)"),
     ];
-    if let Some((_, _, name)) =
-        RANGES.iter().find(|(net, mask, _)| s[0] & mask == *net && (*net != 0x0100 || s[1..4] == [0, 0, 0]))
-    {
+    if let Some((_, _, name)) = RANGES.iter().find(|(net, mask, _)| s[0] & mask == *net) {
         return Err(name);
     }
-    if s[0] == 0x2001 && s[1] == 0x0db8 {
-        return Err("documentation (2001:db8::/32)");
+    if s[0] & 0xe000 != 0x2000 {
+        return Err("reserved by the IETF (outside 2000::/3, the global unicast space)");
     }
+    // Inside 2000::/3.
     if s[0] == 0x2001 && s[1] == 0 {
         return Err("Teredo (2001::/32)");
     }
     if s[0] == 0x2001 && s[1] < 0x0200 {
         return Err("IETF protocol assignments (2001::/23)");
+    }
+    if s[0] == 0x2001 && s[1] == 0x0db8 {
+        return Err("documentation (2001:db8::/32)");
+    }
+    if s[0] == 0x2002 {
+        check_v4(embedded(s[1], s[2])).map_err(|_| "6to4 (2002::/16) with an embedded non-public address")?;
+    }
+    if s[0] == 0x2620 && s[1] == 0x004f && s[2] == 0x8000 {
+        return Err("AS112 DNS sink (2620:4f:8000::/48)");
+    }
+    if s[0] == 0x3fff && s[1] < 0x1000 {
+        return Err("documentation (3fff::/20)");
     }
     Ok(())
 }

@@ -1,6 +1,15 @@
 //! The one outbound door: every HTTP request the service makes goes through a `Client` here, with a connect
 //! timeout, a total deadline and a cap on response bytes, and failures sorted into a few kinds the callers report.
 //!
+//! A `Client` asks the URL it is given as it is (a source's, a feed's or the facilitator's URL, which the operator
+//! configured, possibly on loopback or the LAN). A redirect is chosen by the remote party, so redirects are followed
+//! by hand: a target in the origin (scheme, host, port) that was asked is fetched as configured; any other target
+//! goes through the SSRF guard like a third party's URL (`untrusted::check_hop`: scheme, port, one resolution, every
+//! address checked, the connection pinned to them), and the operator's `WEBSEARCHD_FETCH_ALLOW` hosts pass it.
+//! After a POST, a 301, 302 or 303 is followed with a GET without the body (as browsers do); a 307 or 308 would have
+//! to repeat the body, and is returned as it is. `Authorization`, `Cookie` and `Content-Type` are not carried to a
+//! redirect's target.
+//!
 //! It knows nothing of search or payment; callers build the request and read the `Fetched` response.
 
 pub mod guard;
@@ -12,7 +21,12 @@ pub const CONNECT_TIMEOUT_MAX: Duration = Duration::from_secs(3);
 /// A current browser's User-Agent: some pages serve bots an empty shell.
 pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use guard::{Policy, Refusal};
+
+/// Longest redirect target quoted in an error.
+const LOCATION_CHARS_MAX: usize = 200;
 
 /// Bounds of an outbound request.
 #[derive(Debug, Clone)]
@@ -21,6 +35,7 @@ pub struct Limits {
     /// From the start of the request to the last byte of the body.
     pub total_timeout: Duration,
     pub body_bytes_max: u64,
+    /// Redirects followed; the response after the last is returned as it is.
     pub redirects_max: u32,
 }
 
@@ -48,6 +63,12 @@ pub enum Error {
     /// The peer spoke broken HTTP.
     Protocol(String),
     BadUrl(String),
+    /// A redirect to a place the SSRF guard refuses: the hop (1 for the first redirect), its target, and why.
+    RedirectRefused {
+        hop: u32,
+        location: String,
+        refusal: Refusal,
+    },
     Other(String),
 }
 
@@ -61,6 +82,7 @@ impl Error {
             Error::TooLarge { .. } => "too_large",
             Error::Protocol(_) => "protocol",
             Error::BadUrl(_) => "bad_url",
+            Error::RedirectRefused { refusal, .. } => refusal.code(),
             Error::Other(_) => "io",
         }
     }
@@ -75,6 +97,9 @@ impl std::fmt::Display for Error {
             Error::TooLarge { limit } => write!(f, "response larger than {limit} bytes"),
             Error::Protocol(e) => write!(f, "bad HTTP from the peer: {e}"),
             Error::BadUrl(e) => write!(f, "bad URL: {e}"),
+            Error::RedirectRefused { hop, location, refusal } => {
+                write!(f, "redirect {hop} to {location} refused: {refusal}")
+            }
             Error::Other(e) => f.write_str(e),
         }
     }
@@ -112,57 +137,136 @@ impl From<ureq::Error> for Error {
 pub struct Client {
     agent: ureq::Agent,
     limits: Limits,
+    /// What a redirect out of the origin asked may reach.
+    policy: Policy,
 }
 
 impl Client {
-    pub fn new(limits: Limits) -> Client {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_connect(Some(limits.connect_timeout))
-            .timeout_global(Some(limits.total_timeout))
-            .max_redirects(limits.redirects_max)
-            .max_redirects_will_error(false)
-            // Proxies from the environment are not used: every destination is named in our configuration.
-            .proxy(None)
-            .user_agent(concat!("websearchd/", env!("CARGO_PKG_VERSION")))
-            .max_response_header_size(32 * 1_024)
-            .build();
-        Client { agent: config.into(), limits }
+    /// `policy` decides the redirects that leave the origin asked (the allowlist and extra ports of `extract`).
+    pub fn new(limits: Limits, policy: Policy) -> Client {
+        let config = config(limits.connect_timeout, limits.total_timeout);
+        Client { agent: config.into(), limits, policy }
     }
 
     pub fn get(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, Error> {
+        let started = Instant::now();
         let mut req = self.agent.get(url);
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        self.read(req.call())
+        self.follow(url, headers, req.call(), false, started)
     }
 
     /// POSTs `application/x-www-form-urlencoded` fields.
     pub fn post_form(&self, url: &str, headers: &[(&str, &str)], fields: &[(&str, &str)]) -> Result<Fetched, Error> {
+        let started = Instant::now();
         let mut req = self.agent.post(url);
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        self.read(req.send_form(fields.iter().copied()))
+        self.follow(url, headers, req.send_form(fields.iter().copied()), true, started)
     }
 
     /// POSTs a JSON body.
     pub fn post_json(&self, url: &str, headers: &[(&str, &str)], body: &[u8]) -> Result<Fetched, Error> {
+        let started = Instant::now();
         let mut req = self.agent.post(url).header("Content-Type", "application/json");
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        self.read(req.send(body))
+        self.follow(url, headers, req.send(body), true, started)
     }
 
-    fn read(&self, response: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<Fetched, Error> {
-        let mut response = response?;
+    /// Follows the redirects of the response to `url` (see the module's comment) and reads the last response.
+    fn follow(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        first: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+        posted: bool,
+        started: Instant,
+    ) -> Result<Fetched, Error> {
+        // The origin the operator configured; a URL that does not parse (userinfo, ...) trusts no redirect.
+        let home = guard::parse_url(url).ok();
+        let mut base = home.clone();
+        let mut response = first?;
+        let mut hop = 0;
+        loop {
+            let status = response.status().as_u16();
+            let location = response.headers().get("location").and_then(|v| v.to_str().ok());
+            let follows = match status {
+                301..=303 => true,
+                // Only a GET can be repeated; the body of a POST is not sent again.
+                307 | 308 => !(posted && hop == 0),
+                _ => false,
+            };
+            let (Some(location), true) = (location, follows && hop < self.limits.redirects_max) else {
+                return self.read(response);
+            };
+            hop += 1;
+            let next = match &base {
+                Some(b) => untrusted::join(b, location),
+                None => location.trim().to_owned(),
+            };
+            let refused = |refusal: Refusal| Error::RedirectRefused { hop, location: quote(&next), refusal };
+            let target = guard::parse_url(&next).map_err(refused)?;
+            let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
+            let agent = if home.as_ref().is_some_and(|h| h.same_origin(&target)) {
+                self.agent.clone()
+            } else {
+                let (_, addrs) = untrusted::check_hop(&self.policy, &next, remaining).map_err(|e| match e {
+                    untrusted::Error::Refused(r) => refused(r),
+                    untrusted::Error::Fetch(e) => e,
+                    other => Error::Other(other.to_string()),
+                })?;
+                let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
+                untrusted::pinned(config(self.limits.connect_timeout.min(remaining), remaining), addrs)
+            };
+            let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
+            let mut req = agent.get(target.url());
+            for (k, v) in headers {
+                if !["authorization", "cookie", "content-type"].iter().any(|h| k.eq_ignore_ascii_case(h)) {
+                    req = req.header(*k, *v);
+                }
+            }
+            let req = req
+                .config()
+                .timeout_connect(Some(self.limits.connect_timeout.min(remaining)))
+                .timeout_global(Some(remaining))
+                .build();
+            response = req.call()?;
+            base = Some(target);
+        }
+    }
+
+    fn read(&self, mut response: ureq::http::Response<ureq::Body>) -> Result<Fetched, Error> {
         let status = response.status().as_u16();
         let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let content_encoding =
             response.headers().get("content-encoding").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = response.body_mut().with_config().limit(self.limits.body_bytes_max).read_to_vec()?;
         Ok(Fetched { status, content_type, content_encoding, body })
+    }
+}
+
+/// The agent's settings: no redirects followed by ureq (`Client::follow` does it), no proxy from the environment
+/// (every destination is named in our configuration).
+fn config(connect_timeout: Duration, total_timeout: Duration) -> ureq::config::Config {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(connect_timeout))
+        .timeout_global(Some(total_timeout))
+        .max_redirects(0)
+        .proxy(None)
+        .user_agent(concat!("websearchd/", env!("CARGO_PKG_VERSION")))
+        .max_response_header_size(32 * 1_024)
+        .build()
+}
+
+/// A redirect target as quoted in an error: bounded.
+fn quote(location: &str) -> String {
+    match location.char_indices().nth(LOCATION_CHARS_MAX) {
+        Some((i, _)) => format!("{}...", location.get(..i).unwrap_or_default()),
+        None => location.to_owned(),
     }
 }

@@ -100,11 +100,11 @@ pub fn fetch(url: &str, policy: &Policy, limits: &Limits, sink: &mut dyn FnMut(&
     let started = Instant::now();
     let mut current = url.to_owned();
     for hop in 0..=REDIRECTS_MAX {
-        let target = policy.check_url(&current).map_err(|r| refused(hop, r))?;
         let remaining = limits.deadline.checked_sub(started.elapsed()).ok_or(Error::Fetch(super::Error::Timeout))?;
-        let addrs = resolve(&target, remaining)?;
-        let ips: Vec<IpAddr> = addrs.iter().map(SocketAddr::ip).collect();
-        policy.check_addresses(&target, &ips).map_err(|r| refused(hop, r))?;
+        let (target, addrs) = check_hop(policy, &current, remaining).map_err(|e| match e {
+            Error::Refused(r) => refused(hop, r),
+            other => other,
+        })?;
         let remaining = limits.deadline.checked_sub(started.elapsed()).ok_or(Error::Fetch(super::Error::Timeout))?;
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -115,7 +115,7 @@ pub fn fetch(url: &str, policy: &Policy, limits: &Limits, sink: &mut dyn FnMut(&
             .user_agent(super::BROWSER_USER_AGENT)
             .max_response_header_size(32 * 1_024)
             .build();
-        let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), Pinned(addrs));
+        let agent = pinned(config, addrs);
         let mut response = agent
             .get(&target.url())
             .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1")
@@ -162,6 +162,21 @@ pub fn fetch(url: &str, policy: &Policy, limits: &Limits, sink: &mut dyn FnMut(&
     Err(Error::TooManyRedirects)
 }
 
+/// One hop to a URL a third party chose, up to the connection: the URL checked, its host resolved once (within
+/// `within`), every address checked. The addresses returned are the only ones `pinned` lets ureq connect to.
+pub(super) fn check_hop(policy: &Policy, url: &str, within: Duration) -> Result<(Target, Vec<SocketAddr>), Error> {
+    let target = policy.check_url(url).map_err(Error::Refused)?;
+    let addrs = resolve(&target, within)?;
+    let ips: Vec<IpAddr> = addrs.iter().map(SocketAddr::ip).collect();
+    policy.check_addresses(&target, &ips).map_err(Error::Refused)?;
+    Ok((target, addrs))
+}
+
+/// An agent that connects only to `addrs`, whatever host and port the URL it is given names (no lookup happens).
+pub(super) fn pinned(config: ureq::config::Config, addrs: Vec<SocketAddr>) -> ureq::Agent {
+    ureq::Agent::with_parts(config, DefaultConnector::new(), Pinned(addrs))
+}
+
 fn refused(hop: usize, refusal: Refusal) -> Error {
     if hop == 0 {
         Error::Refused(refusal)
@@ -189,7 +204,7 @@ fn resolve(target: &Target, within: Duration) -> Result<Vec<SocketAddr>, Error> 
 }
 
 /// Resolves a `Location` against the URL it came from.
-fn join(base: &Target, location: &str) -> String {
+pub(super) fn join(base: &Target, location: &str) -> String {
     let location = location.trim();
     if location.contains("://") && !location.starts_with('/') {
         return location.to_owned();
@@ -211,6 +226,63 @@ fn join(base: &Target, location: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write as _;
+    use std::net::TcpListener;
+
+    /// Answers `n` requests with 200 and returns the `Host` header of each.
+    fn serve(listener: TcpListener, n: usize) -> std::thread::JoinHandle<Vec<String>> {
+        std::thread::spawn(move || {
+            let mut hosts = Vec::new();
+            for _ in 0..n {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8(head).unwrap();
+                let host = head.lines().find_map(|l| l.strip_prefix("host: ").or_else(|| l.strip_prefix("Host: ")));
+                hosts.push(host.unwrap_or("").to_owned());
+                stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok").unwrap();
+            }
+            hosts
+        })
+    }
+
+    /// DNS rebinding: a name checked once must not be looked up again when connecting, where it could answer with
+    /// another (private) address. The agent every guarded hop uses connects only to the checked addresses: whatever
+    /// host and port the URL names (another listener's port, a name that does not resolve at all), the connection
+    /// goes to the pinned address, and the URL's own address receives nothing.
+    #[test]
+    fn the_pinned_agent_connects_only_to_the_checked_addresses() {
+        let checked = TcpListener::bind("127.0.0.1:0").unwrap();
+        let pinned_to = checked.local_addr().unwrap();
+        let named = TcpListener::bind("127.0.0.1:0").unwrap();
+        let named_port = named.local_addr().unwrap().port();
+        let server = serve(checked, 2);
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(Duration::from_secs(3)))
+            .proxy(None)
+            .build();
+        let agent = pinned(config, vec![pinned_to]);
+        for url in [format!("http://127.0.0.1:{named_port}/"), format!("http://rebound.invalid:{named_port}/")] {
+            let response = agent.get(&url).call().unwrap();
+            assert_eq!(response.status().as_u16(), 200, "{url}");
+        }
+        let hosts = server.join().unwrap();
+        assert_eq!(hosts, [format!("127.0.0.1:{named_port}"), format!("rebound.invalid:{named_port}")]);
+        named.set_nonblocking(true).unwrap();
+        assert_eq!(named.accept().unwrap_err().kind(), std::io::ErrorKind::WouldBlock, "the URL's address got nothing");
+    }
+
+    #[test]
+    fn an_empty_pinned_list_connects_nowhere() {
+        let config = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(3))).proxy(None).build();
+        let e = pinned(config, Vec::new()).get("http://example.com/").call().unwrap_err();
+        assert!(matches!(e, ureq::Error::HostNotFound), "{e}");
+    }
 
     #[test]
     fn locations_are_joined() {

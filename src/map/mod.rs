@@ -84,6 +84,8 @@ pub struct Settings {
     pub digitraffic_user: String,
     pub seabed_points: Vec<(f64, f64)>,
     pub ucdp_token: Option<String>,
+    /// What a feed's redirect out of its own origin may reach (the SSRF guard's allowlist and extra ports).
+    pub redirect_policy: crate::fetch::guard::Policy,
 }
 
 impl Settings {
@@ -99,6 +101,7 @@ impl Settings {
             digitraffic_user: concat!("websearchd/", env!("CARGO_PKG_VERSION")).into(),
             seabed_points: parse_points(SEABED_POINTS).unwrap_or_default(),
             ucdp_token: None,
+            redirect_policy: crate::fetch::guard::Policy::default(),
         }
     }
 
@@ -259,12 +262,13 @@ const CELESTRAK_HALT_S: u64 = 6 * 3_600;
 
 impl MapService {
     pub fn new(settings: Settings, clock: Arc<dyn Clock>) -> MapService {
-        let client = Client::new(Limits {
+        let limits = Limits {
             connect_timeout: crate::fetch::CONNECT_TIMEOUT_MAX.min(settings.timeout),
             total_timeout: settings.timeout,
             body_bytes_max: settings.bytes_max,
             redirects_max: 3,
-        });
+        };
+        let client = Client::new(limits, settings.redirect_policy.clone());
         let s = &settings;
         let src = |id, slug: &str, default: &str, licence, attribution| Source {
             id,

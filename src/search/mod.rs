@@ -35,8 +35,8 @@ use sources::{Hit, Kind, Page};
 use crate::fetch::BROWSER_USER_AGENT;
 const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
-/// Redirects a search source may answer with (its configured URL is trusted; a few hops cover http -> https and a
-/// moved path).
+/// Redirects a search source may answer with (a few hops cover http -> https and a moved path). Those that leave the
+/// configured origin go through the SSRF guard (`fetch::Client`): a public instance is a third party.
 const SOURCE_REDIRECTS_MAX: u32 = 3;
 
 /// One place a source is asked: a kind and a URL (SearXNG has one endpoint per instance).
@@ -123,6 +123,8 @@ pub struct Settings {
     pub deadline: Duration,
     pub breaker: breaker::Settings,
     pub fetch: fetch::Limits,
+    /// What a source's redirect out of its own origin may reach.
+    pub redirect_policy: fetch::guard::Policy,
     pub cache_ttl: Duration,
     pub cache_entries: usize,
 }
@@ -153,6 +155,7 @@ impl Engine {
                 body_bytes_max: config.source_body_bytes_max,
                 redirects_max: SOURCE_REDIRECTS_MAX,
             },
+            redirect_policy: config.fetch_policy().0,
             cache_ttl: Duration::from_secs(config.cache_ttl_s),
             cache_entries: config.cache_entries,
         };
@@ -174,7 +177,7 @@ impl Engine {
 
     fn new(endpoints: Vec<Endpoint>, settings: Settings, clock: Arc<dyn Clock>) -> Engine {
         Engine {
-            client: fetch::Client::new(settings.fetch.clone()),
+            client: fetch::Client::new(settings.fetch.clone(), settings.redirect_policy.clone()),
             cache: Cache::new(settings.cache_ttl, settings.cache_entries),
             endpoints,
             settings,
