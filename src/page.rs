@@ -1,6 +1,9 @@
 //! A page's main content by URL: the untrusted fetch (SSRF guard, pinned addresses, redirects checked) streaming
 //! its body into the extractor as it arrives, then the token budget. The one place that joins `fetch` and
-//! `extract`; used by `/service` (`extract: true`) and `websearchd extract`.
+//! `extract`; used by `/service` (`extract: true`) and `websearchd extract`. The fetch's deadline covers the
+//! extraction too: the extractor stops at it and the page is a timeout.
+
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
@@ -32,19 +35,40 @@ impl Page {
     }
 }
 
-/// Fetches `url` and extracts its main content within `tokens` (0: no budget).
+/// Pages at least this large are followed by a heap trim: their extraction is what leaves the most freed memory
+/// in the allocator's per-thread arenas.
+const TRIM_AFTER_BYTES: u64 = 256 * 1_024;
+
+/// Fetches `url` and extracts its main content within `tokens` (0: no budget), all within the fetch's deadline.
 pub fn extract(url: &str, policy: &Policy, limits: &Limits, tokens: usize) -> Result<Page, untrusted::Error> {
-    let mut extractor = Extractor::new(Options { base_url: Some(url.to_owned()), ..Options::default() });
-    let fetched = untrusted::fetch(url, policy, limits, &mut |chunk| extractor.feed(chunk))?;
-    let extract = extractor.finish();
-    let fitted = budget::fit(&extract.blocks, tokens);
-    Ok(Page {
-        url: fetched.final_url,
-        title: extract.title,
-        markdown: fitted.markdown,
-        tokens: fitted.tokens,
-        truncated: fitted.truncated,
-    })
+    let deadline = Instant::now() + limits.deadline;
+    let options = Options { base_url: Some(url.to_owned()), ..Options::default() };
+    let mut extractor = Extractor::with_deadline(options, deadline);
+    let fetched = untrusted::fetch(url, policy, limits, &mut |chunk| extractor.feed(chunk));
+    let page = match fetched {
+        Err(e) => Err(e),
+        // Past the deadline the extractor stopped taking input: what it holds is not the page.
+        Ok(_) if extractor.timed_out() => Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)),
+        Ok(fetched) => {
+            let extract = extractor.finish();
+            let fitted = budget::fit(&extract.blocks, tokens);
+            Ok((
+                Page {
+                    url: fetched.final_url,
+                    title: extract.title,
+                    markdown: fitted.markdown,
+                    tokens: fitted.tokens,
+                    truncated: fitted.truncated || extract.truncated,
+                },
+                fetched.bytes,
+            ))
+        }
+    };
+    // Everything the extraction allocated is freed by now; hand it back to the system after a large page.
+    if page.as_ref().is_ok_and(|(_, bytes)| *bytes >= TRIM_AFTER_BYTES) {
+        crate::http::sys::trim_heap();
+    }
+    page.map(|(page, _)| page)
 }
 
 /// The `extract` member for a failure: the search still answers, without `answer_extract`.

@@ -1,5 +1,6 @@
 //! Replays the fuzz targets' checks (fuzz/checks.rs) on stable Rust: over the project's fixtures, the recorded pages
-//! in ../shared (when present), every regression input in fuzz/regressions/<target>/, and truncations of each, so
+//! in ../shared (when present), the hand-made seeds in fuzz/seeds/<target>/ (hostile shapes: many attributes, many
+//! tiny blocks, deep nesting...), every regression input in fuzz/regressions/<target>/, and truncations of each, so
 //! CI exercises every parser of untrusted input with what the fuzzers found.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -28,6 +29,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     } else {
         eprintln!("notice: {} is absent; replaying the project's own seeds only", shared.display());
     }
+    all.extend(files_in(&root.join("fuzz/seeds").join(target)));
     all.extend(files_in(&root.join("fuzz/regressions").join(target)));
     all
 }
@@ -128,6 +130,7 @@ fn extract() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut inputs = files_in(&root.join("fixtures/search"));
     inputs.push(std::fs::read(root.join("fixtures/extract_article.html")).unwrap());
+    inputs.extend(files_in(&root.join("fuzz/seeds/extract")));
     inputs.extend(files_in(&root.join("fuzz/regressions/extract")));
     for input in &inputs {
         for first in [0u8, 2, 6, 63] {

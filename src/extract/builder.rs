@@ -2,7 +2,7 @@
 
 use crate::html::{Sink, Tag};
 
-use super::{Options, DEPTH_MAX};
+use super::{Options, BLOCKS_MAX, CELLS_MAX, DEPTH_MAX, NODES_MAX, TEXT_BYTES_MAX, TITLE_BYTES_MAX};
 
 /// How many enclosing containers a block remembers (readability scores parent, grandparent and a few more).
 pub const PATH_LEN: usize = 5;
@@ -63,6 +63,8 @@ pub struct Page {
     pub og_title: Option<String>,
     pub blocks: Vec<Block>,
     pub nodes: Vec<Node>,
+    /// A cap was reached: blocks, containers or cells were left out.
+    pub truncated: bool,
 }
 
 struct Open {
@@ -110,6 +112,12 @@ pub struct Builder {
     /// How many open elements have each property: the questions asked per text run and per block are then O(1)
     /// instead of a walk of the stack.
     depths: Depths,
+    /// Bytes of text held: in `blocks` (what they cost to render, see `flush`) and in the current row's cells.
+    text_bytes: usize,
+    /// Something was left out (a cap was reached).
+    truncated: bool,
+    /// A cap on blocks, containers or text was reached: nothing more is collected, every token is ignored.
+    full: bool,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -396,6 +404,16 @@ fn is_comments(tag: &Tag) -> bool {
     })
 }
 
+/// A title as shown: whitespace collapsed, at most `TITLE_BYTES_MAX` bytes (cut at a character boundary).
+fn title_text(raw: &str) -> String {
+    let mut t = crate::html::collapse_whitespace(raw);
+    if t.len() > TITLE_BYTES_MAX {
+        let cut = (0..=TITLE_BYTES_MAX).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0);
+        t.truncate(cut);
+    }
+    t
+}
+
 fn is_hidden(tag: &Tag) -> bool {
     tag.attr("hidden").is_some()
         || tag.attr("aria-hidden") == Some("true")
@@ -427,13 +445,45 @@ impl Builder {
             space: true,
             hints: Hints::default(),
             depths: Depths::default(),
+            text_bytes: 0,
+            truncated: false,
+            full: false,
         }
     }
 
     pub fn finish(mut self) -> Page {
         self.flush();
         self.flush_row();
-        Page { title: self.title, og_title: self.og_title, blocks: self.blocks, nodes: self.nodes }
+        let truncated = self.truncated;
+        Page { title: self.title, og_title: self.og_title, blocks: self.blocks, nodes: self.nodes, truncated }
+    }
+
+    /// Whether a cap was reached: the rest of the input changes nothing.
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
+    /// A cap was reached: the block being filled is dropped and nothing more is collected.
+    fn stop(&mut self) {
+        self.full = true;
+        self.truncated = true;
+        self.cur = String::new();
+        self.row = Vec::new();
+        self.cur_text = 0;
+    }
+
+    /// Bytes the block being filled may still grow by.
+    fn room(&self) -> usize {
+        TEXT_BYTES_MAX.saturating_sub(self.text_bytes + self.cur.len())
+    }
+
+    /// Appends markup (a link target, an image) to the block being filled, or stops when it does not fit.
+    fn push_markup(&mut self, markup: &str) {
+        if markup.len() > self.room() {
+            self.stop();
+            return;
+        }
+        self.cur.push_str(markup);
     }
 
     fn skipping(&self) -> bool {
@@ -468,6 +518,14 @@ impl Builder {
         let md = std::mem::take(&mut self.cur);
         let md = if self.in_pre() { md.trim_matches('\n').to_owned() } else { md.trim().to_owned() };
         let quote_depth = self.depths.quotes.min(8) as u8;
+        // A quoted block renders with `> ` before each of its lines: that is paid for here, where it is known.
+        let prefixes = if quote_depth == 0 { 0 } else { (md.matches('\n').count() + 1) * 2 * usize::from(quote_depth) };
+        let cost = md.len() + prefixes;
+        if self.blocks.len() >= BLOCKS_MAX || self.text_bytes + cost > TEXT_BYTES_MAX {
+            self.stop();
+            return;
+        }
+        self.text_bytes += cost;
         let kind = self.block_kind();
         let comments = self.depths.comments > 0;
         let boiler = comments || self.depths.boiler > 0;
@@ -519,12 +577,23 @@ impl Builder {
             self.row_header = false;
             return;
         }
+        if self.blocks.len() >= BLOCKS_MAX {
+            self.stop();
+            return;
+        }
         let text_len: u32 = cells.iter().map(|c| c.chars().count() as u32).sum();
+        // The cells were paid for as they came (`pop`); the joined copy is paid for here.
+        let md = cells.join(" | ");
+        if self.text_bytes + md.len() > TEXT_BYTES_MAX {
+            self.stop();
+            return;
+        }
+        self.text_bytes += md.len();
         let table = self.tables;
         self.blocks.push(Block {
             kind: Kind::Row { table, header: self.row_header },
             quote_depth: 0,
-            md: cells.join(" | "),
+            md,
             cells,
             text_len,
             link_len: 0,
@@ -539,7 +608,22 @@ impl Builder {
     fn push_text(&mut self, text: &str) {
         let pre = self.in_pre();
         let in_link = self.depths.links > 0;
+        let limit = self.cur.len() + self.room();
         for c in text.chars() {
+            let escaped = matches!(c, '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\');
+            let adds = if pre {
+                c.len_utf8()
+            } else if c.is_whitespace() {
+                usize::from(!self.space)
+            } else {
+                c.len_utf8() + usize::from(escaped)
+            };
+            if self.cur.len() + adds > limit {
+                // The text cap: the block so far is kept, the rest of the page is not.
+                self.flush();
+                self.stop();
+                return;
+            }
             if pre {
                 self.cur.push(c);
                 if !c.is_whitespace() {
@@ -555,8 +639,7 @@ impl Builder {
                 continue;
             }
             self.space = false;
-            let escaped = matches!(c, '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\');
-            if escaped && !pre {
+            if escaped {
                 self.cur.push('\\');
             }
             self.cur.push(c);
@@ -616,7 +699,7 @@ impl Builder {
                     } else if self.options.links {
                         let trimmed = self.cur.trim_end().len();
                         self.cur.truncate(trimmed);
-                        self.cur.push_str(&format!("]({href})"));
+                        self.push_markup(&format!("]({href})"));
                         self.space = false;
                     }
                 }
@@ -625,7 +708,12 @@ impl Builder {
                 let cell = std::mem::take(&mut self.cur).trim().replace('\n', " ");
                 self.cur_text = 0;
                 self.cur_links = 0;
-                self.row.push(cell);
+                if self.row.len() < CELLS_MAX {
+                    self.text_bytes += cell.len();
+                    self.row.push(cell);
+                } else {
+                    self.truncated = true;
+                }
                 self.space = true;
             }
             "tr" => {
@@ -667,13 +755,16 @@ impl Builder {
 
 impl Sink for Builder {
     fn start_tag(&mut self, tag: &Tag) {
+        if self.full {
+            return;
+        }
         let name = tag.name.as_str();
         if name == "title" && self.title.is_none() {
             self.in_title = true;
             self.title_buf.clear();
         }
         if name == "meta" && self.og_title.is_none() && tag.attr("property") == Some("og:title") {
-            self.og_title = tag.attr("content").map(crate::html::collapse_whitespace).filter(|t| !t.is_empty());
+            self.og_title = tag.attr("content").map(title_text).filter(|t| !t.is_empty());
         }
         if self.skipping() {
             if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
@@ -695,11 +786,11 @@ impl Sink for Builder {
         match name {
             "br" => {
                 if self.in_pre() {
-                    self.cur.push('\n');
+                    self.push_markup("\n");
                 } else if self.cur_text > 0 && !self.cur.ends_with("  \n") {
                     let trimmed = self.cur.trim_end().len();
                     self.cur.truncate(trimmed);
-                    self.cur.push_str("  \n");
+                    self.push_markup("  \n");
                     self.space = true;
                 }
                 return;
@@ -708,7 +799,7 @@ impl Sink for Builder {
                 let alt = tag.attr("alt").map(crate::html::collapse_whitespace).unwrap_or_default();
                 if self.options.image_links {
                     if let Some(src) = tag.attr("src").and_then(|s| self.resolve(s)) {
-                        self.cur.push_str(&format!("![{alt}]({src})"));
+                        self.push_markup(&format!("![{alt}]({src})"));
                         self.cur_text += alt.chars().count().max(1) as u32;
                         self.space = false;
                     }
@@ -785,6 +876,9 @@ impl Sink for Builder {
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "pre") {
             NO_NODE
+        } else if self.nodes.len() >= NODES_MAX {
+            self.stop();
+            return;
         } else {
             let parent = self.stack.iter().rev().find(|o| o.node != NO_NODE).map_or(NO_NODE, |o| o.node);
             let in_comments = comments || self.depths.comments > 0;
@@ -848,9 +942,12 @@ impl Sink for Builder {
     }
 
     fn end_tag(&mut self, name: &str) {
+        if self.full {
+            return;
+        }
         if name == "title" && self.in_title {
             self.in_title = false;
-            let t = crate::html::collapse_whitespace(&self.title_buf);
+            let t = title_text(&self.title_buf);
             if !t.is_empty() {
                 self.title = Some(t);
             }
@@ -872,8 +969,18 @@ impl Sink for Builder {
     }
 
     fn text(&mut self, text: &str) {
+        if self.full {
+            return;
+        }
         if self.in_title {
-            self.title_buf.push_str(text);
+            // Kept up to a little more than the cap (whitespace is collapsed later), character by character so
+            // that how the text was split changes nothing.
+            for c in text.chars() {
+                if self.title_buf.len() + c.len_utf8() > 2 * TITLE_BYTES_MAX {
+                    break;
+                }
+                self.title_buf.push(c);
+            }
             return;
         }
         if self.skipping() {

@@ -5,11 +5,16 @@ use super::builder::{Block, Kind};
 /// Rendered markdown, block by block.
 pub type Markdown = Vec<String>;
 
-pub fn render(blocks: &[&Block]) -> Markdown {
+/// Renders blocks until the markdown reaches `bytes_max`; whether some were left out for it.
+pub fn render(blocks: &[&Block], bytes_max: usize) -> (Markdown, bool) {
     let mut out: Markdown = Vec::with_capacity(blocks.len());
+    let mut bytes = 0usize;
     let mut i = 0;
     while i < blocks.len() {
         let Some(b) = blocks.get(i) else { break };
+        if bytes >= bytes_max {
+            return (out, true);
+        }
         if let Kind::Row { table, .. } = b.kind {
             // Consecutive rows of one table become one GFM table.
             let mut rows = Vec::new();
@@ -17,7 +22,12 @@ pub fn render(blocks: &[&Block]) -> Markdown {
                 rows.push(*r);
                 i += 1;
             }
-            out.push(table_md(&rows));
+            let (table, cut) = table_md(&rows, bytes_max - bytes);
+            bytes += table.len();
+            out.push(table);
+            if cut {
+                return (out, true);
+            }
             continue;
         }
         let text = match b.kind {
@@ -43,29 +53,40 @@ pub fn render(blocks: &[&Block]) -> Markdown {
             (Kind::Item { .. }, Some(prev))
                 if i > 0 && blocks.get(i - 1).is_some_and(|p| matches!(p.kind, Kind::Item { .. })) =>
             {
+                bytes += text.len() + 1;
                 prev.push('\n');
                 prev.push_str(&text);
             }
-            _ => out.push(text),
+            _ => {
+                bytes += text.len();
+                out.push(text);
+            }
         }
         i += 1;
     }
-    out
+    (out, false)
 }
 
-fn table_md(rows: &[&Block]) -> String {
+/// One GFM table, its rows padded to the widest; rows past `bytes_max` are left out (and it says so).
+fn table_md(rows: &[&Block], bytes_max: usize) -> (String, bool) {
     let width = rows.iter().map(|r| r.cells.len()).max().unwrap_or(1).max(1);
     let line = |cells: &[String]| {
         let mut v: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
         v.resize(width, String::new());
         format!("| {} |", v.join(" | "))
     };
-    let mut out = Vec::with_capacity(rows.len() + 1);
+    let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
-        out.push(line(&r.cells));
+        if out.len() >= bytes_max {
+            return (out, true);
+        }
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&line(&r.cells));
         if i == 0 {
-            out.push(format!("|{}", " --- |".repeat(width)));
+            out.push_str(&format!("\n|{}", " --- |".repeat(width)));
         }
     }
-    out.join("\n")
+    (out, false)
 }

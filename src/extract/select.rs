@@ -7,7 +7,7 @@
 
 use super::builder::{Block, Kind, Page, NO_NODE, PATH_LEN};
 use super::render;
-use super::Extract;
+use super::{Extract, MARKDOWN_BYTES_MAX};
 
 /// A block shorter than this does not score its containers.
 const SCORING_TEXT_MIN: u32 = 25;
@@ -18,20 +18,26 @@ pub fn extract(page: Page) -> Extract {
     let mut blocks: Vec<&Block> = chosen.iter().filter_map(|&i| page.blocks.get(i)).collect();
     // The title is shown once, first: drop headings that repeat it.
     if let Some(t) = &title {
-        blocks.retain(|b| !(matches!(b.kind, Kind::Heading(_)) && same_text(&b.md, t)));
+        let t = normalized(t);
+        blocks.retain(|b| !(matches!(b.kind, Kind::Heading(_)) && same_text(&normalized(&b.md), &t)));
     }
     let mut out = Vec::with_capacity(blocks.len() + 1);
     if let Some(t) = &title {
         out.push(format!("# {t}"));
     }
-    out.extend(render::render(&blocks));
-    Extract { title, blocks: out }
+    let (rendered, cut) = render::render(&blocks, MARKDOWN_BYTES_MAX);
+    out.extend(rendered);
+    Extract { title, blocks: out, truncated: page.truncated || cut }
 }
 
+/// Letters and digits, lowercased: what two texts are compared on.
+fn normalized(s: &str) -> String {
+    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// Whether two normalized texts are the same, or one begins the other.
 fn same_text(a: &str, b: &str) -> bool {
-    let norm = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
-    let (a, b) = (norm(a), norm(b));
-    !a.is_empty() && (a == b || b.starts_with(&a) || a.starts_with(&b))
+    !a.is_empty() && (a == b || b.starts_with(a) || a.starts_with(b))
 }
 
 /// Strips a site name appended to a title ("Story - Site", "Story | Site") when the `<title>` has one.
@@ -152,9 +158,16 @@ fn choose(page: &Page) -> Vec<usize> {
         }
     }
     let best_boiler = page.nodes.get(best).is_some_and(|n| n.boiler);
+    // As a set: a page of many similar siblings can choose thousands, and every block asks.
+    let mut chosen = vec![false; n];
+    for &c in &chosen_nodes {
+        if let Some(x) = chosen.get_mut(c as usize) {
+            *x = true;
+        }
+    }
     let mut keep = Vec::new();
     for (i, b) in page.blocks.iter().enumerate() {
-        let inside = b.path.iter().take(PATH_LEN).any(|n| chosen_nodes.contains(n));
+        let inside = b.path.iter().take(PATH_LEN).any(|&n| chosen.get(n as usize).copied().unwrap_or(false));
         let sibling_paragraph =
             parent != NO_NODE && b.path.first() == Some(&parent) && b.text_len >= 80 && link_density(b) < 0.25;
         if !(inside || sibling_paragraph) {

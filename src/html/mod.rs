@@ -8,7 +8,7 @@
 //! input becomes text or is dropped, as browsers do. Tree building is left to the consumer.
 //!
 //! Memory: the pending text run and the tag being read are the only buffers; both are bounded by the input, which
-//! callers cap.
+//! callers cap, and a tag keeps at most `ATTRS_MAX` attributes. Every state does constant work per input byte.
 
 mod entities;
 
@@ -119,6 +119,12 @@ enum State {
 
 /// Longest comment kept (the rest of a longer one is dropped; comments only carry markers).
 const COMMENT_BYTES_MAX: usize = 4_096;
+
+/// Attributes kept per tag; later ones are dropped (real elements carry a few dozen at most). A repeated attribute
+/// is ignored as browsers do, and looking for the repeat scans the attributes kept so far: the cap keeps that check
+/// O(`ATTRS_MAX`) per attribute, so a tag of 40,000 attributes costs linear time, not quadratic, and holds no
+/// more than this many buffers.
+pub const ATTRS_MAX: usize = 64;
 
 pub struct Tokenizer {
     state: State,
@@ -435,8 +441,8 @@ impl Tokenizer {
             return;
         }
         let name = String::from_utf8_lossy(&self.attr_name);
-        // A repeated attribute is ignored, as browsers do.
-        if !self.tag.attrs.iter().any(|a| a.name == name) {
+        // A repeated attribute is ignored, as browsers do; past the cap every attribute is.
+        if self.tag.attrs.len() < ATTRS_MAX && !self.tag.attrs.iter().any(|a| a.name == name) {
             let mut attr = self.spare.pop().unwrap_or_default();
             attr.name.clear();
             attr.name.push_str(&name);

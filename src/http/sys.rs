@@ -1,5 +1,6 @@
-//! The two operating-system calls std does not offer: `poll(2)` over many sockets, and waiting for SIGTERM/SIGINT
-//! on a thread of our own (`sigwait(3)`) instead of in an async signal handler. All `unsafe` in the crate is here.
+//! The operating-system calls std does not offer: `poll(2)` over many sockets, waiting for SIGTERM/SIGINT on a
+//! thread of our own (`sigwait(3)`) instead of in an async signal handler, and handing freed heap back to the system
+//! (`malloc_trim(3)`, glibc only). All `unsafe` in the crate is here.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -33,6 +34,18 @@ pub fn poll(fds: &mut [PollFd], timeout: Duration) -> io::Result<usize> {
         return if err.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(err) };
     }
     Ok(n as usize)
+}
+
+/// Returns the allocator's free memory to the system. glibc keeps what a worker thread freed in that thread's arena
+/// (and the top of the main heap) for reuse, so one large extraction would otherwise stay in the resident set for
+/// good; musl's allocator returns memory by itself, and there this does nothing.
+pub fn trim_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim takes a plain integer (the padding to keep) and only walks the allocator's own arenas,
+    // under their locks; it is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// The termination signals, blocked in the calling thread (and so in every thread it spawns afterwards) so that
