@@ -1,9 +1,13 @@
 //! The soak test (`cargo bench --bench soak -- --minutes 10`): mixed traffic against the release binary while its
 //! upstreams misbehave on a schedule (the search source hangs, resets, sends garbage, oversized bodies and errors;
-//! the facilitator fails in each of its ways; the map feed alternates good and broken answers). Every 10 s it samples
-//! the server's RSS, threads and open files. It fails (exit 1) when a client gets no answer at all, when threads
-//! pile up, when memory or file descriptors keep growing, or when the payment ledger or the notary journal is not
-//! consistent afterwards (every receipt a client got is in the chain, and the chain verifies).
+//! the facilitator fails in each of its ways; the map feed alternates good and broken answers), hostile pages are
+//! extracted (issue 13's shapes: 700,000 tiny paragraphs, 200,000 table rows, tags of 40,000 attributes), and
+//! hostile clients run beside (one that pipelines and reads slowly, another address that opens a hundred idle
+//! connections). A prober asks `/health` every 50 ms on a fresh connection. Every 10 s it samples the server's RSS,
+//! threads and open files. It fails (exit 1) when a client gets no answer at all, when threads pile up, when memory
+//! or file descriptors keep growing, when RSS reaches the systemd unit's `MemoryHigh`, when `/health` takes 100 ms
+//! or more at p99, or when the payment ledger or the notary journal is not consistent afterwards (every receipt a
+//! client got is in the chain, and the chain verifies).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, dead_code)]
 
 #[path = "../tests/common/mod.rs"]
@@ -22,6 +26,38 @@ use common::upstream::{Answer, Upstream};
 use common::Server;
 use serde_json::Value;
 
+/// The systemd unit's `MemoryHigh` (systemd/websearchd.service): past it the kernel throttles the service.
+const MEMORY_HIGH_KB: u64 = 96 * 1_024;
+/// `/health` at p99 must answer within this, whatever else runs.
+const HEALTH_P99_MAX: Duration = Duration::from_millis(100);
+
+/// The hostile pages, in turn the top result of an `extract` search.
+fn hostile_page(n: u64) -> Vec<u8> {
+    match n % 3 {
+        0 => b"<p>a".repeat(700_000),
+        1 => {
+            let mut page = b"<table>".to_vec();
+            page.extend(b"<tr><td>a</td>".repeat(200_000));
+            page
+        }
+        _ => {
+            let mut tag = b"<div".to_vec();
+            for i in 0..40_000 {
+                tag.extend_from_slice(format!(" a{i}").as_bytes());
+            }
+            tag.extend_from_slice(b">x</div>\n");
+            tag.repeat(11)
+        }
+    }
+}
+
+fn connect_from(local: [u8; 4], to: std::net::SocketAddr) -> Option<TcpStream> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
+    socket.bind(&std::net::SocketAddr::from((local, 0)).into()).ok()?;
+    socket.connect(&to.into()).ok()?;
+    Some(socket.into())
+}
+
 const MODES: [Mode; 9] = [
     Mode::Honest,
     Mode::VerifyInvalid,
@@ -39,8 +75,18 @@ fn main() {
         std::env::args().skip_while(|a| a != "--minutes").nth(1).and_then(|m| m.parse().ok()).unwrap_or(10.0);
     let total = Duration::from_secs_f64(minutes * 60.0);
     let page = common::own_fixture("search/ddg_html_results.html");
+    let pages: Vec<Vec<u8>> = (0..3).map(hostile_page).collect();
+    let site = Upstream::start(move |seen| {
+        let n: usize = seen.path().trim_start_matches("/page").parse().unwrap_or(0);
+        Answer::html(200, pages[n % 3].clone())
+    });
+    let hostile_results: Vec<Vec<u8>> =
+        (0..3).map(|n| common::results_pointing_at(&site.url(&format!("/page{n}")))).collect();
     let source = Upstream::start(move |seen| {
         let q = seen.param("q").unwrap_or_default();
+        if let Some(n) = q.strip_prefix("hostile ").and_then(|n| n.split_whitespace().next()?.parse::<usize>().ok()) {
+            return Answer::html(200, hostile_results[n % 3].clone());
+        }
         match q.chars().last().and_then(|c| c.to_digit(10)).unwrap_or(0) {
             1 => Answer::Hang(Duration::from_secs(3)),
             2 => Answer::Reset,
@@ -78,6 +124,7 @@ fn main() {
         ("WEBSEARCHD_MAP_LAYERS".into(), "terremotos".into()),
         ("WEBSEARCHD_MAP_TERREMOTOS_URL".into(), feed.url("/feed")),
         ("WEBSEARCHD_MAP_REFRESH_S".into(), "terremotos=15".into()),
+        ("WEBSEARCHD_FETCH_ALLOW".into(), format!("127.0.0.1:{}", site.addr.port())),
     ];
     let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let server = Server::start(&pairs);
@@ -105,9 +152,12 @@ fn main() {
                 let mut n = 0u64;
                 while !stop.load(Relaxed) {
                     n += 1;
-                    let kind = (client + n) % 6;
+                    let kind = (client + n) % 7;
                     let (method, path, body, pay): (&str, &str, String, bool) = match kind {
                         0 => ("POST", "/service", format!(r#"{{"query":"soak {n} {}"}}"#, n % 7), true),
+                        6 => {
+                            ("POST", "/service", format!(r#"{{"query":"hostile {n} {client}","extract":true}}"#), true)
+                        }
                         1 => ("POST", "/service", r#"{"query":"unpaid"}"#.into(), false),
                         2 => {
                             let h = websearchd::sign::sha256_hex(format!("{client}-{n}").as_bytes());
@@ -163,6 +213,58 @@ fn main() {
         })
         .collect();
 
+    // Hostile clients: one pipelines 200 requests and reads them a little at a time; another address (127.0.0.2)
+    // opens a hundred connections and leaves them idle. Both start over every few seconds.
+    let drip = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let one = b"GET /llms.txt HTTP/1.1\r\nHost: drip\r\n\r\n".repeat(200);
+            while !stop.load(Relaxed) {
+                if let Ok(mut s) = TcpStream::connect(addr) {
+                    let _ = s.write_all(&one);
+                    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+                    let mut buf = [0u8; 2_048];
+                    let until = Instant::now() + Duration::from_secs(5);
+                    while Instant::now() < until && !stop.load(Relaxed) {
+                        let _ = s.read(&mut buf);
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                }
+            }
+        })
+    };
+    let flood = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Relaxed) {
+                let held: Vec<TcpStream> = (0..100).filter_map(|_| connect_from([127, 0, 0, 2], addr)).collect();
+                std::thread::sleep(Duration::from_secs(3));
+                drop(held);
+            }
+        })
+    };
+    let health_ms = Arc::new(Mutex::new(Vec::<Duration>::new()));
+    let prober = {
+        let (stop, health_ms, unanswered) = (stop.clone(), health_ms.clone(), unanswered.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Relaxed) {
+                let started = Instant::now();
+                let ok = connect_from([127, 0, 0, 3], addr).and_then(|mut s| {
+                    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+                    s.write_all(b"GET /health HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n").ok()?;
+                    http::read_one(&mut s).filter(|status| *status == 200)
+                });
+                match ok {
+                    Some(_) => health_ms.lock().unwrap().push(started.elapsed()),
+                    None => {
+                        unanswered.fetch_add(1, Relaxed);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+
     let started = Instant::now();
     let mut samples: Vec<(u64, u64, u64, u64)> = Vec::new();
     println!(
@@ -199,9 +301,31 @@ fn main() {
     for c in clients {
         c.join().unwrap();
     }
+    for t in [drip, flood, prober] {
+        t.join().unwrap();
+    }
     println!("statuses: {:?}", statuses.lock().unwrap());
 
     let mut failures = Vec::new();
+    let mut health = health_ms.lock().unwrap().clone();
+    health.sort();
+    let at = |q: f64| health.get(((health.len() as f64 * q) as usize).min(health.len().saturating_sub(1))).copied();
+    let (p50, p99, worst) = (at(0.5).unwrap_or_default(), at(0.99).unwrap_or_default(), at(1.0).unwrap_or_default());
+    println!("health: {} probes, p50 {p50:?}, p99 {p99:?}, max {worst:?}", health.len());
+    if health.is_empty() || p99 >= HEALTH_P99_MAX {
+        failures.push(format!("/health p99 was {p99:?} (at most {HEALTH_P99_MAX:?})"));
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap_or_default();
+    let hwm: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    let most_rss = samples.iter().map(|s| s.1).max().unwrap_or(0);
+    println!("memory: RSS at most {most_rss} kB in the samples, peak (VmHWM) {hwm} kB; MemoryHigh {MEMORY_HIGH_KB} kB");
+    if hwm >= MEMORY_HIGH_KB {
+        failures.push(format!("peak RSS {hwm} kB reached the unit's MemoryHigh ({MEMORY_HIGH_KB} kB)"));
+    }
     if unanswered.load(Relaxed) > 0 {
         failures.push(format!("{} requests got no answer", unanswered.load(Relaxed)));
     }

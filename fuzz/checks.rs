@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use websearchd::html::{Sink, Tag, Tokenizer};
+use websearchd::http::client_addr::{self, Cidr};
 use websearchd::http::parse_head;
 use websearchd::search::sources::{Kind, Page};
 use websearchd::search::{url, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
@@ -73,9 +74,27 @@ pub fn http_head(data: &[u8]) {
             assert!(head.head_bytes <= data.len());
             assert!(head.content_length <= 16_384);
             assert!(head.headers.len() <= 64);
+            forwarded(&head.headers);
         }
         Ok(None) => assert!(data.len() <= 8_192),
         Err(_) => {}
+    }
+}
+
+/// Who the client is, from any headers: without trusted proxies always the peer; from a trusted peer, the peer or an
+/// address from a forwarding header; local only when that address is loopback.
+fn forwarded(headers: &[(String, Vec<u8>)]) {
+    let peer: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+    let untrusted = client_addr::client(peer, headers, &[]);
+    assert_eq!(untrusted.ip, peer);
+    let trusted = [Cidr::parse("127.0.0.0/8").unwrap(), Cidr::parse("10.0.0.0/8").unwrap()];
+    let c = client_addr::client(peer, headers, &trusted);
+    assert!(!c.local || c.ip.is_loopback());
+    if c.ip != peer {
+        let forwarding = headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("forwarded") || n.eq_ignore_ascii_case("x-forwarded-for"));
+        assert!(forwarding, "{:?} came from no forwarding header", c.ip);
     }
 }
 

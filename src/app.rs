@@ -253,7 +253,8 @@ impl App {
     }
 
     fn metrics(&self) -> Response {
-        let text = self.metrics.render(&self.stats, self.started.elapsed(), &self.engine.metrics());
+        let extra = format!("{}{}", self.engine.metrics(), self.gate.metrics());
+        let text = self.metrics.render(&self.stats, self.started.elapsed(), &extra);
         Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text).header("Cache-Control", "no-store")
     }
 
@@ -734,6 +735,14 @@ fn search_bazaar() -> Value {
 impl Handler for App {
     fn handle(&self, request: &Request) -> Response {
         cors(self.route(request).unwrap_or_else(ApiError::into_response))
+    }
+
+    /// `/health` is answered without a worker: it reads counters and the breakers' in-memory state (locks that are
+    /// never held across I/O), and must answer while every worker waits on an upstream.
+    fn handle_inline(&self, request: &Request) -> Option<Response> {
+        let cheap =
+            matches!(request.method.as_str(), "GET" | "HEAD") && matches!(self.route_of(&request.path), Route::Health);
+        cheap.then(|| cors(self.health()))
     }
 
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {

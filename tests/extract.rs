@@ -5,16 +5,7 @@
 mod common;
 
 use common::upstream::{Answer, Upstream};
-use common::{own_fixture, Server};
-
-fn results_pointing_at(url: &str) -> Vec<u8> {
-    let page = String::from_utf8(own_fixture("search/ddg_html_results.html")).unwrap();
-    let encoded: String = url
-        .bytes()
-        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect();
-    page.replace("https%3A%2F%2Fwww.rust-lang.org%2F", &encoded).into_bytes()
-}
+use common::{own_fixture, results_pointing_at, Server};
 
 #[test]
 fn service_returns_the_top_pages_main_content() {

@@ -74,8 +74,13 @@ fn http_head() {
             checks::http_head(&h[..end]);
         }
     }
-    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/http_head")) {
-        checks::http_head(&f);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = files_in(&root.join("fuzz/regressions/http_head"));
+    files.extend(files_in(&root.join("fuzz/seeds/http_head")));
+    for f in files {
+        for end in 0..=f.len() {
+            checks::http_head(&f[..end]);
+        }
     }
 }
 

@@ -221,3 +221,38 @@ fn a_client_that_does_not_read_holds_no_worker() {
     }
     assert_eq!(server.metric("websearchd_http_write_pending_bytes"), 0);
 }
+
+/// `/health` needs no worker: with the only worker waiting on a slow source, it still answers at once (the soak
+/// measured 780 ms at p99 when it queued behind work).
+#[test]
+fn health_answers_while_every_worker_is_busy() {
+    let source = Upstream::start(|_| {
+        Answer::Delay(Duration::from_secs(3), Box::new(Answer::html(200, own_fixture("search/ddg_html_results.html"))))
+    });
+    let html = source.url("/html/");
+    let server = Server::start(&[
+        ("WEBSEARCHD_WORKERS", "1"),
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", &html),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+    ]);
+    let addr = server.addr;
+    let busy = std::thread::spawn(move || {
+        common::request(addr, "POST", "/service", &[("Content-Type", "application/json")], br#"{"query":"slow"}"#)
+    });
+    source.wait_for("/html/", 1);
+    for _ in 0..3 {
+        let started = Instant::now();
+        let r = server.get("/health");
+        assert_eq!(r.status, 200);
+        assert!(started.elapsed() < Duration::from_millis(500), "/health waited {:?}", started.elapsed());
+    }
+    assert_eq!(busy.join().unwrap().status, 200);
+    // Pipelined behind one another on one connection, all answered here.
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&b"GET /health HTTP/1.1\r\nHost: p\r\n\r\n".repeat(3)).unwrap();
+    for _ in 0..3 {
+        assert_eq!(read_reply(&mut s).unwrap().status, 200);
+    }
+}

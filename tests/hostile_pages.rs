@@ -12,22 +12,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::upstream::{Answer, Upstream};
-use common::{own_fixture, Server};
+use common::{results_pointing_at, Server};
 
 /// Peak resident memory allowed for the whole server process while it extracts hostile pages. The systemd unit
 /// caps the service at `MemoryHigh=96M` / `MemoryMax=128M`; an idle server is about 5 MB and a bounded extract
 /// a few MB more, so half the throttling point leaves room for allocator slack, a debug build and four requests
 /// at once, while the unbounded extractor needed 84 MB for one page of table rows and 158 MB for one of paragraphs.
 const PEAK_RSS_BYTES_MAX: u64 = 48 << 20;
-
-fn results_pointing_at(url: &str) -> Vec<u8> {
-    let page = String::from_utf8(own_fixture("search/ddg_html_results.html")).unwrap();
-    let encoded: String = url
-        .bytes()
-        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect();
-    page.replace("https%3A%2F%2Fwww.rust-lang.org%2F", &encoded).into_bytes()
-}
 
 /// A server whose search source's top result is `page`, served from loopback (allowlisted past the SSRF guard).
 struct Setup {

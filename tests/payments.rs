@@ -476,3 +476,31 @@ fn kill_9_during_settlement_is_reported_and_the_payment_stays_held() {
     assert!(!server.log_text().contains("settlement(s) were in progress"));
     assert_eq!(events(&payments_listing(server.state_dir.path()).0).len(), 3);
 }
+
+/// Every metric family the README documents under `GET /metrics` is exported after a paid call, and every exported
+/// family is documented (the payment families were documented and never exported).
+#[test]
+fn metrics_are_exported_as_documented() {
+    let w = world(&[]);
+    assert_eq!(pay(&w, "metrics", &Payer::new(7)).status, 200);
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme.split("### `GET /metrics`").nth(1).unwrap().split("\n#").next().unwrap();
+    let documented: std::collections::BTreeSet<String> = section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.starts_with("websearchd_"))
+        .map(|s| s.split('{').next().unwrap().to_owned())
+        .collect();
+    let text = w.server.get("/metrics").text();
+    let exported: std::collections::BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    let missing: Vec<_> = documented.difference(&exported).collect();
+    let undocumented: Vec<_> = exported.difference(&documented).collect();
+    assert!(missing.is_empty(), "documented, not exported: {missing:?}");
+    assert!(undocumented.is_empty(), "exported, not documented: {undocumented:?}");
+}

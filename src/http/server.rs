@@ -67,6 +67,12 @@ impl Limits {
 pub trait Handler: Send + Sync + 'static {
     /// Answers one request. A panic here becomes a logged 500; the worker survives.
     fn handle(&self, request: &Request) -> Response;
+    /// Answers, on the reactor thread and without a worker, a request that costs a few microseconds and never waits
+    /// (no I/O, no lock held across I/O), so that it stays answerable while every worker is busy; `None` for the
+    /// rest, which a worker runs. A panic here is caught and the request goes to a worker.
+    fn handle_inline(&self, _request: &Request) -> Option<Response> {
+        None
+    }
     /// Called once the response has been written (or failed to be), for metrics.
     fn completed(&self, _request: &Request, _status: u16, _elapsed: Duration) {}
 }
@@ -339,6 +345,16 @@ impl Drop for OpenGuard {
     }
 }
 
+/// Where a connection stands after the reactor acted on its bytes.
+enum Step {
+    /// The reactor keeps it, waiting for input or for room to write.
+    Wait(Conn),
+    /// A worker has it, or it is closed.
+    Gone,
+    /// A request was answered here and the connection is idle again: look at its buffer once more.
+    Again(Conn),
+}
+
 struct Job {
     conn: Conn,
     request: Request,
@@ -599,10 +615,21 @@ impl Reactor {
         self.advance(conn).filter(|_| !eof)
     }
 
-    /// Moves a connection's state forward with the bytes it has: parse, refuse, or dispatch.
+    /// Moves a connection's state forward with the bytes it has: parse, refuse, answer here, or dispatch; pipelined
+    /// requests answered here are taken one after another (a loop, so the stack does not grow with them).
     fn advance(&mut self, mut conn: Conn) -> Option<Conn> {
+        loop {
+            match self.advance_once(conn) {
+                Step::Wait(c) => return Some(c),
+                Step::Gone => return None,
+                Step::Again(c) => conn = c,
+            }
+        }
+    }
+
+    fn advance_once(&mut self, mut conn: Conn) -> Step {
         if conn.buf.is_empty() {
-            return Some(conn);
+            return Step::Wait(conn);
         }
         let limits = &self.shared.limits;
         if matches!(conn.phase, Phase::Idle) {
@@ -612,17 +639,17 @@ impl Reactor {
         if let Phase::Reading(None) = conn.phase {
             match parse_head(&conn.buf, limits.header_bytes_max, limits.headers_max, limits.body_bytes_max) {
                 Ok(Some(head)) => conn.phase = Phase::Reading(Some(head)),
-                Ok(None) => return Some(conn),
+                Ok(None) => return Step::Wait(conn),
                 Err(e) => {
                     let err = e.into_api_error();
                     let reason = Reject::of_status(err.status);
                     self.refuse(conn, err, None, reason);
-                    return None;
+                    return Step::Gone;
                 }
             }
         }
         let Phase::Reading(Some(head)) = &conn.phase else {
-            return Some(conn);
+            return Step::Wait(conn);
         };
         let total = head.head_bytes + head.content_length;
         if conn.buf.len() < total {
@@ -630,10 +657,10 @@ impl Reactor {
                 conn.continue_sent = true;
                 let _ = conn.stream.write(b"HTTP/1.1 100 Continue\r\n\r\n");
             }
-            return Some(conn);
+            return Step::Wait(conn);
         }
         let Phase::Reading(Some(head)) = std::mem::replace(&mut conn.phase, Phase::Idle) else {
-            return None;
+            return Step::Gone;
         };
         let body = conn.buf.get(head.head_bytes..total).unwrap_or_default().to_vec();
         conn.buf.drain(..total);
@@ -666,8 +693,42 @@ impl Reactor {
             conn,
             request,
         };
-        self.dispatch(job);
-        None
+        let handler = &self.shared.handler;
+        match catch_unwind(AssertUnwindSafe(|| handler.handle_inline(&job.request))) {
+            Ok(Some(response)) => self.answer_here(job, &response),
+            _ => {
+                self.dispatch(job);
+                Step::Gone
+            }
+        }
+    }
+
+    /// Writes a response made on the reactor; what the socket does not take is written as the client reads.
+    fn answer_here(&mut self, job: Job, response: &Response) -> Step {
+        let Job { mut conn, request, keep_alive, head_only, started } = job;
+        let limits = &self.shared.limits;
+        conn.served = conn.served.saturating_add(1);
+        let keep = keep_alive && conn.served < limits.keepalive_requests_max && !self.shared.shutdown.load(Relaxed);
+        let bytes = response.to_bytes(&request.request_id, keep, head_only, &http_date(SystemClock.now_unix_ms()));
+        let mut written = 0;
+        let result = write_nonblocking(&mut conn.stream, &bytes, &mut written);
+        finish(&request, response.status, started, &self.shared);
+        match result {
+            Ok(true) if keep => {
+                conn.phase = Phase::Idle;
+                conn.deadline = Instant::now() + limits.idle_timeout;
+                Step::Again(conn)
+            }
+            Ok(true) | Err(_) => Step::Gone,
+            Ok(false) => {
+                // Small answers only come here, so the pending-bytes cap is not asked.
+                let rest = (bytes.len() - written) as u64;
+                self.shared.stats.write_pending_bytes.fetch_add(rest, Relaxed);
+                conn.phase = Phase::Writing { out: bytes, written, keep };
+                conn.deadline = Instant::now() + limits.write_timeout;
+                Step::Wait(conn)
+            }
+        }
     }
 
     fn dispatch(&mut self, job: Job) {

@@ -18,6 +18,17 @@ pub fn own_fixture(rel: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The project's recorded DuckDuckGo results page with its top result pointed at `url` (the page an `extract` test
+/// serves from loopback).
+pub fn results_pointing_at(url: &str) -> Vec<u8> {
+    let page = String::from_utf8(own_fixture("search/ddg_html_results.html")).unwrap();
+    let encoded: String = url
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect();
+    page.replace("https%3A%2F%2Fwww.rust-lang.org%2F", &encoded).into_bytes()
+}
+
 /// The shared third-party folder: `$WEBSEARCHD_SHARED_DIR`, else `../shared` beside the project.
 pub fn shared_dir() -> std::path::PathBuf {
     std::env::var_os("WEBSEARCHD_SHARED_DIR")
