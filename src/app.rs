@@ -35,6 +35,8 @@ pub struct App {
     mesh: Mesh,
     clock: Arc<dyn Clock>,
     map: Option<Arc<crate::map::MapService>>,
+    /// Extractions by URL (`extract: true`), kept as long as search answers.
+    pages: crate::page::Cache,
 }
 
 /// `Retry-After` when the notary journal cannot be written (a disk problem for the operator, not a blip).
@@ -132,6 +134,7 @@ impl App {
             bazaar: Some(search_bazaar()),
             price: None,
         };
+        let pages = crate::page::Cache::new(std::time::Duration::from_secs(config.cache_ttl_s));
         Ok(App {
             config,
             started: Instant::now(),
@@ -148,6 +151,7 @@ impl App {
             mesh: Mesh::default(),
             clock,
             map,
+            pages,
         })
     }
 
@@ -284,7 +288,7 @@ impl App {
         let answer = match self.engine.search(&search, &req.request_id) {
             Ok(mut answer) => {
                 if search.extract {
-                    crate::page::add_to_answer(&mut answer, &self.config, search.extract_tokens);
+                    crate::page::add_to_answer(&mut answer, &self.config, &self.pages, search.extract_tokens);
                 }
                 if let Some(map) = answer.as_object_mut() {
                     map.insert("kid".into(), self.keys.result.kid.clone().into());

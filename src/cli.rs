@@ -247,7 +247,8 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
     let (value, code) = match engine.search(&request, &request_id) {
         Ok(mut answer) => {
             if request.extract {
-                crate::page::add_to_answer(&mut answer, &config, request.extract_tokens);
+                let cache = crate::page::Cache::new(std::time::Duration::ZERO);
+                crate::page::add_to_answer(&mut answer, &config, &cache, request.extract_tokens);
             }
             (answer, ExitCode::SUCCESS)
         }
@@ -420,26 +421,39 @@ fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> E
         };
         let e = crate::extract::Extractor::run(&html, crate::extract::Options::default());
         let fitted = crate::extract::budget::fit(&e.blocks, tokens);
-        println!("{}", fitted.markdown);
-        if fitted.truncated {
-            eprintln!("(truncated to about {} tokens)", fitted.tokens);
-        }
-        return ExitCode::SUCCESS;
+        return print_markdown(&fitted.markdown, fitted.truncated.then_some(fitted.tokens));
     }
     let (policy, limits) = config.fetch_policy();
     match crate::page::extract(target, &policy, &limits, tokens) {
-        Ok(page) => {
-            println!("{}", page.markdown);
-            if page.truncated {
-                eprintln!("(truncated to about {} tokens)", page.tokens);
-            }
-            ExitCode::SUCCESS
-        }
+        Ok(page) => print_markdown(&page.markdown, page.truncated.then_some(page.tokens)),
         Err(e) => {
             eprintln!("websearchd: {target}: {} ({})", e, e.code());
             ExitCode::from(1)
         }
     }
+}
+
+/// Prints an extract on stdout (nothing, and a note on stderr, when the page had no main content). A reader that
+/// goes away early (`| head`) ends the output quietly: that is not an error.
+fn print_markdown(markdown: &str, truncated_at_tokens: Option<usize>) -> ExitCode {
+    use std::io::Write;
+    if markdown.trim().is_empty() {
+        eprintln!("websearchd: no main content was found on the page");
+        return ExitCode::SUCCESS;
+    }
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{markdown}").and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("websearchd: writing the extract: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    if let Some(tokens) = truncated_at_tokens {
+        eprintln!("(truncated to about {tokens} tokens)");
+    }
+    ExitCode::SUCCESS
 }
 
 /// Rotates both keys; the running server picks them up on its next start.

@@ -1,9 +1,12 @@
 //! A page's main content by URL: the untrusted fetch (SSRF guard, pinned addresses, redirects checked) streaming
 //! its body into the extractor as it arrives, then the token budget. The one place that joins `fetch` and
 //! `extract`; used by `/service` (`extract: true`) and `websearchd extract`. The fetch's deadline covers the
-//! extraction too: the extractor stops at it and the page is a timeout.
+//! extraction too: the extractor stops at it and the page is a timeout. Extractions are kept by URL in a bounded
+//! cache (`Cache`), so that the same page asked for again within the TTL is not fetched again.
 
-use std::time::Instant;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -39,8 +42,143 @@ impl Page {
 /// in the allocator's per-thread arenas.
 const TRIM_AFTER_BYTES: u64 = 256 * 1_024;
 
+/// Extractions kept by the cache at most.
+pub const CACHE_ENTRIES_MAX: usize = 256;
+
+/// Bytes of extracted markdown the cache holds at most (an extract is at most `extract::MARKDOWN_BYTES_MAX`, 2 MiB;
+/// pages as agents fetch them average a few KB).
+pub const CACHE_BYTES_MAX: usize = 8 * 1_024 * 1_024;
+
+/// A page's whole extract (before any budget), as fetched.
+#[derive(Debug, Clone)]
+pub struct Extracted {
+    /// The URL after redirects.
+    pub url: String,
+    pub title: Option<String>,
+    pub blocks: Vec<String>,
+    pub truncated: bool,
+}
+
+impl Extracted {
+    fn bytes(&self) -> usize {
+        self.url.len() + self.title.as_ref().map_or(0, String::len) + self.blocks.iter().map(String::len).sum::<usize>()
+    }
+
+    /// The extract cut to `tokens` (0: no budget).
+    pub fn fit(&self, tokens: usize) -> Page {
+        let fitted = budget::fit(&self.blocks, tokens);
+        Page {
+            url: self.url.clone(),
+            title: self.title.clone(),
+            markdown: fitted.markdown,
+            tokens: fitted.tokens,
+            truncated: fitted.truncated || self.truncated,
+        }
+    }
+}
+
+/// Extractions by the URL asked for, each kept for the TTL; bounded by `CACHE_ENTRIES_MAX` and `CACHE_BYTES_MAX`
+/// (the oldest goes first). Failures are not kept.
+pub struct Cache {
+    ttl: Duration,
+    inner: Mutex<CacheInner>,
+}
+
+#[derive(Default)]
+struct CacheInner {
+    map: HashMap<String, (Instant, Arc<Extracted>)>,
+    bytes: usize,
+}
+
+impl Cache {
+    /// A cache keeping each extraction for `ttl` (zero: off).
+    pub fn new(ttl: Duration) -> Cache {
+        Cache { ttl, inner: Mutex::new(CacheInner::default()) }
+    }
+
+    /// The extraction of `url`, if kept and fresh at `now`.
+    pub fn get(&self, url: &str, now: Instant) -> Option<Arc<Extracted>> {
+        if self.ttl.is_zero() {
+            return None;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let (stored, value) = inner.map.get(url)?;
+        if now.saturating_duration_since(*stored) < self.ttl {
+            return Some(value.clone());
+        }
+        if let Some((_, old)) = inner.map.remove(url) {
+            inner.bytes -= old.bytes() + url.len();
+        }
+        None
+    }
+
+    /// Keeps the extraction of `url`, dropping expired entries and then the oldest while over a bound.
+    pub fn put(&self, url: &str, value: Arc<Extracted>, now: Instant) {
+        let cost = value.bytes() + url.len();
+        if self.ttl.is_zero() || cost > CACHE_BYTES_MAX {
+            return;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, old)) = inner.map.remove(url) {
+            inner.bytes -= old.bytes() + url.len();
+        }
+        if inner.map.len() >= CACHE_ENTRIES_MAX || inner.bytes + cost > CACHE_BYTES_MAX {
+            let ttl = self.ttl;
+            let mut freed = 0;
+            inner.map.retain(|k, (stored, v)| {
+                let fresh = now.saturating_duration_since(*stored) < ttl;
+                if !fresh {
+                    freed += v.bytes() + k.len();
+                }
+                fresh
+            });
+            inner.bytes -= freed;
+        }
+        // Oldest first; each step scans at most `CACHE_ENTRIES_MAX` entries.
+        while inner.map.len() >= CACHE_ENTRIES_MAX || inner.bytes + cost > CACHE_BYTES_MAX {
+            let Some(oldest) = inner.map.iter().min_by_key(|(_, (stored, _))| *stored).map(|(k, _)| k.clone()) else {
+                break;
+            };
+            if let Some((_, old)) = inner.map.remove(&oldest) {
+                inner.bytes -= old.bytes() + oldest.len();
+            }
+        }
+        inner.bytes += cost;
+        inner.map.insert(url.to_owned(), (now, value));
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Fetches `url` and extracts its main content within `tokens` (0: no budget), all within the fetch's deadline.
 pub fn extract(url: &str, policy: &Policy, limits: &Limits, tokens: usize) -> Result<Page, untrusted::Error> {
+    fetch_extract(url, policy, limits).map(|e| e.fit(tokens))
+}
+
+/// `extract` through the cache: a page kept there is not fetched again.
+pub fn extract_cached(
+    cache: &Cache,
+    url: &str,
+    policy: &Policy,
+    limits: &Limits,
+    tokens: usize,
+) -> Result<Page, untrusted::Error> {
+    if let Some(kept) = cache.get(url, Instant::now()) {
+        return Ok(kept.fit(tokens));
+    }
+    let extracted = Arc::new(fetch_extract(url, policy, limits)?);
+    cache.put(url, extracted.clone(), Instant::now());
+    Ok(extracted.fit(tokens))
+}
+
+/// Fetches `url` and extracts its whole main content, within the fetch's deadline.
+fn fetch_extract(url: &str, policy: &Policy, limits: &Limits) -> Result<Extracted, untrusted::Error> {
     let deadline = Instant::now() + limits.deadline;
     let options = Options { base_url: Some(url.to_owned()), ..Options::default() };
     let mut extractor = Extractor::with_deadline(options, deadline);
@@ -51,14 +189,12 @@ pub fn extract(url: &str, policy: &Policy, limits: &Limits, tokens: usize) -> Re
         Ok(_) if extractor.timed_out() => Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)),
         Ok(fetched) => {
             let extract = extractor.finish();
-            let fitted = budget::fit(&extract.blocks, tokens);
             Ok((
-                Page {
+                Extracted {
                     url: fetched.final_url,
                     title: extract.title,
-                    markdown: fitted.markdown,
-                    tokens: fitted.tokens,
-                    truncated: fitted.truncated || extract.truncated,
+                    blocks: extract.blocks,
+                    truncated: extract.truncated,
                 },
                 fetched.bytes,
             ))
@@ -76,14 +212,15 @@ pub fn failure(url: &str, status: &str, message: &str) -> Value {
     json!({ "url": url, "status": status, "error": message })
 }
 
-/// Fetches an answer's top result and adds `answer_extract` and `extract` (or only `extract`, saying why not).
-pub fn add_to_answer(answer: &mut Value, config: &crate::config::Config, tokens: usize) {
+/// Fetches an answer's top result (or takes it from `cache`) and adds `answer_extract` and `extract` (or only
+/// `extract`, saying why not).
+pub fn add_to_answer(answer: &mut Value, config: &crate::config::Config, cache: &Cache, tokens: usize) {
     let top = answer.get("results").and_then(|r| r.get(0)).and_then(|r| r.get("url")).and_then(Value::as_str);
     let (summary, markdown) = match top {
         None => (json!({ "status": "no_results" }), None),
         Some(url) => {
             let (policy, limits) = config.fetch_policy();
-            match extract(url, &policy, &limits, tokens) {
+            match extract_cached(cache, url, &policy, &limits, tokens) {
                 Ok(page) if page.markdown.trim().is_empty() => {
                     (failure(url, "empty", "no main content was found on the page"), None)
                 }
@@ -97,5 +234,46 @@ pub fn add_to_answer(answer: &mut Value, config: &crate::config::Config, tokens:
             map.insert("answer_extract".into(), md.into());
         }
         map.insert("extract".into(), summary);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(text: &str) -> Arc<Extracted> {
+        Arc::new(Extracted { url: "u".into(), title: None, blocks: vec![text.to_owned()], truncated: false })
+    }
+
+    #[test]
+    fn the_cache_keeps_for_its_ttl_and_within_its_bounds() {
+        let t0 = Instant::now();
+        let cache = Cache::new(Duration::from_secs(10));
+        cache.put("a", page("one"), t0);
+        assert_eq!(cache.get("a", t0 + Duration::from_secs(9)).map(|p| p.blocks.clone()), Some(vec!["one".into()]));
+        assert!(cache.get("a", t0 + Duration::from_secs(10)).is_none(), "expired");
+        assert!(cache.is_empty());
+        for i in 0..CACHE_ENTRIES_MAX + 10 {
+            cache.put(&i.to_string(), page("x"), t0 + Duration::from_millis(i as u64));
+        }
+        assert_eq!(cache.len(), CACHE_ENTRIES_MAX);
+        assert!(cache.get("0", t0).is_none(), "the oldest went first");
+        // Bytes: two extracts of more than half the cap do not fit together.
+        let big = "x".repeat(CACHE_BYTES_MAX / 2 + 1);
+        cache.put("big1", page(&big), t0 + Duration::from_secs(1));
+        cache.put("big2", page(&big), t0 + Duration::from_secs(2));
+        assert!(cache.get("big1", t0 + Duration::from_secs(2)).is_none());
+        assert!(cache.get("big2", t0 + Duration::from_secs(2)).is_some());
+        let inner = cache.inner.lock().unwrap();
+        let counted: usize = inner.map.iter().map(|(k, (_, v))| k.len() + v.bytes()).sum();
+        assert_eq!(inner.bytes, counted);
+        assert!(inner.bytes <= CACHE_BYTES_MAX);
+        drop(inner);
+        // Too large for the cache at all: not kept. Off: nothing kept.
+        cache.put("huge", page(&"x".repeat(CACHE_BYTES_MAX)), t0);
+        assert!(cache.get("huge", t0).is_none());
+        let off = Cache::new(Duration::ZERO);
+        off.put("a", page("one"), t0);
+        assert!(off.get("a", t0).is_none());
     }
 }

@@ -86,3 +86,40 @@ fn the_extract_command() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("address_refused"));
 }
+
+#[test]
+fn an_extraction_is_cached_by_url() {
+    let site = Upstream::start(|seen| match seen.path() {
+        "/article" => Answer::html(200, own_fixture("extract_article.html")),
+        _ => Answer::html(404, ""),
+    });
+    let article = site.url("/article");
+    let results = results_pointing_at(&article);
+    let source = Upstream::start(move |_| Answer::html(200, results.clone()));
+    let (html, allow) = (source.url("/html/"), format!("127.0.0.1:{}", site.addr.port()));
+    let env = [
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
+        ("WEBSEARCHD_FETCH_ALLOW", allow.as_str()),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+    ];
+    let server = Server::start(&env);
+    // Two queries (two search-cache misses) whose top result is the same page, and a repeat (a search-cache hit):
+    // the page is fetched once, and each budget is applied to the kept extract.
+    let first = server.post_json("/service", r#"{"query":"rust edge","extract":true}"#).json();
+    let second = server.post_json("/service", r#"{"query":"edge rust","extract":true,"extract_tokens":100}"#).json();
+    let third = server.post_json("/service", r#"{"query":"rust edge","extract":true}"#).json();
+    assert_eq!(site.count("/article"), 1);
+    assert_eq!(first["answer_extract"], third["answer_extract"]);
+    assert_eq!(second["extract"]["truncated"], true);
+    assert!(second["extract"]["tokens"].as_u64().unwrap() <= 100);
+    drop(server);
+
+    // The search cache's TTL is the extraction cache's: zero turns both off.
+    let server = Server::start(&[env[0], env[1], env[2], env[3], ("WEBSEARCHD_CACHE_TTL_S", "0")]);
+    for _ in 0..2 {
+        let a = server.post_json("/service", r#"{"query":"rust edge","extract":true}"#).json();
+        assert_eq!(a["extract"]["status"], "ok");
+    }
+    assert_eq!(site.count("/article"), 3);
+}

@@ -121,9 +121,23 @@ pub fn score(pages: &[(&str, &str)]) -> Scores {
     Scores { precision, recall, f1, accuracy: exact as f64 / pages.len().max(1) as f64 }
 }
 
-/// The text view of markdown that the benchmark scores: link and image text kept, link targets and bare URLs
-/// dropped, markup characters removed.
+/// The markdown as served, scored as text: only link targets and image URLs (`](target)`) dropped; link text, alt
+/// text, bare URLs and markdown marks stay as the reader receives them.
+pub fn served_view(markdown: &str) -> String {
+    strip_targets(markdown)
+}
+
+/// A text view of markdown: link and image text kept, link targets and bare URLs dropped.
 pub fn text_view(markdown: &str) -> String {
+    strip_targets(markdown)
+        .split_whitespace()
+        .filter(|w| !(w.starts_with("http://") || w.starts_with("https://") || w.starts_with("www.")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Markdown with every `](target)` replaced by a space.
+fn strip_targets(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut chars = markdown.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -141,8 +155,5 @@ pub fn text_view(markdown: &str) -> String {
         }
         out.push(c);
     }
-    out.split_whitespace()
-        .filter(|w| !(w.starts_with("http://") || w.starts_with("https://") || w.starts_with("www.")))
-        .collect::<Vec<_>>()
-        .join(" ")
+    out
 }

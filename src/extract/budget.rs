@@ -156,7 +156,8 @@ pub struct Fitted {
 }
 
 /// Joins blocks (separated by a blank line) while they fit in `budget` tokens (0: no budget). The cut falls between
-/// blocks; only when not even the first body block fits is that block cut, at a word boundary.
+/// blocks; only when not even the first body block fits is that block cut: after its last whole sentence that fits,
+/// or, when not even one sentence fits, at a word boundary (never mid-word).
 pub fn fit(blocks: &[String], budget: usize) -> Fitted {
     const SEPARATOR_TOKENS: usize = 1;
     // The estimate is close but not exact (on the benchmark pages it is at most 3% under the real count on a whole
@@ -172,7 +173,7 @@ pub fn fit(blocks: &[String], budget: usize) -> Fitted {
             // Nothing of the body fits: cut this block at the last word boundary that fits.
             if used == 0 || (i == 1 && blocks.first().is_some_and(|b| b.starts_with("# "))) {
                 let room = budget.saturating_sub(used + if i > 0 { SEPARATOR_TOKENS } else { 0 });
-                let part = cut_words(block, room);
+                let part = cut_sentences(&cut_words(block, room));
                 if !part.is_empty() {
                     if i > 0 {
                         out.push_str("\n\n");
@@ -190,6 +191,21 @@ pub fn fit(blocks: &[String], budget: usize) -> Fitted {
         used += cost;
     }
     Fitted { markdown: out, tokens: used, truncated }
+}
+
+/// `text` up to its last sentence end (a full stop, question or exclamation mark before a space, or a CJK one), or
+/// the whole of it when it has none: a cut block reads as whole sentences whenever one fits.
+fn cut_sentences(text: &str) -> String {
+    let mut end = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next_is_space = chars.peek().is_some_and(|(_, n)| n.is_whitespace());
+        if matches!(c, '。' | '！' | '？') || matches!(c, '.' | '!' | '?' | '…') && next_is_space {
+            end = Some(i + c.len_utf8());
+        }
+    }
+    let keep = if text.ends_with(['.', '!', '?', '…', '。', '！', '？']) { Some(text.len()) } else { end };
+    keep.and_then(|e| text.get(..e)).unwrap_or(text).to_owned()
 }
 
 /// The longest prefix of `text` ending at a word boundary (before a whitespace character) whose estimate fits in

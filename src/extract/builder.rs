@@ -42,6 +42,9 @@ pub struct Block {
     pub boiler: bool,
     /// Inside an element whose class, id or tag says main content.
     pub content: bool,
+    /// What `boiler` and `content` would be if comments sections were not boilerplate (a forum's posts are its
+    /// content even in a region named comments).
+    pub plain: (bool, bool),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -53,14 +56,31 @@ pub struct Node {
     pub boiler: bool,
     /// This element or one around it is content by tag or hint.
     pub content: bool,
+    /// As for blocks: (`boiler`, `content`) if comments sections were not boilerplate.
+    pub plain: (bool, bool),
     /// A hash of the tag and class attribute (0 without a class): the article's template repeats it when a body is
     /// split into several containers.
     pub class_key: u64,
 }
 
+/// What the page says it is: its Open Graph type and its schema.org types (JSON-LD `@type`, microdata `itemtype`),
+/// lowercase.
+#[derive(Debug, Clone, Default)]
+pub struct Signals {
+    pub og_type: Option<String>,
+    pub types: Vec<String>,
+}
+
+impl Signals {
+    pub fn has(&self, types: &[&str]) -> bool {
+        self.types.iter().any(|t| types.contains(&t.as_str()))
+    }
+}
+
 pub struct Page {
     pub title: Option<String>,
     pub og_title: Option<String>,
+    pub signals: Signals,
     pub blocks: Vec<Block>,
     pub nodes: Vec<Node>,
     /// A cap was reached: blocks, containers or cells were left out.
@@ -101,11 +121,18 @@ pub struct Builder {
     /// The current table row's cells, and whether it had `th`.
     row: Vec<String>,
     row_header: bool,
+    /// Characters of link text in the current row's cells.
+    row_links: u32,
     tables: u32,
     title: Option<String>,
     in_title: bool,
     title_buf: String,
     og_title: Option<String>,
+    signals: Signals,
+    /// Inside `<script type="application/ld+json">`: its text is read for `@type`.
+    in_ld_json: bool,
+    /// JSON-LD text kept (at most `LD_JSON_BYTES_MAX`), read for types at the end.
+    ld_json: String,
     /// Whether the last character written to `cur` was whitespace (to collapse runs).
     space: bool,
     hints: Hints,
@@ -157,7 +184,6 @@ const VOID: &[&str] =
 const SKIP: &[&str] = &[
     "script",
     "style",
-    "noscript",
     "template",
     "svg",
     "math",
@@ -174,6 +200,8 @@ const SKIP: &[&str] = &[
     "dialog",
     "figcaption",
 ];
+/// What the head may hold; any other element starts the body.
+const HEAD_CONTENT: &[&str] = &["title", "meta", "link", "style", "script", "noscript", "base", "template"];
 const INLINE: &[&str] = &[
     "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark", "q", "s", "samp",
     "small", "span", "strong", "sub", "sup", "time", "u", "var", "label", "strike", "del", "ins", "big", "tt", "nobr",
@@ -351,6 +379,7 @@ impl Hints {
             return (40, comments);
         }
         let mut hints = 0;
+        let mut comment_hint = false;
         for a in ["class", "id", "role", "itemprop"] {
             let Some(v) = tag.attr(a) else { continue };
             for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
@@ -370,6 +399,11 @@ impl Hints {
                 if h & HINT_BODY != 0 {
                     return (40, comments);
                 }
+                // A comment's class marks a comments section (boilerplate, except on a forum), not a negative hint.
+                if self.token.contains("comment") {
+                    comment_hint = true;
+                    continue;
+                }
                 hints |= h;
             }
         }
@@ -383,7 +417,7 @@ impl Hints {
         if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
             w -= 25;
         }
-        (w, comments)
+        (w, comments || comment_hint)
     }
 }
 
@@ -404,6 +438,55 @@ fn is_comments(tag: &Tag) -> bool {
     })
 }
 
+/// A part of a page that React streams after the shell: `<div hidden id="S:0">`, hidden only until a script moves it
+/// into its place (`$RC("B:0", "S:0")`). Without the script it is still the page's content.
+fn is_streamed_segment(tag: &Tag) -> bool {
+    tag.attr("id")
+        .and_then(|id| id.strip_prefix("S:"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Bytes of JSON-LD kept from one page to read its types (the types come first in practice; a page's JSON-LD can
+/// be hundreds of KB of product data).
+const LD_JSON_BYTES_MAX: usize = 64 * 1_024;
+
+/// Distinct schema.org types kept from one page.
+const TYPES_MAX: usize = 32;
+
+/// Adds a type (its last path segment, lowercase) unless known or past `TYPES_MAX`.
+fn add_type(signals: &mut Signals, raw: &str) {
+    let t = raw.trim().rsplit(['/', '#', ':']).next().unwrap_or("").to_ascii_lowercase();
+    if !t.is_empty() && t.len() <= 64 && signals.types.len() < TYPES_MAX && !signals.types.contains(&t) {
+        signals.types.push(t);
+    }
+}
+
+/// The `"@type"` values in JSON-LD text (a string or an array of strings), read without parsing the rest: linear,
+/// and it tolerates text cut at `LD_JSON_BYTES_MAX`.
+fn ld_json_types(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\"@type\"") {
+        rest = rest.get(at + 7..).unwrap_or("");
+        let value = rest.trim_start().strip_prefix(':').unwrap_or("").trim_start();
+        let (list, tail) = match value.strip_prefix('[') {
+            Some(v) => v.split_once(']').unwrap_or((v, "")),
+            None => match value.strip_prefix('"') {
+                Some(v) => v.split_once('"').map_or((v, ""), |(a, _)| (a, v)),
+                None => ("", value),
+            },
+        };
+        for t in list.split(',') {
+            let t = t.trim().trim_matches('"');
+            if !t.is_empty() {
+                out.push(t.to_owned());
+            }
+        }
+        rest = tail;
+    }
+    out
+}
+
 /// A title as shown: whitespace collapsed, at most `TITLE_BYTES_MAX` bytes (cut at a character boundary).
 fn title_text(raw: &str) -> String {
     let mut t = crate::html::collapse_whitespace(raw);
@@ -415,7 +498,7 @@ fn title_text(raw: &str) -> String {
 }
 
 fn is_hidden(tag: &Tag) -> bool {
-    tag.attr("hidden").is_some()
+    (tag.attr("hidden").is_some() && !is_streamed_segment(tag))
         || tag.attr("aria-hidden") == Some("true")
         || tag.attr("style").is_some_and(|s| {
             let s = s.replace(' ', "").to_ascii_lowercase();
@@ -437,11 +520,15 @@ impl Builder {
             cur_commas: 0,
             row: Vec::new(),
             row_header: false,
+            row_links: 0,
             tables: 0,
             title: None,
             in_title: false,
             title_buf: String::new(),
             og_title: None,
+            signals: Signals::default(),
+            in_ld_json: false,
+            ld_json: String::new(),
             space: true,
             hints: Hints::default(),
             depths: Depths::default(),
@@ -455,7 +542,11 @@ impl Builder {
         self.flush();
         self.flush_row();
         let truncated = self.truncated;
-        Page { title: self.title, og_title: self.og_title, blocks: self.blocks, nodes: self.nodes, truncated }
+        let mut signals = std::mem::take(&mut self.signals);
+        for t in ld_json_types(&self.ld_json) {
+            add_type(&mut signals, &t);
+        }
+        Page { title: self.title, og_title: self.og_title, signals, blocks: self.blocks, nodes: self.nodes, truncated }
     }
 
     /// Whether a cap was reached: the rest of the input changes nothing.
@@ -530,6 +621,7 @@ impl Builder {
         let comments = self.depths.comments > 0;
         let boiler = comments || self.depths.boiler > 0;
         let content = !comments && self.depths.content > 0;
+        let plain = (self.depths.boiler > 0, self.depths.content > 0);
         self.blocks.push(Block {
             kind,
             quote_depth,
@@ -541,6 +633,7 @@ impl Builder {
             path: self.path(),
             boiler,
             content,
+            plain,
         });
         self.cur_text = 0;
         self.cur_links = 0;
@@ -575,6 +668,7 @@ impl Builder {
         let cells = std::mem::take(&mut self.row);
         if cells.iter().all(|c| c.trim().is_empty()) {
             self.row_header = false;
+            self.row_links = 0;
             return;
         }
         if self.blocks.len() >= BLOCKS_MAX {
@@ -596,11 +690,12 @@ impl Builder {
             md,
             cells,
             text_len,
-            link_len: 0,
+            link_len: std::mem::take(&mut self.row_links).min(text_len),
             commas: 0,
             path: self.path(),
             boiler: self.depths.boiler > 0 || self.depths.comments > 0,
             content: self.depths.comments == 0 && self.depths.content > 0,
+            plain: (self.depths.boiler > 0, self.depths.content > 0),
         });
         self.row_header = false;
     }
@@ -706,6 +801,7 @@ impl Builder {
             }
             "td" | "th" if self.innermost(&["tr"]).is_some() && !o.cell_blocks => {
                 let cell = std::mem::take(&mut self.cur).trim().replace('\n', " ");
+                self.row_links = self.row_links.saturating_add(self.cur_links);
                 self.cur_text = 0;
                 self.cur_links = 0;
                 if self.row.len() < CELLS_MAX {
@@ -765,6 +861,22 @@ impl Sink for Builder {
         }
         if name == "meta" && self.og_title.is_none() && tag.attr("property") == Some("og:title") {
             self.og_title = tag.attr("content").map(title_text).filter(|t| !t.is_empty());
+        }
+        if name == "meta" && self.signals.og_type.is_none() && tag.attr("property") == Some("og:type") {
+            self.signals.og_type = tag.attr("content").map(|t| t.trim().to_ascii_lowercase()).filter(|t| t.len() <= 64);
+        }
+        if let Some(types) = tag.attr("itemtype") {
+            for t in types.split_whitespace() {
+                add_type(&mut self.signals, t);
+            }
+        }
+        if name == "script" {
+            self.in_ld_json = tag.attr("type").is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"));
+        }
+        // `</head>` is optional: an element that cannot be in the head ends it (as a browser does), or the whole
+        // body would be skipped with it.
+        if self.stack.last().is_some_and(|o| o.name == "head") && !HEAD_CONTENT.contains(&name) {
+            self.close("head");
         }
         if self.skipping() {
             if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
@@ -889,6 +1001,7 @@ impl Sink for Builder {
                 weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
                 boiler: boiler_ctx,
                 content: content_ctx,
+                plain: (boiler || self.depths.boiler > 0, content || self.depths.content > 0),
                 class_key: class_key(tag),
             });
             (self.nodes.len() - 1) as u32
@@ -945,6 +1058,9 @@ impl Sink for Builder {
         if self.full {
             return;
         }
+        if name == "script" {
+            self.in_ld_json = false;
+        }
         if name == "title" && self.in_title {
             self.in_title = false;
             let t = title_text(&self.title_buf);
@@ -965,11 +1081,21 @@ impl Sink for Builder {
     }
 
     fn wants_raw_text(&self) -> bool {
-        false
+        self.in_ld_json
     }
 
     fn text(&mut self, text: &str) {
         if self.full {
+            return;
+        }
+        if self.in_ld_json {
+            // Character by character, so that how the text was split changes nothing.
+            for c in text.chars() {
+                if self.ld_json.len() + c.len_utf8() > LD_JSON_BYTES_MAX {
+                    break;
+                }
+                self.ld_json.push(c);
+            }
             return;
         }
         if self.in_title {

@@ -4,15 +4,47 @@
 //! parent fully, the grandparent half, further ancestors less), each container's score is discounted by its link
 //! density and moved by its class/id hints, and the best container wins, with those of its siblings that score
 //! close to it. Inside the chosen region, boilerplate blocks (navigation, share bars, link lists) are dropped.
+//!
+//! Page types, by general rules rather than per-site ones: a page that does not say it is an article (Open Graph,
+//! schema.org) has its region widened until it holds most of the page's body text, so that a service page keeps
+//! every section and a listing its items (sibling containers of one template, "cards", whose linked titles are the
+//! items, not a link list); an article keeps its container. A page that says it is a forum thread or a Q&A keeps
+//! its posts even in a region named comments. Blocks said twice, unfilled template placeholders and bare URLs go.
 
-use super::builder::{Block, Kind, Page, NO_NODE, PATH_LEN};
+use super::builder::{Block, Kind, Page, Signals, NO_NODE};
 use super::render;
 use super::{Extract, MARKDOWN_BYTES_MAX};
+
+/// The share of the page's clean body text the chosen region holds at least (see `choose`).
+const COVERAGE_MIN: f64 = 0.6;
+
+/// The same for a page that says it is an article: its body is one container, and the text around it is teasers.
+const ARTICLE_COVERAGE_MIN: f64 = 0.35;
+
+/// Whether the page says it is a forum thread or a question with answers.
+fn is_forum(s: &Signals) -> bool {
+    s.og_type.as_deref() == Some("forum") || s.has(&["discussionforumposting", "qapage"])
+}
+
+/// Whether the page says it is an article (Open Graph or schema.org).
+fn is_article(s: &Signals) -> bool {
+    s.og_type.as_deref() == Some("article")
+        || s.has(&["article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle"])
+}
 
 /// A block shorter than this does not score its containers.
 const SCORING_TEXT_MIN: u32 = 25;
 
-pub fn extract(page: Page) -> Extract {
+pub fn extract(mut page: Page) -> Extract {
+    // On a forum or a Q&A page the posts are the content, even in a region named comments.
+    if is_forum(&page.signals) {
+        for b in &mut page.blocks {
+            (b.boiler, b.content) = b.plain;
+        }
+        for n in &mut page.nodes {
+            (n.boiler, n.content) = n.plain;
+        }
+    }
     let title = page.og_title.clone().or_else(|| page.title.clone()).map(|t| clean_title(&t, page.title.as_deref()));
     let chosen = choose(&page);
     let mut blocks: Vec<&Block> = chosen.iter().filter_map(|&i| page.blocks.get(i)).collect();
@@ -22,10 +54,11 @@ pub fn extract(page: Page) -> Extract {
         blocks.retain(|b| !(matches!(b.kind, Kind::Heading(_)) && same_text(&normalized(&b.md), &t)));
     }
     let mut out = Vec::with_capacity(blocks.len() + 1);
-    if let Some(t) = &title {
+    let (rendered, cut) = render::render(&blocks, MARKDOWN_BYTES_MAX);
+    // A page without main content (an error page, a script's empty shell) is an empty extract, not a lone title.
+    if let Some(t) = title.as_ref().filter(|_| !rendered.is_empty()) {
         out.push(format!("# {t}"));
     }
-    let (rendered, cut) = render::render(&blocks, MARKDOWN_BYTES_MAX);
     out.extend(rendered);
     Extract { title, blocks: out, truncated: page.truncated || cut }
 }
@@ -63,7 +96,9 @@ fn link_density(b: &Block) -> f64 {
 
 /// Whether a block is body text: a paragraph (or code, or a list item) that is not mostly links.
 fn is_body(b: &Block) -> bool {
-    matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. }) && link_density(b) < 0.3 && (!b.boiler || b.content)
+    matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. })
+        && link_density(b) < 0.3
+        && (!b.boiler || b.content)
 }
 
 /// Indices of the blocks to keep, in order.
@@ -73,19 +108,25 @@ fn choose(page: &Page) -> Vec<usize> {
     let mut text = vec![0u64; n];
     let mut links = vec![0u64; n];
     let mut body = vec![0u64; n];
+    // An article's cards are teasers for other articles, not its content.
+    let card = if is_article(&page.signals) { vec![false; n] } else { cards(page) };
+    let in_card = |b: &Block| b.path.iter().any(|&x| card.get(x as usize).copied().unwrap_or(false));
     for b in &page.blocks {
-        for &node in b.path.iter().take_while(|&&n| n != NO_NODE) {
+        // Counted on the innermost container, then summed up the tree below.
+        if let Some(&node) = b.path.first().filter(|&&n| n != NO_NODE) {
             let i = node as usize;
             if let (Some(t), Some(l), Some(g)) = (text.get_mut(i), links.get_mut(i), body.get_mut(i)) {
                 *t += u64::from(b.text_len);
                 *l += u64::from(b.link_len);
-                if is_body(b) {
+                if is_body(b) || in_card(b) && !b.boiler {
                     *g += u64::from(b.text_len);
                 }
             }
         }
-        // Only body-like blocks vote: headings, table rows and link lists do not.
-        if b.text_len < SCORING_TEXT_MIN || !matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. }) {
+        // Only body-like blocks vote: paragraphs, code, items and the rows of data tables; headings do not.
+        if b.text_len < SCORING_TEXT_MIN
+            || !matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. })
+        {
             continue;
         }
         let s =
@@ -98,6 +139,17 @@ fn choose(page: &Page) -> Vec<usize> {
             };
             if let Some(x) = score.get_mut(node as usize) {
                 *x += s / divider;
+            }
+        }
+    }
+    // Containers are numbered in document order, a parent before its children: one pass from the end gives every
+    // container the totals of its whole subtree.
+    for i in (0..n).rev() {
+        let Some(parent) = page.nodes.get(i).map(|x| x.parent as usize).filter(|&p| p < i) else { continue };
+        for v in [&mut text, &mut links, &mut body] {
+            let own = v.get(i).copied().unwrap_or(0);
+            if let Some(x) = v.get_mut(parent) {
+                *x += own;
             }
         }
     }
@@ -136,6 +188,23 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         best = parent as usize;
     }
+    // A page of many sections (a service or landing page, a product page, a listing) has no one container that
+    // holds most of its text: climb until the region holds most of the page's clean body text, so that every
+    // section is kept (boilerplate inside it is still dropped below).
+    let page_body: u64 =
+        page.blocks.iter().filter(|b| is_body(b) || in_card(b) && !b.boiler).map(|b| u64::from(b.text_len)).sum();
+    let coverage = if is_article(&page.signals) { ARTICLE_COVERAGE_MIN } else { COVERAGE_MIN };
+    for _ in 0..super::DEPTH_MAX {
+        let Some(parent) = page.nodes.get(best).map(|n| n.parent).filter(|p| *p != NO_NODE) else { break };
+        let own = body.get(best).copied().unwrap_or(0);
+        if own as f64 >= coverage * page_body as f64 {
+            break;
+        }
+        if page.nodes.get(parent as usize).is_some_and(|p| p.boiler && !p.content) {
+            break;
+        }
+        best = parent as usize;
+    }
     let best_score = final_score(best);
     let parent = page.nodes.get(best).map_or(NO_NODE, |n| n.parent);
     // Siblings of the best container that hold content too.
@@ -165,9 +234,19 @@ fn choose(page: &Page) -> Vec<usize> {
             *x = true;
         }
     }
+    // Inside a chosen container at any depth: parents come before their children.
+    for i in 0..n {
+        let parent = page.nodes.get(i).map_or(NO_NODE, |x| x.parent) as usize;
+        if parent < i && chosen.get(parent).copied().unwrap_or(false) {
+            if let Some(x) = chosen.get_mut(i) {
+                *x = true;
+            }
+        }
+    }
     let mut keep = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, b) in page.blocks.iter().enumerate() {
-        let inside = b.path.iter().take(PATH_LEN).any(|&n| chosen.get(n as usize).copied().unwrap_or(false));
+        let inside = b.path.first().is_some_and(|&n| chosen.get(n as usize).copied().unwrap_or(false));
         let sibling_paragraph =
             parent != NO_NODE && b.path.first() == Some(&parent) && b.text_len >= 80 && link_density(b) < 0.25;
         if !(inside || sibling_paragraph) {
@@ -180,14 +259,19 @@ fn choose(page: &Page) -> Vec<usize> {
         let is_heading = matches!(b.kind, Kind::Heading(_));
         // Mostly links is a link list's block, unless the links lead a sentence of the block's own (a numbered
         // digest of stories: a linked headline, then what it says). Lengths count visible characters, not spaces.
-        let own_sentence = b.text_len.saturating_sub(b.link_len) >= 45;
+        // In a card of a listing, the linked title is the item.
+        let own_sentence = b.text_len.saturating_sub(b.link_len) >= 45 || in_card(b) && b.text_len >= CARD_TITLE_MIN;
         if !is_heading && ld > 0.5 && b.text_len < 200 && !own_sentence {
             continue;
         }
         if matches!(b.kind, Kind::Item { .. }) && ld > 0.35 && !own_sentence {
             continue;
         }
-        if is_chrome(b) {
+        if is_chrome(b) || is_residue(b) {
+            continue;
+        }
+        // The same text again (a promise repeated in a banner, a price box and a footer note) is said once.
+        if b.text_len >= REPEAT_TEXT_MIN && !matches!(b.kind, Kind::Heading(_)) && !seen.insert(b.md.as_str()) {
             continue;
         }
         keep.push(i);
@@ -268,9 +352,89 @@ fn is_tail_marker(b: &Block) -> bool {
     MARKERS.iter().any(|m| lower.contains(m))
 }
 
+/// Sibling containers of one template (tag and class) that make a listing's cards.
+const CARDS_MIN: u32 = 4;
+
+/// Characters of a card's linked title that make it an item rather than a link list's entry.
+const CARD_TITLE_MIN: u32 = 15;
+
+/// The containers that are cards of a listing: at least `CARDS_MIN` siblings built from one template, outside
+/// boilerplate, each holding some text. Linear: one count per (parent, template).
+fn cards(page: &Page) -> Vec<bool> {
+    let mut holds_text = vec![false; page.nodes.len()];
+    for b in &page.blocks {
+        for &x in b.path.iter().take_while(|&&x| x != NO_NODE) {
+            if let Some(h) = holds_text.get_mut(x as usize) {
+                *h = true;
+            }
+        }
+    }
+    let mut counts: std::collections::HashMap<(u32, u64), u32> = std::collections::HashMap::new();
+    for (i, node) in page.nodes.iter().enumerate() {
+        if node.class_key != 0 && !node.boiler && holds_text.get(i).copied().unwrap_or(false) {
+            *counts.entry((node.parent, node.class_key)).or_insert(0) += 1;
+        }
+    }
+    page.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            node.class_key != 0
+                && !node.boiler
+                && holds_text.get(i).copied().unwrap_or(false)
+                && counts.get(&(node.parent, node.class_key)).is_some_and(|&c| c >= CARDS_MIN)
+        })
+        .collect()
+}
+
+/// Blocks of this many characters or more are said once.
+const REPEAT_TEXT_MIN: u32 = 20;
+
+/// What a page's scripts were meant to replace or use, left in the HTML: unfilled template placeholders
+/// (`{{price.total}}`), and a bare URL alone in a block (an image list, a data attribute printed as text).
+fn is_residue(b: &Block) -> bool {
+    let t = b.md.trim();
+    if t.contains("{{") && t.contains("}}") {
+        // The text outside the placeholders is what is left to say.
+        let mut outside = 0usize;
+        let mut depth = 0u32;
+        let mut rest = t;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix("{{") {
+                depth += 1;
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("}}") {
+                depth = depth.saturating_sub(1);
+                rest = r;
+            } else {
+                let mut chars = rest.chars();
+                if chars.next().is_some_and(char::is_alphanumeric) && depth == 0 {
+                    outside += 1;
+                }
+                rest = chars.as_str();
+            }
+        }
+        if outside * 2 < b.text_len as usize {
+            return true;
+        }
+    }
+    !t.contains(char::is_whitespace) && (t.starts_with("http://") || t.starts_with("https://"))
+}
+
 /// Short blocks that are page furniture: ad labels, share and follow prompts, bare dates.
 fn is_chrome(b: &Block) -> bool {
     let words = b.md.split_whitespace().count();
+    // What a page without its scripts says about them (`<noscript>` is read: some sites serve their whole text there).
+    if words <= 30 {
+        let lower = b.md.to_lowercase();
+        if lower.contains("javascript")
+            && ["enable", "disabled", "requires", "required", "turn on", "switch on", "activate"]
+                .iter()
+                .any(|w| lower.contains(w))
+        {
+            return true;
+        }
+    }
     if words > 8 {
         return false;
     }

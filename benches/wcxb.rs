@@ -1,0 +1,184 @@
+//! The WCXB benchmark (`cargo bench --bench wcxb`): extraction quality across seven page types (article, service,
+//! product, collection, forum, listing, documentation) with the benchmark's own word-F1 metric, on the markdown as
+//! served (only link targets, image URLs and bare URLs dropped, `benches/wcxb/metric.rs`), and speed on one thread
+//! with pages in memory. Reads `$WEBSEARCHD_SHARED_DIR/bench/wcxb-dev` (default `../shared/bench/wcxb-dev`) and
+//! skips when it is absent.
+//!
+//! Flags (after `--`): `--type T` only pages of that type; `--worst N` list the N lowest-scoring pages;
+//! `--dump DIR` write each page's markdown; `--budget N` also score the extract cut to N tokens (`extract`'s
+//! default is 2,000); `--passes N` timed passes (default 2; 0 skips the speed measurement).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+#[path = "wcxb/metric.rs"]
+mod metric;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use websearchd::extract::{Extractor, Options};
+
+struct Page {
+    id: String,
+    url: String,
+    kind: String,
+    truth: String,
+    with: Vec<String>,
+    without: Vec<String>,
+    html: Vec<u8>,
+}
+
+fn arg(name: &str) -> Option<String> {
+    std::env::args().skip_while(|a| a != name).nth(1)
+}
+
+#[derive(Default)]
+struct Tally {
+    pages: usize,
+    f1: f64,
+    precision: f64,
+    recall: f64,
+    with: (usize, usize),
+    without: (usize, usize),
+}
+
+impl Tally {
+    fn line(&self, name: &str) -> String {
+        let n = self.pages.max(1) as f64;
+        format!(
+            "{name:<14} {:>5}  F1 {:.3}  P {:.3}  R {:.3}  with {:5.1}%  without {:5.1}%",
+            self.pages,
+            self.f1 / n,
+            self.precision / n,
+            self.recall / n,
+            100.0 * self.with.0 as f64 / self.with.1.max(1) as f64,
+            100.0 * self.without.0 as f64 / self.without.1.max(1) as f64,
+        )
+    }
+}
+
+fn main() {
+    let dir = std::env::var_os("WEBSEARCHD_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared")))
+        .join("bench/wcxb-dev");
+    let Ok(file) = std::fs::File::open(dir.join("ground-truth.json.gz")) else {
+        eprintln!("notice: {} is absent; nothing to measure", dir.display());
+        return;
+    };
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(file).read_to_end(&mut json).unwrap();
+    let truth: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let only = arg("--type");
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+    };
+    let mut pages = Vec::new();
+    for (id, t) in truth.as_object().unwrap() {
+        let kind = t["page_type"].as_str().unwrap_or("unknown").to_owned();
+        if only.as_ref().is_some_and(|o| *o != kind) {
+            continue;
+        }
+        let mut html = Vec::new();
+        let file = std::fs::File::open(dir.join("html").join(format!("{id}.html.gz"))).unwrap();
+        flate2::read::GzDecoder::new(file).read_to_end(&mut html).unwrap();
+        pages.push(Page {
+            id: id.clone(),
+            url: t["url"].as_str().unwrap_or("").to_owned(),
+            kind,
+            truth: t["main_content"].as_str().unwrap_or("").to_owned(),
+            with: strings(&t["with"]),
+            without: strings(&t["without"]),
+            html,
+        });
+    }
+    let total_bytes: usize = pages.iter().map(|p| p.html.len()).sum();
+    println!("pages: {}, HTML: {:.1} MB", pages.len(), total_bytes as f64 / 1e6);
+    let dump = arg("--dump").map(PathBuf::from);
+    let budget = arg("--budget").and_then(|b| b.parse::<usize>().ok());
+    let worst = arg("--worst").and_then(|b| b.parse::<usize>().ok()).unwrap_or(0);
+    let passes = arg("--passes").and_then(|b| b.parse::<usize>().ok()).unwrap_or(2);
+
+    // Quality: the markdown as served, scored as text.
+    let mut all = Tally::default();
+    let mut by_kind: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut budgeted = Tally::default();
+    let mut per_page = Vec::new();
+    for p in &pages {
+        let e = Extractor::run(&p.html, Options { base_url: Some(p.url.clone()), ..Options::default() });
+        let md = e.markdown();
+        if let Some(d) = &dump {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join(format!("{}.md", p.id)), &md).unwrap();
+        }
+        let view = metric::served_view(&md);
+        let s = metric::page_score(&p.truth, &view);
+        let line = metric::token_line(&view);
+        let with = p.with.iter().filter(|w| metric::contains_snippet(&line, w)).count();
+        let without = p.without.iter().filter(|w| metric::contains_snippet(&line, w)).count();
+        for t in [&mut all, by_kind.entry(p.kind.clone()).or_default()] {
+            t.pages += 1;
+            t.f1 += s.f1;
+            t.precision += s.precision;
+            t.recall += s.recall;
+            t.with.0 += with;
+            t.with.1 += p.with.len();
+            t.without.0 += without;
+            t.without.1 += p.without.len();
+        }
+        if let Some(b) = budget {
+            let fitted = websearchd::extract::budget::fit(&e.blocks, b);
+            let s = metric::page_score(&p.truth, &metric::served_view(&fitted.markdown));
+            budgeted.pages += 1;
+            budgeted.f1 += s.f1;
+            budgeted.precision += s.precision;
+            budgeted.recall += s.recall;
+        }
+        per_page.push((s, p.id.as_str(), p.kind.as_str()));
+    }
+    println!("markdown as served (link targets and image URLs dropped), no budget; `with`: snippets found, `without`: snippets leaked");
+    for (kind, t) in &by_kind {
+        println!("{}", t.line(kind));
+    }
+    println!("{}", all.line("all"));
+    if let Some(b) = budget {
+        let n = budgeted.pages.max(1) as f64;
+        println!(
+            "cut to {b} tokens: F1 {:.3}  P {:.3}  R {:.3}",
+            budgeted.f1 / n,
+            budgeted.precision / n,
+            budgeted.recall / n
+        );
+    }
+    if worst > 0 {
+        per_page.sort_by(|a, b| a.0.f1.partial_cmp(&b.0.f1).unwrap());
+        for (s, id, kind) in per_page.iter().take(worst) {
+            println!("  worst: F1 {:.2} P {:.2} R {:.2} {id} {kind}", s.f1, s.precision, s.recall);
+        }
+    }
+
+    // Speed: one thread, whole passes over the pages in memory; the mean over all passes is the figure.
+    if passes == 0 {
+        return;
+    }
+    let started = Instant::now();
+    let mut best = f64::MAX;
+    for _ in 0..passes {
+        let pass = Instant::now();
+        for p in &pages {
+            std::hint::black_box(Extractor::run(
+                std::hint::black_box(&p.html),
+                Options { base_url: Some(p.url.clone()), ..Options::default() },
+            ));
+        }
+        best = best.min(pass.elapsed().as_secs_f64());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "speed: mean {:.1} MB/s ({passes} passes in {secs:.1} s), best pass {:.1} MB/s, {:.0} pages/s",
+        (total_bytes * passes) as f64 / secs / 1e6,
+        total_bytes as f64 / best / 1e6,
+        pages.len() as f64 / best
+    );
+}
