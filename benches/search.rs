@@ -47,12 +47,21 @@ fn pages() -> Vec<(Kind, PathBuf)> {
                 Kind::Searxng
             } else if name.starts_with("mojeek") {
                 Kind::Mojeek
+            } else if name.starts_with("wikipedia") {
+                Kind::Wikipedia
             } else {
                 return None;
             };
             Some((kind, p))
         })
         .collect();
+    // The recorded pages of the issue-15 providers are kept in the project.
+    for (kind, name) in [
+        (Kind::Bing, "bing__does-caffeine-affect-sleep__10results.html"),
+        (Kind::Brave, "brave__react__web_result_and_infobox.html"),
+    ] {
+        out.push((kind, PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search")).join(name)));
+    }
     out.sort_by(|a, b| a.1.cmp(&b.1));
     out
 }
@@ -107,6 +116,7 @@ fn upstream(body: Vec<u8>) -> SocketAddr {
 }
 
 fn service_throughput() {
+    four_providers();
     let page = pages()
         .into_iter()
         .find(|(k, _)| *k == Kind::DdgHtml)
@@ -143,6 +153,60 @@ fn service_throughput() {
         shutdown.shutdown();
         let _ = running.join();
     }
+}
+
+/// Fresh searches (cache off, a new query each call) against four providers on loopback with the pacing defaults
+/// (one search per provider per WEBSEARCHD_SOURCE_INTERVAL_MS, 2 s): answered searches per second, and how many
+/// calls got 503 (every provider paced).
+fn four_providers() {
+    let page = |kind: Kind| {
+        pages().into_iter().find(|(k, _)| *k == kind).map(|(_, p)| std::fs::read(p).expect("page")).expect("a page")
+    };
+    let ddg = upstream(page(Kind::DdgHtml));
+    let bing = upstream(page(Kind::Bing));
+    let brave = upstream(page(Kind::Brave));
+    let mojeek = upstream(page(Kind::Mojeek));
+    let vars = [
+        ("WEBSEARCHD_LISTEN", "127.0.0.1:0".to_string()),
+        ("WEBSEARCHD_SOURCES", "ddg_html,brave,bing,mojeek".to_string()),
+        ("WEBSEARCHD_DDG_HTML_URL", format!("http://{ddg}/html/")),
+        ("WEBSEARCHD_BING_URL", format!("http://{bing}/search")),
+        ("WEBSEARCHD_BRAVE_URL", format!("http://{brave}/search")),
+        ("WEBSEARCHD_MOJEEK_URL", format!("http://{mojeek}/search")),
+        ("WEBSEARCHD_CACHE_TTL_S", "0".to_string()),
+        ("WEBSEARCHD_LOG", "off".to_string()),
+        ("WEBSEARCHD_STATE_DIR", std::env::temp_dir().join("websearchd-bench").display().to_string()),
+    ];
+    let source = Source::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.clone())), None).expect("env");
+    let config = Config::from_source(&source).expect("config");
+    let engine = Engine::from_config(&config, Arc::new(SystemClock));
+    let duration = Duration::from_secs(10);
+    let started = Instant::now();
+    let (mut ok, mut paced, mut n) = (0u32, 0u32, 0u32);
+    let mut by_source = std::collections::BTreeMap::new();
+    while started.elapsed() < duration {
+        n += 1;
+        let request = websearchd::search::SearchRequest::from_json(
+            format!(r#"{{"query":"fresh query {n}","max_results":10}}"#).as_bytes(),
+        )
+        .expect("request");
+        match engine.search(&request, "bench") {
+            Ok(answer) => {
+                ok += 1;
+                let first = answer["results"][0]["source"].as_str().unwrap_or("none").to_string();
+                *by_source.entry(first).or_insert(0u32) += 1;
+            }
+            Err(_) => paced += 1,
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("\nfresh searches, four loopback providers, pacing defaults (one caller, a call every 50 ms, 10 s)");
+    println!(
+        "answered/s {:.2}, paced (503)/s {:.2}, first result's source: {by_source:?}",
+        ok as f64 / secs,
+        paced as f64 / secs
+    );
 }
 
 /// Keep-alive clients POSTing the same search for `duration`; requests/s and latency percentiles in ms.

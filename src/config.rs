@@ -135,9 +135,31 @@ pub const VARS: &[VarDoc] = &[
     },
     VarDoc {
         name: "WEBSEARCHD_SOURCES",
-        default: "ddg_html,ddg_lite,searxng",
-        allowed: "a comma-separated list of ddg_html, ddg_lite, searxng, mojeek",
-        meaning: "Search sources, in the order they are tried.",
+        default: "ddg_html,ddg_lite,brave,bing,mojeek,wikipedia,searxng",
+        allowed: "a comma-separated list of ddg_html, ddg_lite, brave, bing, mojeek, wikipedia, searxng",
+        meaning: "Search sources; leave one out to turn it off. The order is the base order of \
+                  WEBSEARCHD_SOURCE_ORDER (Wikipedia, encyclopaedic, is asked after the web engines).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SOURCE_ORDER",
+        default: "rotate",
+        allowed: "rotate or fixed",
+        meaning: "`rotate`: each search starts at the next web provider in turn, and providers cooling down, \
+                  failing or slow go last; `fixed`: the order of WEBSEARCHD_SOURCES, healthy ones still first.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SOURCE_PAGES_MAX",
+        default: "2",
+        allowed: "1 to 5",
+        meaning: "Result pages asked of one endpoint in one search when its first page holds fewer results than \
+                  `max_results` (Bing, Brave, Mojeek, Wikipedia, SearXNG page by offset).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_PROVIDER_INTERVALS_MS",
+        default: "(none: WEBSEARCHD_SOURCE_INTERVAL_MS for every provider)",
+        allowed: "a comma-separated list of provider=ms (duckduckgo, brave, bing, mojeek, wikipedia, searxng), \
+                  0 to 600000",
+        meaning: "Minimum time between two searches sent to one provider, per provider.",
     },
     VarDoc {
         name: "WEBSEARCHD_DDG_HTML_URL",
@@ -162,7 +184,26 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_MOJEEK_URL",
         default: "https://www.mojeek.com/search",
         allowed: "an http:// or https:// URL",
-        meaning: "Mojeek's results page (used when `mojeek` is in WEBSEARCHD_SOURCES).",
+        meaning: "Mojeek's results page.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_BING_URL",
+        default: "https://www.bing.com/search",
+        allowed: "an http:// or https:// URL",
+        meaning: "Bing's results page.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_BRAVE_URL",
+        default: "https://search.brave.com/search",
+        allowed: "an http:// or https:// URL",
+        meaning: "Brave Search's results page.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_WIKIPEDIA_URL",
+        default: "https://en.wikipedia.org/w/api.php",
+        allowed: "an http:// or https:// URL",
+        meaning: "A MediaWiki search API (`action=query&list=search`); another language's wiki by its own URL. \
+                  Article links are made from its origin.",
     },
     VarDoc {
         name: "WEBSEARCHD_REGION",
@@ -192,8 +233,8 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_SOURCE_INTERVAL_MS",
         default: "2000",
         allowed: "0 to 600000",
-        meaning: "Minimum time between two requests to one source endpoint; an endpoint not ready is skipped, not \
-                  waited for.",
+        meaning: "Minimum time between two searches sent to one provider (its endpoints share it); a provider not \
+                  ready is skipped, not waited for. WEBSEARCHD_PROVIDER_INTERVALS_MS overrides it per provider.",
     },
     VarDoc {
         name: "WEBSEARCHD_BREAKER_COOLDOWN_MS",
@@ -504,6 +545,14 @@ pub struct Config {
     pub ddg_lite_url: String,
     pub searxng_urls: Vec<String>,
     pub mojeek_url: String,
+    pub bing_url: String,
+    pub brave_url: String,
+    pub wikipedia_url: String,
+    /// Rotate the starting provider per search (else the configured order).
+    pub source_order_rotate: bool,
+    pub source_pages_max: u32,
+    /// Per-provider pacing overrides: (provider, ms).
+    pub provider_intervals_ms: Vec<(String, u64)>,
     pub region: String,
     pub source_connect_timeout_ms: u64,
     pub source_timeout_ms: u64,
@@ -818,9 +867,9 @@ impl Config {
         let shutdown_grace_ms = r.int("WEBSEARCHD_SHUTDOWN_GRACE_MS", 10_000, 0..=300_000)?;
         let sources = r.list(
             "WEBSEARCHD_SOURCES",
-            "ddg_html,ddg_lite,searxng",
+            "ddg_html,ddg_lite,brave,bing,mojeek,wikipedia,searxng",
             "a comma-separated list of \
-            ddg_html, ddg_lite, searxng, mojeek, each at most once",
+            ddg_html, ddg_lite, brave, bing, mojeek, wikipedia, searxng, each at most once",
             |items| {
                 let kinds: Option<Vec<_>> = items.iter().map(|i| crate::search::sources::Kind::from_name(i)).collect();
                 kinds.filter(|k| !k.is_empty() && k.iter().enumerate().all(|(i, x)| !k.iter().take(i).any(|y| y == x)))
@@ -833,6 +882,38 @@ impl Config {
                 items.iter().map(|i| parse_base_url(i)).collect()
             })?;
         let mojeek_url = r.url("WEBSEARCHD_MOJEEK_URL", "https://www.mojeek.com/search")?;
+        let bing_url = r.url("WEBSEARCHD_BING_URL", "https://www.bing.com/search")?;
+        let brave_url = r.url("WEBSEARCHD_BRAVE_URL", "https://search.brave.com/search")?;
+        let wikipedia_url = r.url("WEBSEARCHD_WIKIPEDIA_URL", "https://en.wikipedia.org/w/api.php")?;
+        let source_order_rotate = match r.string("WEBSEARCHD_SOURCE_ORDER", "rotate").as_str() {
+            "rotate" => true,
+            "fixed" => false,
+            other => {
+                return Err(ConfigError {
+                    var: "WEBSEARCHD_SOURCE_ORDER".into(),
+                    value: other.to_owned(),
+                    allowed: "rotate or fixed".into(),
+                })
+            }
+        };
+        let source_pages_max = r.int("WEBSEARCHD_SOURCE_PAGES_MAX", 2, 1..=5)?;
+        let provider_intervals_ms = r.list(
+            "WEBSEARCHD_PROVIDER_INTERVALS_MS",
+            "",
+            "a comma-separated list of provider=ms (duckduckgo, brave, bing, mojeek, wikipedia, searxng), 0 to 600000",
+            |items| {
+                items
+                    .iter()
+                    .map(|i| {
+                        let (name, ms) = i.split_once('=')?;
+                        let name = name.trim();
+                        let known = crate::search::sources::Kind::ALL.iter().any(|k| k.provider() == name);
+                        let ms: u64 = ms.trim().parse().ok().filter(|ms| *ms <= 600_000)?;
+                        known.then(|| (name.to_owned(), ms))
+                    })
+                    .collect()
+            },
+        )?;
         let region = r.string("WEBSEARCHD_REGION", "wt-wt");
         if region.is_empty() || region.len() > 16 || !region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
             return Err(ConfigError {
@@ -1033,6 +1114,12 @@ impl Config {
             ddg_lite_url,
             searxng_urls,
             mojeek_url,
+            bing_url,
+            brave_url,
+            wikipedia_url,
+            source_order_rotate,
+            source_pages_max,
+            provider_intervals_ms,
             region,
             source_connect_timeout_ms,
             source_timeout_ms,
@@ -1173,7 +1260,12 @@ mod tests {
         check_invalid("WEBSEARCHD_PUBLIC_URL", "https://x/?a=b", "no query");
         check_invalid("WEBSEARCHD_BODY_BYTES_MAX", "10", "256 to 1048576");
         check_invalid("WEBSEARCHD_LOG", "loud", "comma-separated");
-        check_invalid("WEBSEARCHD_SOURCES", "ddg_html,bing", "ddg_lite");
+        check_invalid("WEBSEARCHD_SOURCES", "ddg_html,google", "ddg_lite");
+        check_invalid("WEBSEARCHD_SOURCE_ORDER", "random", "rotate or fixed");
+        check_invalid("WEBSEARCHD_SOURCE_PAGES_MAX", "9", "1 to 5");
+        check_invalid("WEBSEARCHD_PROVIDER_INTERVALS_MS", "google=100", "provider=ms");
+        check_invalid("WEBSEARCHD_PROVIDER_INTERVALS_MS", "bing=fast", "provider=ms");
+        check_invalid("WEBSEARCHD_BING_URL", "www.bing.com", "http");
         check_invalid("WEBSEARCHD_SOURCES", "ddg_html,ddg_html", "at most once");
         check_invalid("WEBSEARCHD_SOURCES", ",", "ddg_lite");
         check_invalid("WEBSEARCHD_SEARXNG_URLS", "https://ok.example,notaurl", "http(s)");

@@ -18,7 +18,12 @@ fn env_for(up: &Upstream, sources: &str) -> Vec<(String, String)> {
         ("WEBSEARCHD_DDG_LITE_URL".into(), up.url("/lite/")),
         ("WEBSEARCHD_SEARXNG_URLS".into(), up.url("/searx")),
         ("WEBSEARCHD_MOJEEK_URL".into(), up.url("/mojeek")),
+        ("WEBSEARCHD_BING_URL".into(), up.url("/bing")),
+        ("WEBSEARCHD_BRAVE_URL".into(), up.url("/brave")),
+        ("WEBSEARCHD_WIKIPEDIA_URL".into(), up.url("/w/api.php")),
         ("WEBSEARCHD_SOURCE_INTERVAL_MS".into(), "0".into()),
+        // The order as listed, so that reports are predictable; the rotation has its own tests.
+        ("WEBSEARCHD_SOURCE_ORDER".into(), "fixed".into()),
     ]
 }
 
@@ -124,11 +129,11 @@ fn html_blocked_then_lite_answers_and_the_breaker_skips_html() {
     assert_eq!(a["sources"][0]["error"], "blocked");
     assert_eq!(a["results"][0]["source"], "ddg_lite");
 
-    // The next search does not ask the blocked source at all.
+    // The next search does not ask the blocked source at all, and reports it last (healthy endpoints go first).
     let a = search(&server, "blocked second").json();
-    assert_eq!(statuses(&a), vec![pair("ddg_html", "skipped"), pair("ddg_lite", "ok")]);
-    assert_eq!(a["sources"][0]["error"], "cooling_down");
-    assert!(a["sources"][0]["retry_in_s"].as_u64().unwrap() >= 59);
+    assert_eq!(statuses(&a), vec![pair("ddg_lite", "ok"), pair("ddg_html", "skipped")]);
+    assert_eq!(a["sources"][1]["error"], "cooling_down");
+    assert!(a["sources"][1]["retry_in_s"].as_u64().unwrap() >= 59);
     assert_eq!(up.count("/html/"), 1);
     let health = server.get("/health").json();
     assert_eq!(health["sources"][0]["breaker"], "open");
@@ -355,4 +360,113 @@ fn the_search_command_uses_the_same_pipeline() {
     assert_eq!(out.status.code(), Some(1));
     let e: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(e["error"]["code"], "all_sources_failed");
+}
+
+// Issue 15: more providers, health order, filling max_results.
+
+/// Both DuckDuckGo endpoints blocked: the search falls through to Bing and Mojeek (recorded pages), merges their
+/// results up to `max_results: 20`, and reports every endpoint it asked, pages included.
+#[test]
+fn blocked_duckduckgo_falls_through_to_the_next_providers_and_fills_twenty() {
+    let Some(mojeek) = shared_fixture("search/mojeek__javascript-tutorial__playwright-prettier__2026-04.html") else {
+        return;
+    };
+    let up = Upstream::start(move |seen| match seen.path() {
+        "/html/" | "/lite/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
+        "/bing" => Answer::html(200, own_fixture("search/bing__does-caffeine-affect-sleep__10results.html")),
+        "/mojeek" => Answer::html(200, mojeek.clone()),
+        _ => Answer::html(404, "no"),
+    });
+    let server = start(&up, "ddg_html,ddg_lite,bing,mojeek,wikipedia", &[]);
+    let a = search(&server, "fall through").json();
+    let results = a["results"].as_array().unwrap();
+    assert_eq!(results.len(), 20, "{a}");
+    assert!(results[..10].iter().all(|r| r["source"] == "bing"));
+    assert!(results[10..].iter().all(|r| r["source"] == "mojeek"));
+    assert_eq!(results[0]["url"], "https://www.sleepfoundation.org/nutrition/caffeine-and-sleep");
+    assert_eq!(results[10]["url"], "https://javascript.info/");
+    assert_eq!(results[19]["position"], 20);
+    // Bing's full first page made us ask its second (the loopback serves the same page: all duplicates).
+    assert_eq!(
+        statuses(&a),
+        vec![
+            pair("ddg_html", "failed"),
+            pair("ddg_lite", "failed"),
+            pair("bing", "ok"),
+            pair("bing", "ok"),
+            pair("mojeek", "ok"),
+        ]
+    );
+    assert_eq!(a["sources"][0]["error"], "blocked");
+    assert_eq!(a["sources"][3]["page"], 2);
+    let page2 = up.seen().into_iter().filter(|s| s.path() == "/bing").nth(1).expect("a second bing request");
+    assert_eq!(page2.param("first").as_deref(), Some("11"));
+    assert_eq!(up.count("/w/api.php"), 0, "twenty results were held before Wikipedia's turn");
+}
+
+/// A blocked provider is asked last (reported skipped, cooling down) whatever the rotation says, until its
+/// cool-down ends; then it takes its turn again.
+#[test]
+fn a_blocked_provider_goes_last_until_its_cool_down_ends() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let blocking = Arc::new(AtomicBool::new(true));
+    let b = blocking.clone();
+    let up = Upstream::start(move |seen| match seen.path() {
+        "/bing" if b.load(Ordering::SeqCst) => Answer::html(429, "slow down"),
+        "/bing" => Answer::html(200, own_fixture("search/bing__does-caffeine-affect-sleep__10results.html")),
+        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+    });
+    let server =
+        start(&up, "bing,mojeek", &[("WEBSEARCHD_SOURCE_ORDER", "rotate"), ("WEBSEARCHD_BREAKER_COOLDOWN_MS", "1000")]);
+    let ask = |q: &str| server.post_json("/service", &serde_json::json!({ "query": q }).to_string()).json();
+    // Turn 0: Bing first in the rotation; it blocks, Mojeek answers.
+    let a = ask("health 0");
+    assert_eq!(statuses(&a), vec![pair("bing", "failed"), pair("mojeek", "ok")]);
+    // Turns 1 and 2: Bing cooling down is asked last, even on its own turn (2).
+    for q in ["health 1", "health 2"] {
+        let a = ask(q);
+        assert_eq!(statuses(&a), vec![pair("mojeek", "ok"), pair("bing", "skipped")], "{q}");
+        assert_eq!(a["sources"][1]["error"], "cooling_down");
+    }
+    blocking.store(false, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(1_100));
+    // Turn 3 (Mojeek's) then turn 4 (Bing's): cooled down, Bing is back in the rotation and first on its turn.
+    let a = ask("health 3");
+    assert_eq!(statuses(&a), vec![pair("mojeek", "ok"), pair("bing", "ok")]);
+    let a = ask("health 4");
+    assert_eq!(statuses(&a), vec![pair("bing", "ok")]);
+    assert_eq!(a["results"][0]["source"], "bing");
+}
+
+/// Pacing is per provider: with an interval, DuckDuckGo's second endpoint is not asked in the same search.
+#[test]
+fn two_endpoints_of_one_provider_share_its_pacing() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
+        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+    });
+    let server = start(&up, "ddg_html,ddg_lite,mojeek", &[("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=60000")]);
+    let a = search(&server, "paced").json();
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "skipped"), pair("mojeek", "ok")]);
+    assert_eq!(a["sources"][1]["error"], "not_ready");
+    assert_eq!(up.count("/lite/"), 0);
+}
+
+/// Wikipedia's API is asked with its own parameters and an identifying User-Agent; links follow the endpoint.
+#[test]
+fn wikipedia_answers_with_article_links() {
+    let Some(page) = shared_fixture("search/wikipedia_api_list-search__caffeine-sleep.json") else { return };
+    let up = Upstream::start(move |seen| match seen.path() {
+        "/w/api.php" => Answer::json(200, page.clone()),
+        _ => Answer::html(404, ""),
+    });
+    let server = start(&up, "wikipedia", &[]);
+    let a = search(&server, "caffeine sleep").json();
+    assert_eq!(a["results"][0]["url"], up.url("/wiki/Caffeine-induced_sleep_disorder"));
+    assert_eq!(a["results"][0]["source"], "wikipedia");
+    let seen = up.seen().into_iter().next().unwrap();
+    assert_eq!(seen.param("list").as_deref(), Some("search"));
+    assert_eq!(seen.param("srsearch").as_deref(), Some("caffeine sleep"));
+    assert!(seen.header("user-agent").unwrap().starts_with("websearchd/"));
 }

@@ -1,6 +1,7 @@
-//! Per-endpoint admission: a circuit breaker (a block opens it at once for a cool-down that doubles on each further
-//! block; three other failures in a row open it for the base cool-down) and a minimum interval between requests. An
-//! endpoint that is not ready is skipped, never waited for. Time is passed in (`Instant`), so tests can move it.
+//! Admission: a circuit breaker per endpoint (a block opens it at once for a cool-down that doubles on each further
+//! block; three other failures in a row open it for the base cool-down) and a minimum interval between searches per
+//! provider (`Pace`, shared by the provider's endpoints). An endpoint that is not ready is skipped, never waited for.
+//! Time is passed in (`Instant`), so tests can move it.
 
 use std::time::{Duration, Instant};
 
@@ -9,14 +10,37 @@ const FAILURES_TO_OPEN: u32 = 3;
 
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub interval: Duration,
     pub cooldown: Duration,
     pub cooldown_max: Duration,
 }
 
+/// The minimum interval between searches sent to one provider.
+#[derive(Debug, Clone, Default)]
+pub struct Pace {
+    interval: Duration,
+    last_request: Option<Instant>,
+}
+
+impl Pace {
+    pub fn new(interval: Duration) -> Pace {
+        Pace { interval, last_request: None }
+    }
+
+    /// Takes the provider's turn now, or says how long until it is ready.
+    pub fn take(&mut self, now: Instant) -> Result<(), Skip> {
+        if let Some(last) = self.last_request {
+            let ready_at = last + self.interval;
+            if now < ready_at {
+                return Err(Skip::NotReady(ready_at - now));
+            }
+        }
+        self.last_request = Some(now);
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Breaker {
-    last_request: Option<Instant>,
     open_until: Option<Instant>,
     blocks_in_a_row: u32,
     failures_in_a_row: u32,
@@ -47,21 +71,14 @@ impl Skip {
 }
 
 impl Breaker {
-    /// Admits a request now (and records it), or says why not.
-    pub fn admit(&mut self, now: Instant, s: &Settings) -> Result<(), Skip> {
+    /// Admits a request now, or says how long the breaker stays open.
+    pub fn admit(&mut self, now: Instant) -> Result<(), Skip> {
         if let Some(until) = self.open_until {
             if now < until {
                 return Err(Skip::CoolingDown(until - now));
             }
             self.open_until = None;
         }
-        if let Some(last) = self.last_request {
-            let ready_at = last + s.interval;
-            if now < ready_at {
-                return Err(Skip::NotReady(ready_at - now));
-            }
-        }
-        self.last_request = Some(now);
         Ok(())
     }
 
@@ -102,19 +119,15 @@ impl Breaker {
 mod tests {
     use super::*;
 
-    const S: Settings = Settings {
-        interval: Duration::from_secs(2),
-        cooldown: Duration::from_secs(60),
-        cooldown_max: Duration::from_secs(200),
-    };
+    const S: Settings = Settings { cooldown: Duration::from_secs(60), cooldown_max: Duration::from_secs(200) };
 
     #[test]
     fn interval_between_requests() {
         let t0 = Instant::now();
-        let mut b = Breaker::default();
-        assert_eq!(b.admit(t0, &S), Ok(()));
-        assert_eq!(b.admit(t0 + Duration::from_secs(1), &S), Err(Skip::NotReady(Duration::from_secs(1))));
-        assert_eq!(b.admit(t0 + Duration::from_secs(2), &S), Ok(()));
+        let mut p = Pace::new(Duration::from_secs(2));
+        assert_eq!(p.take(t0), Ok(()));
+        assert_eq!(p.take(t0 + Duration::from_secs(1)), Err(Skip::NotReady(Duration::from_secs(1))));
+        assert_eq!(p.take(t0 + Duration::from_secs(2)), Ok(()));
     }
 
     #[test]
@@ -122,10 +135,10 @@ mod tests {
         let t0 = Instant::now();
         let mut b = Breaker::default();
         b.blocked(t0, &S);
-        assert_eq!(b.admit(t0 + Duration::from_secs(10), &S), Err(Skip::CoolingDown(Duration::from_secs(50))));
+        assert_eq!(b.admit(t0 + Duration::from_secs(10)), Err(Skip::CoolingDown(Duration::from_secs(50))));
         assert_eq!(b.state(t0 + Duration::from_secs(10)), "open");
         let t1 = t0 + Duration::from_secs(60);
-        assert_eq!(b.admit(t1, &S), Ok(()));
+        assert_eq!(b.admit(t1), Ok(()));
         b.blocked(t1, &S);
         assert_eq!(b.open_for(t1), Some(Duration::from_secs(120)), "doubled");
         let t2 = t1 + Duration::from_secs(120);

@@ -1,8 +1,13 @@
 //! Search: the request, the sources tried in order with fallback, and the answer.
 //!
-//! `Engine::search` asks one source endpoint at a time, in the configured order, skipping those whose breaker is
-//! open or that were asked too recently; the first that answers with results or a genuine "no results" ends the
-//! search. Every endpoint is reported with what happened to it, and a failure is never presented as "no results".
+//! `Engine::search` asks one source endpoint at a time. The order spreads the load: each search starts at the next
+//! web provider in turn (`WEBSEARCHD_SOURCE_ORDER=rotate`), Wikipedia comes after the web engines, and endpoints that
+//! are cooling down, failed last time or are slow go last. An endpoint whose breaker is open, or whose provider was
+//! asked too recently (pacing is per provider: DuckDuckGo's two endpoints share one interval), is skipped. Results are
+//! merged in the order asked, deduplicated by URL, each keeping its source, until `max_results` are held: an endpoint
+//! whose page was full is asked for its next page (up to `WEBSEARCHD_SOURCE_PAGES_MAX` pages), then the next source.
+//! A genuine "no results" before any result ends the search. Every endpoint asked or skipped is reported with what
+//! happened to it, and a failure is never presented as "no results".
 
 mod breaker;
 mod cache;
@@ -29,11 +34,22 @@ use crate::error::ApiError;
 use crate::fetch;
 use breaker::Breaker;
 use cache::Cache;
-use sources::{Hit, Kind, Page};
+use sources::{origin, Hit, Kind, Page};
 
 /// A browser's headers: the sources serve their plain HTML pages to browsers.
 use crate::fetch::BROWSER_USER_AGENT;
 const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+/// Wikimedia's API policy asks clients to say who they are (a browser's User-Agent is for the HTML sources).
+const WIKIMEDIA_USER_AGENT: &str =
+    concat!("websearchd/", env!("CARGO_PKG_VERSION"), " (self-hosted web search service; MediaWiki search API client)");
+
+/// Results a page must hold to be worth asking the next page of (a shorter page is the last one).
+const PAGE_FULL_MIN: usize = 5;
+/// Wikipedia results asked per page (`srlimit`).
+const WIKIPEDIA_PAGE_RESULTS: usize = 20;
+/// An endpoint slower than this on average (exponentially weighted) is asked after the others.
+const SLOW_MS: u64 = 3_000;
 
 /// Redirects a search source may answer with (a few hops cover http -> https and a moved path). Those that leave the
 /// configured origin go through the SSRF guard (`fetch::Client`): a public instance is a third party.
@@ -42,6 +58,8 @@ const SOURCE_REDIRECTS_MAX: u32 = 3;
 /// One place a source is asked: a kind and a URL (SearXNG has one endpoint per instance).
 struct Endpoint {
     kind: Kind,
+    /// Index into `Engine::providers`.
+    provider: usize,
     /// Empty for a source listed without any URL (SearXNG without instances): always skipped.
     url: String,
     state: Mutex<EndpointState>,
@@ -54,6 +72,16 @@ struct EndpointState {
     last_success_ms: Option<u64>,
     last_failure_ms: Option<u64>,
     last_error: Option<String>,
+    /// The last asked request failed (not a block: those open the breaker).
+    failed_last: bool,
+    /// Exponentially weighted mean of the time to answer, in ms.
+    latency_ms: Option<u64>,
+}
+
+/// A provider: the pacing its endpoints share.
+struct Provider {
+    name: &'static str,
+    pace: Mutex<breaker::Pace>,
 }
 
 #[derive(Default)]
@@ -76,12 +104,17 @@ struct Attempt {
     elapsed_ms: u64,
     results: Option<usize>,
     retry_in: Option<Duration>,
+    /// The result page asked (0: the first).
+    page: u32,
 }
 
 impl Attempt {
     fn to_json(&self) -> Value {
         let mut v = json!({ "name": self.name, "status": self.status, "elapsed_ms": self.elapsed_ms });
         if let Some(map) = v.as_object_mut() {
+            if self.page > 0 {
+                map.insert("page".into(), (self.page + 1).into());
+            }
             if !self.endpoint.is_empty() {
                 map.insert("endpoint".into(), self.endpoint.clone().into());
             }
@@ -127,10 +160,15 @@ pub struct Settings {
     pub redirect_policy: fetch::guard::Policy,
     pub cache_ttl: Duration,
     pub cache_entries: usize,
+    pub rotate: bool,
+    pub pages_max: u32,
 }
 
 pub struct Engine {
     endpoints: Vec<Endpoint>,
+    providers: Vec<Provider>,
+    /// Searches started, for the rotation of the first provider.
+    turn: AtomicU64,
     settings: Settings,
     client: fetch::Client,
     cache: Cache<Outcome>,
@@ -145,7 +183,6 @@ impl Engine {
             region: config.region.clone(),
             deadline: Duration::from_millis(config.search_deadline_ms),
             breaker: breaker::Settings {
-                interval: Duration::from_millis(config.source_interval_ms),
                 cooldown: Duration::from_millis(config.breaker_cooldown_ms),
                 cooldown_max: Duration::from_millis(config.breaker_cooldown_max_ms),
             },
@@ -158,25 +195,52 @@ impl Engine {
             redirect_policy: config.fetch_policy().0,
             cache_ttl: Duration::from_secs(config.cache_ttl_s),
             cache_entries: config.cache_entries,
+            rotate: config.source_order_rotate,
+            pages_max: config.source_pages_max,
         };
         let mut endpoints = Vec::new();
+        let mut providers: Vec<Provider> = Vec::new();
         for &kind in &config.sources {
             let urls = match kind {
                 Kind::DdgHtml => vec![config.ddg_html_url.clone()],
                 Kind::DdgLite => vec![config.ddg_lite_url.clone()],
                 Kind::Mojeek => vec![config.mojeek_url.clone()],
+                Kind::Bing => vec![config.bing_url.clone()],
+                Kind::Brave => vec![config.brave_url.clone()],
+                Kind::Wikipedia => vec![config.wikipedia_url.clone()],
                 Kind::Searxng if config.searxng_urls.is_empty() => vec![String::new()],
                 Kind::Searxng => config.searxng_urls.clone(),
             };
+            let provider = match providers.iter().position(|p| p.name == kind.provider()) {
+                Some(i) => i,
+                None => {
+                    let ms = config
+                        .provider_intervals_ms
+                        .iter()
+                        .find(|(name, _)| name == kind.provider())
+                        .map_or(config.source_interval_ms, |(_, ms)| *ms);
+                    let pace = Mutex::new(breaker::Pace::new(Duration::from_millis(ms)));
+                    providers.push(Provider { name: kind.provider(), pace });
+                    providers.len() - 1
+                }
+            };
             for url in urls {
-                endpoints.push(Endpoint { kind, url, state: Mutex::default(), counters: Counters::default() });
+                endpoints.push(Endpoint {
+                    kind,
+                    provider,
+                    url,
+                    state: Mutex::default(),
+                    counters: Counters::default(),
+                });
             }
         }
-        Engine::new(endpoints, settings, clock)
+        Engine::new(endpoints, providers, settings, clock)
     }
 
-    fn new(endpoints: Vec<Endpoint>, settings: Settings, clock: Arc<dyn Clock>) -> Engine {
+    fn new(endpoints: Vec<Endpoint>, providers: Vec<Provider>, settings: Settings, clock: Arc<dyn Clock>) -> Engine {
         Engine {
+            providers,
+            turn: AtomicU64::new(0),
             client: fetch::Client::new(settings.fetch.clone(), settings.redirect_policy.clone()),
             cache: Cache::new(settings.cache_ttl, settings.cache_entries),
             endpoints,
@@ -236,13 +300,40 @@ impl Engine {
         Ok(answer)
     }
 
-    /// Asks the endpoints in order until one answers.
+    /// The order of this search: providers in their base order, the web ones rotated by the search's turn, then
+    /// each endpoint ranked by health (healthy, then failed last time or slow, then cooling down, then unconfigured);
+    /// the sort is stable, so equal health keeps the rotation.
+    fn order(&self, now: Instant) -> Vec<usize> {
+        let mut providers: Vec<usize> = (0..self.providers.len()).collect();
+        let general = |p: &usize| self.endpoints.iter().any(|e| e.provider == *p && e.kind != Kind::Wikipedia);
+        let (mut web, rest): (Vec<usize>, Vec<usize>) = providers.drain(..).partition(general);
+        if self.settings.rotate && !web.is_empty() {
+            let turn = self.turn.fetch_add(1, Relaxed);
+            let by = usize::try_from(turn % web.len() as u64).unwrap_or(0);
+            web.rotate_left(by);
+        }
+        let mut order: Vec<usize> = web
+            .iter()
+            .chain(rest.iter())
+            .flat_map(|p| self.endpoints.iter().enumerate().filter(move |(_, e)| e.provider == *p).map(|(i, _)| i))
+            .collect();
+        order.sort_by_key(|&i| self.endpoints.get(i).map_or(3, |ep| ep.rank(now)));
+        order
+    }
+
+    /// Asks the endpoints in order until `max_results` are held (merging pages and sources) or a genuine "no
+    /// results" comes first.
     fn run(&self, request: &SearchRequest, started: Instant) -> Result<Outcome, ApiError> {
         let deadline = started + self.settings.deadline;
         let mut attempts = Vec::with_capacity(self.endpoints.len());
-        let mut answer: Option<(Vec<Hit>, &'static str)> = None;
-        for ep in &self.endpoints {
-            if answer.is_some() {
+        let mut results: Vec<Ranked> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut answered = false;
+        let mut said_none = false;
+        for idx in self.order(Instant::now()) {
+            let Some(ep) = self.endpoints.get(idx) else { continue };
+            if results.len() >= request.max_results || said_none {
+                // Endpoints not reached because the answer is complete are not part of this search's report.
                 break;
             }
             let now = Instant::now();
@@ -255,6 +346,7 @@ impl Engine {
                 elapsed_ms: 0,
                 results: None,
                 retry_in,
+                page: 0,
             };
             if ep.url.is_empty() {
                 attempts.push(skip("not_configured", None, Some("no instance URL is configured".into())));
@@ -265,92 +357,130 @@ impl Engine {
                 attempts.push(skip("deadline", None, None));
                 continue;
             }
-            let admitted = ep.lock().breaker.admit(now, &self.settings.breaker);
-            if let Err(s) = admitted {
+            let admitted = ep.lock().breaker.admit(now);
+            let paced = || match self.providers.get(ep.provider) {
+                Some(p) => p.pace.lock().unwrap_or_else(|e| e.into_inner()).take(now),
+                None => Ok(()),
+            };
+            if let Err(s) = admitted.and_then(|()| paced()) {
                 ep.counters.skipped.fetch_add(1, Relaxed);
-                attempts.push(skip(s.code(), Some(s.retry_in()), None));
+                let detail = (s.code() == "not_ready")
+                    .then(|| format!("provider {} was asked less than its interval ago", ep.kind.provider()));
+                attempts.push(skip(s.code(), Some(s.retry_in()), detail));
                 continue;
             }
-            let t0 = Instant::now();
-            let result = self.ask(ep, &request.query);
-            let elapsed_ms = t0.elapsed().as_millis() as u64;
-            let now_ms = self.clock.now_unix_ms();
-            let mut attempt = Attempt {
-                name: ep.kind.name(),
-                endpoint: ep.url.clone(),
-                status: "ok",
-                error: None,
-                detail: None,
-                elapsed_ms,
-                results: None,
-                retry_in: None,
-            };
-            let mut state = ep.lock();
-            match result {
-                Ok(Page::Results(hits)) => {
-                    state.breaker.success();
-                    state.last_success_ms = Some(now_ms);
-                    ep.counters.ok.fetch_add(1, Relaxed);
-                    attempt.results = Some(hits.len());
-                    answer = Some((hits, ep.kind.name()));
+            for page in 0..self.settings.pages_max {
+                if page > 0 && (results.len() >= request.max_results || Instant::now() >= deadline) {
+                    break;
                 }
-                Ok(Page::NoResults) => {
-                    state.breaker.success();
-                    state.last_success_ms = Some(now_ms);
-                    ep.counters.empty.fetch_add(1, Relaxed);
-                    attempt.status = "empty";
-                    attempt.results = Some(0);
-                    answer = Some((Vec::new(), ep.kind.name()));
-                }
-                Ok(Page::Blocked(why)) => {
-                    state.breaker.blocked(Instant::now(), &self.settings.breaker);
-                    ep.counters.blocked.fetch_add(1, Relaxed);
-                    attempt.fail("blocked", why);
-                }
-                Ok(Page::Unparseable(why)) => {
-                    state.breaker.failed(Instant::now(), &self.settings.breaker);
-                    attempt.fail("unparseable", why);
-                }
-                Err(Failure::Status(status)) => {
-                    state.breaker.failed(Instant::now(), &self.settings.breaker);
-                    attempt.fail("http_status", format!("HTTP {status}"));
-                }
-                Err(Failure::Fetch(e)) => {
-                    state.breaker.failed(Instant::now(), &self.settings.breaker);
-                    attempt.fail(e.code(), e.to_string());
+                let (attempt, outcome) = self.ask_page(ep, &request.query, page);
+                attempts.push(attempt);
+                match outcome {
+                    Some(hits) if hits.is_empty() => {
+                        answered = true;
+                        said_none = results.is_empty() && page == 0;
+                        break;
+                    }
+                    Some(hits) => {
+                        answered = true;
+                        let full = hits.len() >= PAGE_FULL_MIN;
+                        for hit in hits {
+                            if results.len() < request.max_results && seen.insert(url::dedupe_key(&hit.url)) {
+                                results.push(Ranked { hit, source: ep.kind.name() });
+                            }
+                        }
+                        if !full || !ep.kind.pages() {
+                            break;
+                        }
+                    }
+                    None => break,
                 }
             }
-            if attempt.status == "failed" {
-                ep.counters.failed.fetch_add(1, Relaxed);
-                state.last_failure_ms = Some(now_ms);
-                state.last_error = attempt.detail.clone();
-                log::warn!(
-                    "source {} ({}) failed: {}: {}",
-                    ep.kind.name(),
-                    ep.url,
-                    attempt.error.as_deref().unwrap_or(""),
-                    attempt.detail.as_deref().unwrap_or("")
-                );
-            }
-            drop(state);
-            attempts.push(attempt);
         }
-        // Endpoints not reached because an earlier one answered are not part of this search's report.
-        let Some((hits, source)) = answer else {
+        if !answered {
             return Err(no_answer(attempts));
-        };
-        let mut seen = HashSet::new();
-        let results = hits
-            .into_iter()
-            .filter(|h| seen.insert(url::dedupe_key(&h.url)))
-            .take(request.max_results)
-            .map(|hit| Ranked { hit, source })
-            .collect();
+        }
         Ok(Outcome { results, sources: attempts })
     }
 
+    /// Asks one page of one admitted endpoint and records the outcome: the hits (empty for a genuine "no
+    /// results"), or `None` for a failure.
+    fn ask_page(&self, ep: &Endpoint, query: &str, page: u32) -> (Attempt, Option<Vec<Hit>>) {
+        let t0 = Instant::now();
+        let result = self.ask(ep, query, page);
+        let elapsed_ms = t0.elapsed().as_millis() as u64;
+        let now_ms = self.clock.now_unix_ms();
+        let mut attempt = Attempt {
+            name: ep.kind.name(),
+            endpoint: ep.url.clone(),
+            status: "ok",
+            error: None,
+            detail: None,
+            elapsed_ms,
+            results: None,
+            retry_in: None,
+            page,
+        };
+        let mut state = ep.lock();
+        state.latency_ms = Some(state.latency_ms.map_or(elapsed_ms, |old| (old * 3 + elapsed_ms) / 4));
+        let mut outcome = None;
+        match result {
+            Ok(Page::Results(hits)) => {
+                state.breaker.success();
+                state.last_success_ms = Some(now_ms);
+                ep.counters.ok.fetch_add(1, Relaxed);
+                attempt.results = Some(hits.len());
+                outcome = Some(hits);
+            }
+            Ok(Page::NoResults) => {
+                state.breaker.success();
+                state.last_success_ms = Some(now_ms);
+                ep.counters.empty.fetch_add(1, Relaxed);
+                attempt.status = "empty";
+                attempt.results = Some(0);
+                outcome = Some(Vec::new());
+            }
+            Ok(Page::Blocked(why)) => {
+                state.breaker.blocked(Instant::now(), &self.settings.breaker);
+                ep.counters.blocked.fetch_add(1, Relaxed);
+                attempt.fail("blocked", why);
+            }
+            Ok(Page::Unparseable(why)) => {
+                state.breaker.failed(Instant::now(), &self.settings.breaker);
+                attempt.fail("unparseable", why);
+            }
+            Err(Failure::Status(status)) => {
+                state.breaker.failed(Instant::now(), &self.settings.breaker);
+                attempt.fail("http_status", format!("HTTP {status}"));
+            }
+            Err(Failure::Fetch(e)) => {
+                state.breaker.failed(Instant::now(), &self.settings.breaker);
+                attempt.fail(e.code(), e.to_string());
+            }
+        }
+        // A block is the breaker's to remember (it opens); other failures rank the endpoint after healthy ones.
+        state.failed_last = outcome.is_none() && attempt.error.as_deref() != Some("blocked");
+        if attempt.status == "failed" {
+            ep.counters.failed.fetch_add(1, Relaxed);
+            state.last_failure_ms = Some(now_ms);
+            state.last_error = attempt.detail.clone();
+            log::warn!(
+                "source {} ({}) failed: {}: {}",
+                ep.kind.name(),
+                ep.url,
+                attempt.error.as_deref().unwrap_or(""),
+                attempt.detail.as_deref().unwrap_or("")
+            );
+        }
+        drop(state);
+        (attempt, outcome)
+    }
+
     /// One request to one endpoint, read into a `Page`.
-    fn ask(&self, ep: &Endpoint, query: &str) -> Result<Page, Failure> {
+    fn ask(&self, ep: &Endpoint, query: &str, page: u32) -> Result<Page, Failure> {
+        let q = url::form_encode(query);
+        let browser =
+            [("User-Agent", BROWSER_USER_AGENT), ("Accept", ACCEPT_HTML), ("Accept-Language", "en-US,en;q=0.5")];
         let fetched = match ep.kind {
             Kind::DdgHtml | Kind::DdgLite => {
                 let origin = origin(&ep.url);
@@ -366,17 +496,30 @@ impl Engine {
                 self.client.post_form(&ep.url, &headers, &fields)
             }
             Kind::Searxng => {
-                let url = format!("{}/search?q={}&format=json", ep.url.trim_end_matches('/'), url::form_encode(query));
+                let mut url = format!("{}/search?q={q}&format=json", ep.url.trim_end_matches('/'));
+                if page > 0 {
+                    url.push_str(&format!("&pageno={}", page + 1));
+                }
                 let headers = [("User-Agent", BROWSER_USER_AGENT), ("Accept", "application/json")];
                 self.client.get(&url, &headers)
             }
-            Kind::Mojeek => {
-                let url = format!("{}?q={}", ep.url, url::form_encode(query));
-                let headers = [
-                    ("User-Agent", BROWSER_USER_AGENT),
-                    ("Accept", ACCEPT_HTML),
-                    ("Accept-Language", "en-US,en;q=0.5"),
-                ];
+            Kind::Mojeek | Kind::Bing | Kind::Brave => {
+                let mut url = format!("{}{}q={q}", ep.url, if ep.url.contains('?') { '&' } else { '?' });
+                match (ep.kind, page) {
+                    (_, 0) => {}
+                    (Kind::Brave, p) => url.push_str(&format!("&offset={p}")),
+                    (_, p) => url.push_str(&format!("&{}={}", if ep.kind == Kind::Bing { "first" } else { "s" }, 1 + 10 * p)),
+                }
+                self.client.get(&url, &browser)
+            }
+            Kind::Wikipedia => {
+                let offset = WIKIPEDIA_PAGE_RESULTS * page as usize;
+                let url = format!(
+                    "{}{}action=query&list=search&format=json&srlimit={WIKIPEDIA_PAGE_RESULTS}&sroffset={offset}&srsearch={q}",
+                    ep.url,
+                    if ep.url.contains('?') { '&' } else { '?' }
+                );
+                let headers = [("User-Agent", WIKIMEDIA_USER_AGENT), ("Accept", "application/json")];
                 self.client.get(&url, &headers)
             }
         }
@@ -384,7 +527,7 @@ impl Engine {
         if !ep.kind.parses_status(fetched.status) {
             return Err(Failure::Status(fetched.status));
         }
-        Ok(ep.kind.parse(fetched.status, &fetched.body))
+        Ok(ep.kind.parse_from(fetched.status, &fetched.body, &ep.url))
     }
 
     /// Per-endpoint state, for `/health`.
@@ -397,7 +540,9 @@ impl Engine {
                 let state = ep.lock();
                 json!({
                     "name": ep.kind.name(),
+                    "provider": ep.kind.provider(),
                     "endpoint": ep.url,
+                    "latency_ms": state.latency_ms,
                     "breaker": if ep.url.is_empty() { "unconfigured" } else { state.breaker.state(now) },
                     "open_for_s": state.breaker.open_for(now).map(|d| d.as_secs()),
                     "last_success": state.last_success_ms.map(rfc3339),
@@ -496,6 +641,22 @@ impl Engine {
 }
 
 impl Endpoint {
+    /// Health rank for the order (lower first): 0 healthy, 1 failed last time or slow, 2 cooling down, 3 not
+    /// configured.
+    fn rank(&self, now: Instant) -> u8 {
+        if self.url.is_empty() {
+            return 3;
+        }
+        let state = self.lock();
+        if state.breaker.state(now) == "open" {
+            2
+        } else if state.failed_last || state.latency_ms.is_some_and(|ms| ms > SLOW_MS) {
+            1
+        } else {
+            0
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, EndpointState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -533,13 +694,6 @@ fn no_answer(attempts: Vec<Attempt>) -> ApiError {
         ApiError::new(502, "all_sources_failed", format!("no source answered ({})", summary.join(", ")))
             .detail("sources", report)
     }
-}
-
-/// `scheme://host[:port]` of a URL.
-fn origin(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let end = url.get(after_scheme..).and_then(|r| r.find('/')).map_or(url.len(), |i| after_scheme + i);
-    url.get(..end).unwrap_or(url)
 }
 
 fn escape_label(v: &str) -> String {

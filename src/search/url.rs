@@ -1,5 +1,5 @@
-//! URL handling for results: unwrapping DuckDuckGo's redirect links, the host, and the normal form used to
-//! deduplicate. Pure functions on strings; no URL crate (it would pull in IDNA tables for what is a few splits).
+//! URL handling for results: unwrapping DuckDuckGo's and Bing's redirect links, the host, and the normal form used
+//! to deduplicate. Pure functions on strings; no URL crate (it would pull in IDNA tables for what is a few splits).
 
 /// Decodes `%XX` escapes once; `+` stays as it is. Invalid escapes are kept literally, invalid UTF-8 becomes U+FFFD.
 pub fn percent_decode(s: &str) -> String {
@@ -47,7 +47,8 @@ pub fn query_param<'a>(url: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// Turns a result link into the destination URL: DuckDuckGo's `/l/?uddg=<encoded>` wrapper is unwrapped (decoded
-/// once), protocol-relative links get `https:`. Anything that is not then an absolute http(s) URL is `None`.
+/// once), Bing's `bing.com/ck/a?...&u=a1<base64url>` too, protocol-relative links get `https:`. Anything that is not
+/// then an absolute http(s) URL is `None`.
 pub fn unwrap_result_link(href: &str) -> Option<String> {
     let href = href.trim();
     let absolute = if let Some(rest) = href.strip_prefix("//") {
@@ -59,13 +60,30 @@ pub fn unwrap_result_link(href: &str) -> Option<String> {
     };
     let is_ddg_redirect = host(&absolute).is_some_and(|h| h == "duckduckgo.com" || h.ends_with(".duckduckgo.com"))
         && path(&absolute).starts_with("/l/");
-    let url = if is_ddg_redirect { percent_decode(query_param(&absolute, "uddg")?) } else { absolute };
+    let is_bing_redirect = host(&absolute).is_some_and(|h| h == "bing.com" || h.ends_with(".bing.com"))
+        && path(&absolute).starts_with("/ck/a");
+    let url = if is_ddg_redirect {
+        percent_decode(query_param(&absolute, "uddg")?)
+    } else if is_bing_redirect {
+        unwrap_bing(query_param(&absolute, "u")?)?
+    } else {
+        absolute
+    };
     let lower = url.get(..8).unwrap_or(&url).to_ascii_lowercase();
     if (lower.starts_with("http://") || lower.starts_with("https://")) && host(&url).is_some_and(|h| valid_host(&h)) {
         Some(url)
     } else {
         None
     }
+}
+
+/// Bing's `u` parameter: `a1` then the destination in base64url without padding (a padded or percent-encoded form
+/// is accepted too).
+fn unwrap_bing(u: &str) -> Option<String> {
+    let encoded = percent_decode(u);
+    let b64 = encoded.strip_prefix("a1")?.trim_end_matches('=');
+    let bytes = crate::codec::base64url_decode(b64)?;
+    String::from_utf8(bytes).ok()
 }
 
 /// A host a browser could open: an IPv6 literal, or dot-separated labels that are not empty and hold letters,
@@ -134,6 +152,19 @@ mod tests {
         assert_eq!(unwrap_result_link("javascript:alert(1)"), None);
         assert_eq!(unwrap_result_link("//duckduckgo.com/l/?rut=abc"), None);
         assert_eq!(unwrap_result_link(""), None);
+    }
+
+    #[test]
+    fn unwraps_bing_links() {
+        let href = "https://www.bing.com/ck/a?!&&p=2ebc&ptn=3&ver=2&hsh=4&u=a1aHR0cHM6Ly9wbWMubmNiaS5ubG0ubmloLmdvdi9hcnRpY2xlcy9QTUM2MjkyMjQ2Lw&ntb=1";
+        assert_eq!(unwrap_result_link(href).as_deref(), Some("https://pmc.ncbi.nlm.nih.gov/articles/PMC6292246/"));
+        assert_eq!(unwrap_result_link("https://www.bing.com/ck/a?!&&p=1&ntb=1"), None, "no destination");
+        assert_eq!(unwrap_result_link("https://www.bing.com/ck/a?u=a1%%%"), None);
+        assert_eq!(unwrap_result_link("https://www.bing.com/ck/a?u=a1amF2YXNjcmlwdDphbGVydCgxKQ"), None, "javascript:");
+        assert_eq!(
+            unwrap_result_link("https://www.bing.com/search?q=x").as_deref(),
+            Some("https://www.bing.com/search?q=x")
+        );
     }
 
     #[test]

@@ -2,17 +2,23 @@
 //! pure: bytes and a status in, a `Page` out, which says what the page is (results, a genuine "no results", a block,
 //! or something we cannot read) and never guesses between them.
 
+mod bing;
+mod brave;
 mod ddg_html;
 mod ddg_lite;
 mod mojeek;
 mod searxng;
+mod wikipedia;
 
 use crate::html::{collapse_whitespace, Tag};
 
+pub use bing::parse as parse_bing;
+pub use brave::parse as parse_brave;
 pub use ddg_html::parse as parse_ddg_html;
 pub use ddg_lite::parse as parse_ddg_lite;
 pub use mojeek::parse as parse_mojeek;
 pub use searxng::parse as parse_searxng;
+pub use wikipedia::parse as parse_wikipedia;
 
 /// What a source's page says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,10 +49,14 @@ pub enum Kind {
     DdgLite,
     Searxng,
     Mojeek,
+    Bing,
+    Brave,
+    Wikipedia,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::DdgHtml, Kind::DdgLite, Kind::Searxng, Kind::Mojeek];
+    pub const ALL: [Kind; 7] =
+        [Kind::DdgHtml, Kind::DdgLite, Kind::Searxng, Kind::Mojeek, Kind::Bing, Kind::Brave, Kind::Wikipedia];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +64,38 @@ impl Kind {
             Kind::DdgLite => "ddg_lite",
             Kind::Searxng => "searxng",
             Kind::Mojeek => "mojeek",
+            Kind::Bing => "bing",
+            Kind::Brave => "brave",
+            Kind::Wikipedia => "wikipedia",
+        }
+    }
+
+    /// The provider behind the source: endpoints of one provider share its pacing (DuckDuckGo's two endpoints are
+    /// one provider's load).
+    pub fn provider(self) -> &'static str {
+        match self {
+            Kind::DdgHtml | Kind::DdgLite => "duckduckgo",
+            other => other.name(),
+        }
+    }
+
+    /// Whether the source pages by offset (the engine can ask its next page). DuckDuckGo's next page needs the
+    /// page's own form: not yet followed.
+    pub fn pages(self) -> bool {
+        !matches!(self, Kind::DdgHtml | Kind::DdgLite)
+    }
+
+    /// The URL the source is asked at when none is configured (the parsers of sources whose links are relative to
+    /// it, Wikipedia's, use it as the origin).
+    pub fn default_url(self) -> &'static str {
+        match self {
+            Kind::DdgHtml => "https://html.duckduckgo.com/html/",
+            Kind::DdgLite => "https://lite.duckduckgo.com/lite/",
+            Kind::Searxng => "",
+            Kind::Mojeek => "https://www.mojeek.com/search",
+            Kind::Bing => "https://www.bing.com/search",
+            Kind::Brave => "https://search.brave.com/search",
+            Kind::Wikipedia => "https://en.wikipedia.org/w/api.php",
         }
     }
 
@@ -61,8 +103,14 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Reads a response. Statuses that mean "not now" (403, 429) are blocks whatever the body says.
+    /// Reads a response from the source's default URL (see `parse_from`).
     pub fn parse(self, status: u16, body: &[u8]) -> Page {
+        self.parse_from(status, body, self.default_url())
+    }
+
+    /// Reads a response of the endpoint at `endpoint`. Statuses that mean "not now" (403, 429) are blocks whatever
+    /// the body says.
+    pub fn parse_from(self, status: u16, body: &[u8], endpoint: &str) -> Page {
         if status == 429 || status == 403 {
             return Page::Blocked(format!("HTTP {status}"));
         }
@@ -71,6 +119,9 @@ impl Kind {
             Kind::DdgLite => ddg_lite::parse(body),
             Kind::Searxng => searxng::parse(body),
             Kind::Mojeek => mojeek::parse(body),
+            Kind::Bing => bing::parse(body),
+            Kind::Brave => brave::parse(body),
+            Kind::Wikipedia => wikipedia::parse(body, origin(endpoint)),
         }
     }
 
@@ -148,12 +199,27 @@ fn iso_date(text: &str) -> Option<String> {
 
 /// Keeps results that are organic: an http(s) destination not on duckduckgo.com, and a title.
 fn organic(title: String, href: &str, snippet: String, date: Option<String>) -> Option<Hit> {
+    organic_for("duckduckgo.com", title, href, snippet, date)
+}
+
+/// Keeps results that are organic: an http(s) destination (unwrapped) not on the source's own host (`own`, or a
+/// subdomain of it), and a title.
+fn organic_for(own: &str, title: String, href: &str, snippet: String, date: Option<String>) -> Option<Hit> {
     let url = super::url::unwrap_result_link(href)?;
     let host = super::url::host(&url)?;
-    if host == "duckduckgo.com" || host.ends_with(".duckduckgo.com") || title.is_empty() {
+    let own_site = host == own || host.strip_suffix(own).is_some_and(|rest| rest.ends_with('.'));
+    let ddg = host == "duckduckgo.com" || host.ends_with(".duckduckgo.com");
+    if own_site || ddg || title.is_empty() {
         return None;
     }
     Some(Hit { title, url, snippet, date })
+}
+
+/// `scheme://host[:port]` of a URL.
+pub fn origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let end = url.get(after_scheme..).and_then(|r| r.find('/')).map_or(url.len(), |i| after_scheme + i);
+    url.get(..end).unwrap_or(url)
 }
 
 #[cfg(test)]

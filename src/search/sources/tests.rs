@@ -271,3 +271,98 @@ fn tokenizer_chunking_does_not_change_pages() {
         }
     }
 }
+
+// The new providers (issue 15): recorded pages kept in `fixtures/search/` with their origin.
+
+#[test]
+fn recorded_bing_page() {
+    let hits = check(
+        parse_bing(&own("bing__does-caffeine-affect-sleep__10results.html")),
+        10,
+        ("Caffeine and Sleep Problems", "https://www.sleepfoundation.org/nutrition/caffeine-and-sleep"),
+        ("How Caffeine Affects Sleep: When to Cut Off", "https://sleep.me/post/caffeine-and-sleep"),
+    );
+    assert_eq!(
+        hits[0].snippet,
+        "Jul 16, 2025 · Drinking caffeine too close to bedtime can keep you awake. Learn why this happens and what \
+         other effects caffeine …"
+    );
+    assert_eq!(hits[4].title, "Effects of caffeine on sleep quality and daytime functioning");
+    assert_eq!(hits[4].url, "https://pmc.ncbi.nlm.nih.gov/articles/PMC6292246/");
+    assert!(hits[4].snippet.starts_with("Secondly, we consider evidence"));
+    assert_eq!(hits[6].title, "The effect of caffeine on subsequent sleep: A ... - ScienceDirect");
+    assert!(hits.iter().all(|h| !h.url.contains("bing.com") && !h.url.contains("microsoft.com")), "{hits:#?}");
+}
+
+#[test]
+fn recorded_brave_page() {
+    let hits = check(
+        parse_brave(&own("brave__react__web_result_and_infobox.html")),
+        1,
+        (
+            "GitHub - react/react: The library for web and native user interfaces. · GitHub",
+            "https://github.com/react/react",
+        ),
+        (
+            "GitHub - react/react: The library for web and native user interfaces. · GitHub",
+            "https://github.com/react/react",
+        ),
+    );
+    assert_eq!(
+        hits[0].snippet,
+        "1 month ago - The library for web and native user interfaces. Contribute to react/react development by \
+         creating an account on GitHub."
+    );
+}
+
+#[test]
+fn recorded_wikipedia_answer() {
+    if let Some(page) = shared("wikipedia_api_list-search__caffeine-sleep.json") {
+        let hits = check(
+            Kind::Wikipedia.parse_from(200, &page, "https://en.wikipedia.org/w/api.php"),
+            1,
+            ("Caffeine-induced sleep disorder", "https://en.wikipedia.org/wiki/Caffeine-induced_sleep_disorder"),
+            ("Caffeine-induced sleep disorder", "https://en.wikipedia.org/wiki/Caffeine-induced_sleep_disorder"),
+        );
+        assert_eq!(
+            hits[0].snippet,
+            "Caffeine-induced sleep disorder was a psychiatric disorder identified as resulting from overconsumption \
+             of the stimulant caffeine. Caffeine is one of"
+        );
+        let de = results(Kind::Wikipedia.parse_from(200, &page, "http://127.0.0.1:9/w/api.php"));
+        assert_eq!(de[0].url, "http://127.0.0.1:9/wiki/Caffeine-induced_sleep_disorder", "links follow the endpoint");
+    }
+}
+
+/// Wikipedia's documented answers that are not results: an empty search, the API's rate-limit error, another error.
+/// (Minimal complements written from the API's documented shapes, not recordings.)
+#[test]
+fn wikipedia_empty_and_errors() {
+    let empty = br#"{"batchcomplete":"","query":{"searchinfo":{"totalhits":0},"search":[]}}"#;
+    assert_eq!(parse_wikipedia(empty, "https://en.wikipedia.org"), Page::NoResults);
+    let limited = br#"{"error":{"code":"ratelimited","info":"You've exceeded your rate limit."}}"#;
+    assert!(matches!(parse_wikipedia(limited, "https://en.wikipedia.org"), Page::Blocked(_)));
+    let other = br#"{"error":{"code":"badvalue","info":"Unrecognized value"}}"#;
+    assert!(matches!(parse_wikipedia(other, "https://en.wikipedia.org"), Page::Unparseable(_)));
+    assert!(matches!(Kind::Wikipedia.parse(429, b""), Page::Blocked(_)));
+}
+
+/// Pages of other sources, and changed markup, are never read as "no results" by the new parsers.
+#[test]
+fn new_parsers_do_not_mistake_other_pages() {
+    for name in ["changed_markup.html", "ddg_html_results.html", "ddg_anomaly.html", "mojeek_results.html"] {
+        let page = own(name);
+        assert!(matches!(parse_bing(&page), Page::Unparseable(_)), "bing on {name}");
+        assert!(matches!(parse_brave(&page), Page::Unparseable(_)), "brave on {name}");
+        assert!(matches!(parse_wikipedia(&page, "https://en.wikipedia.org"), Page::Unparseable(_)), "{name}");
+    }
+    assert!(matches!(parse_brave(&own("bing__does-caffeine-affect-sleep__10results.html")), Page::Unparseable(_)));
+    assert!(matches!(parse_bing(&own("brave__react__web_result_and_infobox.html")), Page::Unparseable(_)));
+    if let Some(page) = shared("searx-be__verifying-your-request_interstitial__2026-04.html") {
+        assert!(matches!(parse_bing(&page), Page::Unparseable(_)));
+        assert!(matches!(parse_brave(&page), Page::Unparseable(_)));
+    }
+    if let Some(page) = shared("searxng_json__espresso-grind-size-extraction__2026.json") {
+        assert!(matches!(parse_wikipedia(&page, "https://en.wikipedia.org"), Page::Unparseable(_)));
+    }
+}
