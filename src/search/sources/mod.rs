@@ -178,6 +178,99 @@ impl<F: Copy> Capture<F> {
     }
 }
 
+/// A field of a result whose text is being captured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Title,
+    /// The first snippet wins.
+    Snippet,
+    /// Text holding a date (`YYYY-MM-DD` or a month-name date); the first one found wins.
+    Date,
+    /// Text that belongs to no field (an ad's links): captured so that it lands nowhere.
+    Other,
+}
+
+/// A result as an HTML results page shows it.
+#[derive(Debug, Default)]
+struct Entry {
+    ad: bool,
+    href: String,
+    title: String,
+    snippet: String,
+    date: Option<String>,
+}
+
+/// The plumbing every HTML results parser shares: the result being read, the field being captured for it, and the
+/// results read so far. A parser says where a result begins (`begin`) and which element holds which field
+/// (`capture`), and passes its tags and text through (`start`, `end`, `text`), which feed the capture first.
+#[derive(Debug, Default)]
+struct Reading {
+    current: Option<Entry>,
+    capture: Option<Capture<Field>>,
+    hits: Vec<Hit>,
+}
+
+impl Reading {
+    /// Closes the result being read (if any) and begins `entry`.
+    fn begin(&mut self, own: &str, entry: Entry) {
+        self.close(own);
+        self.current = Some(entry);
+    }
+
+    fn capture(&mut self, field: Field, tag: &Tag) {
+        self.capture = Some(Capture::new(field, tag));
+    }
+
+    fn capturing(&self) -> bool {
+        self.capture.is_some()
+    }
+
+    /// A start tag; true when it is inside the capture (the parser then looks no further).
+    fn start(&mut self, tag: &Tag) -> bool {
+        let Some(c) = self.capture.as_mut() else { return false };
+        c.start(tag);
+        true
+    }
+
+    /// An end tag: the capture ends with its element.
+    fn end(&mut self, name: &str) {
+        if self.capture.as_mut().is_some_and(|c| c.end(name)) {
+            self.finish_capture();
+        }
+    }
+
+    /// Text; true when the capture took it.
+    fn text(&mut self, text: &str) -> bool {
+        let Some(c) = self.capture.as_mut() else { return false };
+        c.text.push_str(text);
+        true
+    }
+
+    fn finish_capture(&mut self) {
+        let Some((field, text)) = self.capture.take().map(Capture::finish) else { return };
+        let Some(e) = self.current.as_mut() else { return };
+        match field {
+            Field::Title => e.title = text,
+            Field::Snippet if e.snippet.is_empty() => e.snippet = text,
+            Field::Date if e.date.is_none() => e.date = iso_date(&text),
+            Field::Snippet | Field::Date | Field::Other => {}
+        }
+    }
+
+    /// Ends the result being read and keeps it if it is organic for a source whose own host is `own`. Ads are
+    /// dropped, and so is DuckDuckGo's "EOF" pseudo-result (a title "EOF" without a snippet).
+    fn close(&mut self, own: &str) {
+        self.finish_capture();
+        let Some(e) = self.current.take() else { return };
+        if e.ad || (e.title == "EOF" && e.snippet.is_empty()) {
+            return;
+        }
+        if let Some(hit) = organic_for(own, e.title, &e.href, e.snippet, e.date) {
+            self.hits.push(hit);
+        }
+    }
+}
+
 /// DuckDuckGo's bot wall, by markup (never by the word "captcha", which appears in ordinary snippets).
 fn is_ddg_anomaly(tag: &Tag) -> bool {
     tag.has_class_prefix("anomaly-modal")
@@ -195,11 +288,6 @@ fn iso_date(text: &str) -> Option<String> {
         let before_ok = i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_digit);
         (shape && before_ok).then(|| String::from_utf8_lossy(w).into_owned())
     })
-}
-
-/// Keeps results that are organic: an http(s) destination not on duckduckgo.com, and a title.
-fn organic(title: String, href: &str, snippet: String, date: Option<String>) -> Option<Hit> {
-    organic_for("duckduckgo.com", title, href, snippet, date)
 }
 
 /// Keeps results that are organic: an http(s) destination (unwrapped) not on the source's own host (`own`, or a

@@ -1,30 +1,18 @@
 //! Mojeek's results page: `ul.results-standard > li` with `h2 > a.title` and `p.s` (the snippet). "No results" is
 //! the sentence "No pages found matching".
 
-use super::{decide, organic, Capture, Hit, Page};
+use super::{decide, Entry, Field, Page, Reading};
 use crate::html::{Sink, Tag, Tokenizer};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
-    Title,
-    Snippet,
-}
-
-#[derive(Debug, Default)]
-struct Current {
-    href: String,
-    title: String,
-    snippet: String,
-}
+/// Mojeek's own host: links that stay on it are not results.
+const OWN_HOST: &str = "mojeek.com";
 
 #[derive(Default)]
 struct Parser {
     /// Depth of `ul` nesting, and the depth of the results list when inside it.
     ul_depth: u32,
     results_ul: Option<u32>,
-    current: Option<Current>,
-    capture: Option<Capture<Field>>,
-    hits: Vec<Hit>,
+    reading: Reading,
     no_results: bool,
     in_raw: bool,
 }
@@ -32,33 +20,8 @@ struct Parser {
 pub fn parse(body: &[u8]) -> Page {
     let mut p = Parser::default();
     Tokenizer::run(body, &mut p);
-    p.close_result();
-    decide(false, p.hits, p.no_results)
-}
-
-impl Parser {
-    fn close_result(&mut self) {
-        self.finish_capture();
-        if let Some(c) = self.current.take() {
-            if let Some(hit) = organic(c.title, &c.href, c.snippet, None) {
-                self.hits.push(hit);
-            }
-        }
-    }
-
-    fn finish_capture(&mut self) {
-        let Some(capture) = self.capture.take() else {
-            return;
-        };
-        let (field, text) = capture.finish();
-        let Some(current) = self.current.as_mut() else {
-            return;
-        };
-        match field {
-            Field::Title => current.title = text,
-            Field::Snippet => current.snippet = text,
-        }
-    }
+    p.reading.close(OWN_HOST);
+    decide(false, p.reading.hits, p.no_results)
 }
 
 impl Sink for Parser {
@@ -70,22 +33,17 @@ impl Sink for Parser {
                 self.results_ul = Some(self.ul_depth);
             }
         }
-        if let Some(capture) = self.capture.as_mut() {
-            capture.start(tag);
-            return;
-        }
-        if self.results_ul != Some(self.ul_depth) {
+        if self.reading.start(tag) || self.results_ul != Some(self.ul_depth) {
             return;
         }
         if tag.name == "li" {
-            self.close_result();
-            self.current = Some(Current::default());
-        } else if let Some(current) = self.current.as_mut() {
+            self.reading.begin(OWN_HOST, Entry::default());
+        } else if let Some(current) = self.reading.current.as_mut() {
             if tag.name == "a" && tag.has_class("title") {
                 current.href = tag.attr("href").unwrap_or("").to_owned();
-                self.capture = Some(Capture::new(Field::Title, tag));
+                self.reading.capture(Field::Title, tag);
             } else if tag.name == "p" && tag.has_class("s") {
-                self.capture = Some(Capture::new(Field::Snippet, tag));
+                self.reading.capture(Field::Snippet, tag);
             }
         }
     }
@@ -94,14 +52,10 @@ impl Sink for Parser {
         if matches!(name, "script" | "style") {
             self.in_raw = false;
         }
-        if let Some(capture) = self.capture.as_mut() {
-            if capture.end(name) {
-                self.finish_capture();
-            }
-        }
+        self.reading.end(name);
         if name == "ul" {
             if self.results_ul == Some(self.ul_depth) {
-                self.close_result();
+                self.reading.close(OWN_HOST);
                 self.results_ul = None;
             }
             self.ul_depth = self.ul_depth.saturating_sub(1);
@@ -109,9 +63,7 @@ impl Sink for Parser {
     }
 
     fn text(&mut self, text: &str) {
-        if let Some(capture) = self.capture.as_mut() {
-            capture.text.push_str(text);
-        } else if !self.in_raw && text.contains("No pages found matching") {
+        if !self.reading.text(text) && !self.in_raw && text.contains("No pages found matching") {
             self.no_results = true;
         }
     }
