@@ -10,7 +10,7 @@ mod common;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-use common::pay::{Facilitator, Payer, PAY_TO};
+use common::pay::{paid_env, Facilitator, Payer};
 use common::upstream::{Answer, Upstream};
 use common::{own_fixture, Reply, Server};
 use serde_json::{json, Value};
@@ -18,8 +18,7 @@ use websearchd::journal::Journal;
 
 /// Starts the server with SIGXFSZ ignored (inherited across exec), so that going past the limit is an EFBIG error.
 fn start(vars: &[(String, String)]) -> Server {
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    Server::start_with(&pairs, |c| {
+    Server::start_with(&common::pairs(vars), |c| {
         // SAFETY: between fork and exec only an async-signal-safe call is made.
         unsafe {
             c.pre_exec(|| {
@@ -69,18 +68,7 @@ fn unavailable(r: &Reply, code: &str) {
 fn a_full_disk_under_the_payment_ledger() {
     let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
     let facilitator = Facilitator::start();
-    let vars: Vec<(String, String)> = [
-        ("WEBSEARCHD_SOURCES", "ddg_html".to_string()),
-        ("WEBSEARCHD_DDG_HTML_URL", source.url("/html/")),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0".into()),
-        ("WEBSEARCHD_CACHE_TTL_S", "0".into()),
-        ("WEBSEARCHD_PAY_TO", PAY_TO.into()),
-        ("WEBSEARCHD_PUBLIC_URL", "https://search.example".into()),
-        ("WEBSEARCHD_FACILITATOR_URL", facilitator.url()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    let vars = paid_env(source.url("/html/"), facilitator.url());
     let server = start(&vars);
     let ledger = server.state_dir.path().join("data").join("payments.journal");
     let search = |payer: &Payer| {
@@ -123,8 +111,7 @@ fn a_full_disk_under_the_payment_ledger() {
     assert_eq!(events[3..], ["verified", "verified", "settling", "settled"]);
     // And the ledger opens on the next start.
     let state = server.kill_keep_state();
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let server = Server::start_in(state, &pairs, |c| c);
+    let server = Server::start_in(state, &common::pairs(&vars), |c| c);
     assert_eq!(server.get("/health").status, 200);
 }
 

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::pay::{Facilitator, PAY_TO};
+use common::pay::{paid_env, Facilitator};
 use common::upstream::{Answer, Upstream};
 use common::{own_fixture, read_reply, write_request, Reply, Server};
 
@@ -87,16 +87,9 @@ fn a_trusted_proxy_is_not_limited_per_address() {
 fn paying_world(extra: &[(&str, &str)]) -> (Upstream, Facilitator, Server) {
     let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
     let facilitator = Facilitator::start();
-    let (html, fac) = (source.url("/html/"), facilitator.url());
-    let mut env = vec![
-        ("WEBSEARCHD_SOURCES", "ddg_html"),
-        ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
-        ("WEBSEARCHD_PAY_TO", PAY_TO),
-        ("WEBSEARCHD_FACILITATOR_URL", fac.as_str()),
-    ];
-    env.extend_from_slice(extra);
-    let server = Server::start(&env);
+    let mut vars = paid_env(source.url("/html/"), facilitator.url());
+    vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let server = Server::start(&common::pairs(&vars));
     (source, facilitator, server)
 }
 

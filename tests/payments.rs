@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::pay::{Facilitator, Mode, Payer, PAY_TO};
+use common::pay::{paid_env, Facilitator, Mode, Payer, PAY_TO};
 use common::upstream::{Answer, Upstream};
 use common::{own_fixture, Reply, Server};
 use serde_json::Value;
@@ -33,16 +33,20 @@ fn source() -> Upstream {
 }
 
 fn env(source: &Upstream, facilitator: &Facilitator) -> Vec<(String, String)> {
-    vec![
-        ("WEBSEARCHD_SOURCES".into(), "ddg_html".into()),
-        ("WEBSEARCHD_DDG_HTML_URL".into(), source.url("/html/")),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS".into(), "0".into()),
-        ("WEBSEARCHD_CACHE_TTL_S".into(), "0".into()),
-        ("WEBSEARCHD_PAY_TO".into(), PAY_TO.into()),
-        ("WEBSEARCHD_PUBLIC_URL".into(), "https://search.example".into()),
-        ("WEBSEARCHD_FACILITATOR_URL".into(), facilitator.url()),
-        ("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "800".into()),
-    ]
+    let mut vars = paid_env(source.url("/html/"), facilitator.url());
+    vars.push(("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "800".into()));
+    vars
+}
+
+/// Sends a paid search on a thread of its own; its answer does not matter (the server is killed under it).
+fn pay_in_background(server: &Server, header: &str, query: &str) -> std::thread::JoinHandle<()> {
+    let (addr, header, body) = (server.addr, header.to_owned(), format!(r#"{{"query":"{query}"}}"#));
+    std::thread::spawn(move || {
+        let _ = std::panic::catch_unwind(|| {
+            let headers = [("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", header.as_str())];
+            common::request(addr, "POST", "/service", &headers, body.as_bytes())
+        });
+    })
 }
 
 fn world(extra: &[(&str, &str)]) -> World {
@@ -50,7 +54,7 @@ fn world(extra: &[(&str, &str)]) -> World {
     let facilitator = Facilitator::start();
     let mut vars = env(&source, &facilitator);
     vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let pairs = common::pairs(&vars);
     let server = Server::start(&pairs);
     World { source, facilitator, server }
 }
@@ -205,7 +209,7 @@ fn an_unreachable_facilitator_takes_nothing() {
     let mut vars = env(&source, &facilitator);
     vars.retain(|(k, _)| k != "WEBSEARCHD_FACILITATOR_URL");
     vars.push(("WEBSEARCHD_FACILITATOR_URL".into(), url));
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let pairs = common::pairs(&vars);
     let server = Server::start(&pairs);
     let accepted = accepted(&server);
     let r = search(&server, "q", &[("PAYMENT-SIGNATURE", &Payer::new(9).v2_header(&accepted))]);
@@ -292,27 +296,15 @@ fn a_restart_between_verify_and_reuse() {
     let w = world(&[]);
     let payer = Payer::new(15);
     let header = payer.v2_header(&accepted(&w.server));
-    let addr = w.server.addr;
-    let h = header.clone();
     // The search is slow: the server is killed after verification, before settlement.
-    let inflight = std::thread::spawn(move || {
-        let _ = std::panic::catch_unwind(|| {
-            common::request(
-                addr,
-                "POST",
-                "/service",
-                &[("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", &h)],
-                br#"{"query":"slow"}"#,
-            )
-        });
-    });
+    let inflight = pay_in_background(&w.server, &header, "slow");
     w.source.wait_for("/html/", 1);
     let state = w.server.kill_keep_state();
     let _ = inflight.join();
 
     let mut vars = env(&w.source, &w.facilitator);
     vars.push(("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "800".into()));
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let pairs = common::pairs(&vars);
     let server = Server::start_in(state, &pairs, |c| c);
     let r = search(&server, "again", &[("PAYMENT-SIGNATURE", &header)]);
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "payment_replayed"));
@@ -370,17 +362,8 @@ fn an_unreadable_settlement_answer_is_unknown_and_never_settled_again() {
     let source = source();
     let settle = Arc::new(Mutex::new(Answer::json(200, "{}")));
     let facilitator = common::pay::facilitator_answering_settle(settle.clone());
-    let vars = [
-        ("WEBSEARCHD_SOURCES", "ddg_html".to_string()),
-        ("WEBSEARCHD_DDG_HTML_URL", source.url("/html/")),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0".into()),
-        ("WEBSEARCHD_CACHE_TTL_S", "0".into()),
-        ("WEBSEARCHD_PAY_TO", PAY_TO.into()),
-        ("WEBSEARCHD_PUBLIC_URL", "https://search.example".into()),
-        ("WEBSEARCHD_FACILITATOR_URL", facilitator.url("")),
-    ];
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let server = Server::start(&pairs);
+    let vars = paid_env(source.url("/html/"), facilitator.url(""));
+    let server = Server::start(&common::pairs(&vars));
     let accepted = accepted(&server);
     let unreadable = [
         Answer::html(200, "<html><body>OK</body></html>"),
@@ -423,19 +406,7 @@ fn kill_9_during_settlement_is_reported_and_the_payment_stays_held() {
     w.facilitator.set(Mode::SettleHang);
     let payer = Payer::new(60);
     let header = payer.v2_header(&accepted(&w.server));
-    let addr = w.server.addr;
-    let h = header.clone();
-    let inflight = std::thread::spawn(move || {
-        let _ = std::panic::catch_unwind(|| {
-            common::request(
-                addr,
-                "POST",
-                "/service",
-                &[("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", &h)],
-                br#"{"query":"rust"}"#,
-            )
-        });
-    });
+    let inflight = pay_in_background(&w.server, &header, "rust");
     w.facilitator.upstream.wait_for("/settle", 1);
     let state = w.server.kill_keep_state();
     let _ = inflight.join();
@@ -447,7 +418,7 @@ fn kill_9_during_settlement_is_reported_and_the_payment_stays_held() {
 
     w.facilitator.set(Mode::Honest);
     let vars = env(&w.source, &w.facilitator);
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let pairs = common::pairs(&vars);
     let server = Server::start_in(state, &pairs, |c| c);
     let log = server.log_text();
     assert!(log.contains("1 settlement(s) were in progress when the server stopped"), "{log}");

@@ -29,6 +29,11 @@ pub fn results_pointing_at(url: &str) -> Vec<u8> {
     page.replace("https%3A%2F%2Fwww.rust-lang.org%2F", &encoded).into_bytes()
 }
 
+/// Owned variables as the `(&str, &str)` pairs `Server::start` takes.
+pub fn pairs(vars: &[(String, String)]) -> Vec<(&str, &str)> {
+    vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
 /// The shared third-party folder: `$WEBSEARCHD_SHARED_DIR`, else `../shared` beside the project.
 pub fn shared_dir() -> std::path::PathBuf {
     std::env::var_os("WEBSEARCHD_SHARED_DIR")

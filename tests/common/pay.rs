@@ -14,6 +14,23 @@ use super::upstream::{Answer, Upstream};
 
 pub const TEST_KEY: &str = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 pub const PAY_TO: &str = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C";
+
+/// The variables of a paid server asking one DuckDuckGo-html source at `source_url` (no pacing, no cache) and the
+/// facilitator at `facilitator_url`.
+pub fn paid_env(source_url: String, facilitator_url: String) -> Vec<(String, String)> {
+    [
+        ("WEBSEARCHD_SOURCES", "ddg_html".to_owned()),
+        ("WEBSEARCHD_DDG_HTML_URL", source_url),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0".into()),
+        ("WEBSEARCHD_CACHE_TTL_S", "0".into()),
+        ("WEBSEARCHD_PAY_TO", PAY_TO.into()),
+        ("WEBSEARCHD_PUBLIC_URL", "https://search.example".into()),
+        ("WEBSEARCHD_FACILITATOR_URL", facilitator_url),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
 pub const USDC_BASE: &str = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
 
 fn keccak(data: &[u8]) -> [u8; 32] {
