@@ -85,10 +85,11 @@ pub fn http_head(data: &[u8]) {
 /// address from a forwarding header; local only when that address is loopback.
 fn forwarded(headers: &[(String, Vec<u8>)]) {
     let peer: std::net::IpAddr = "127.0.0.1".parse().unwrap();
-    let untrusted = client_addr::client(peer, headers, &[]);
+    let header = client_addr::ForwardedHeader::XForwardedFor;
+    let untrusted = client_addr::client(peer, headers, &[], header);
     assert_eq!(untrusted.ip, peer);
     let trusted = [Cidr::parse("127.0.0.0/8").unwrap(), Cidr::parse("10.0.0.0/8").unwrap()];
-    let c = client_addr::client(peer, headers, &trusted);
+    let c = client_addr::client(peer, headers, &trusted, header);
     assert!(!c.local || c.ip.is_loopback());
     if c.ip != peer {
         let forwarding = headers

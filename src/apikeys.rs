@@ -90,12 +90,14 @@ impl ApiKeys {
             ));
         };
         if let Some(wait) = self.limited(client, now) {
+            // Rounded up: a client that waits what it is told is never refused again for the same window.
+            let secs = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1);
             return Err(ApiError::new(
                 429,
                 "api_key_attempts",
-                format!("too many failed API key attempts from this address; retry in {} s", wait.as_secs().max(1)),
+                format!("too many failed API key attempts from this address; retry in {secs} s"),
             )
-            .header("Retry-After", wait.as_secs().max(1).to_string()));
+            .header("Retry-After", secs.to_string()));
         }
         let digests = match self.keys(now) {
             Keys::Unusable(why) => {

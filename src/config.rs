@@ -80,9 +80,17 @@ pub const VARS: &[VarDoc] = &[
         default: "(none)",
         allowed: "a comma-separated list of IP addresses or CIDR ranges (like 127.0.0.1,::1 or 10.0.0.0/8)",
         meaning: "Reverse proxies in front of the service: from these peers only, the client address is read from \
-                  `Forwarded` or `X-Forwarded-For` (right to left, skipping listed hops), for trials, the free \
+                  `WEBSEARCHD_FORWARDED_HEADER` (right to left, skipping listed hops), for trials, the free \
                   loopback rule and the logs. Set it when a proxy runs in front: otherwise every client looks like the \
                   proxy.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_FORWARDED_HEADER",
+        default: "x-forwarded-for",
+        allowed: "x-forwarded-for or forwarded",
+        meaning:
+            "The one header trusted proxies write the client into; the other is ignored (a proxy passes it through \
+                  as the client sent it).",
     },
     VarDoc {
         name: "WEBSEARCHD_HEADER_BYTES_MAX",
@@ -532,6 +540,7 @@ pub struct Config {
     pub connections_max: usize,
     pub connections_per_address_max: usize,
     pub trusted_proxies: Vec<crate::http::client_addr::Cidr>,
+    pub forwarded_header: crate::http::client_addr::ForwardedHeader,
     pub header_bytes_max: usize,
     pub headers_max: usize,
     pub body_bytes_max: usize,
@@ -857,6 +866,19 @@ impl Config {
             "a comma-separated list of IP addresses or CIDR ranges (no host bits set), like 127.0.0.1,::1",
             |items| items.iter().map(|i| crate::http::client_addr::Cidr::parse(i)).collect(),
         )?;
+        let forwarded_header = r
+            .list(
+                "WEBSEARCHD_FORWARDED_HEADER",
+                "x-forwarded-for",
+                "x-forwarded-for or forwarded",
+                |items| match items {
+                    [one] => crate::http::client_addr::ForwardedHeader::from_name(one).map(|h| vec![h]),
+                    _ => None,
+                },
+            )?
+            .into_iter()
+            .next()
+            .unwrap_or(crate::http::client_addr::ForwardedHeader::XForwardedFor);
         let header_bytes_max = r.int("WEBSEARCHD_HEADER_BYTES_MAX", 8_192, 1_024..=65_536)?;
         let headers_max = r.int("WEBSEARCHD_HEADERS_MAX", 64, 8..=256)?;
         let body_bytes_max = r.int("WEBSEARCHD_BODY_BYTES_MAX", 16_384, 256..=1_048_576)?;
@@ -1101,6 +1123,7 @@ impl Config {
             connections_max,
             connections_per_address_max,
             trusted_proxies,
+            forwarded_header,
             header_bytes_max,
             headers_max,
             body_bytes_max,

@@ -115,6 +115,10 @@ fn a_relayed_request_is_not_local() {
     assert_eq!(search_as(&server, "local via proxy", &[("X-Forwarded-For", "127.0.0.1")]), 200);
     // A spoofed entry to the left of the proxy's own is never reached.
     assert_eq!(search_as(&server, "spoofed", &[("X-Forwarded-For", "127.0.0.1, 203.0.113.5")]), 402);
+    // nginx writes X-Forwarded-For and passes the client's own `Forwarded` through: it is not read.
+    let both = [("Forwarded", "for=127.0.0.1"), ("X-Forwarded-For", "203.0.113.5")];
+    assert_eq!(search_as(&server, "spoofed std", &both), 402);
+    assert_eq!(search_as(&server, "spoofed std alone", &both[..1]), 402);
 }
 
 /// Finding 5: trials are counted per forwarded client (from a trusted proxy only) and per IPv6 /64.
@@ -182,7 +186,8 @@ fn receipt_numbers_are_plain_decimal() {
 
 /// A client that sends many requests and never reads the answers: a worker used to block writing to it (the
 /// socket's write timeout applies per send call, so a slow reader could hold it for ever). Now the reactor holds
-/// the unwritten bytes and the worker goes on; the reader gets every answer whole when it reads.
+/// the unwritten bytes and the worker goes on; the reader gets every answer whole when it reads. The probe is a
+/// route the one worker must run (`/health` is answered without one).
 #[test]
 fn a_client_that_does_not_read_holds_no_worker() {
     let server = Server::start(&[
@@ -204,7 +209,7 @@ fn a_client_that_does_not_read_holds_no_worker() {
     std::thread::sleep(Duration::from_millis(500));
     for _ in 0..5 {
         let started = Instant::now();
-        assert_eq!(server.get("/health").status, 200);
+        assert_eq!(server.get("/catalog.json").status, 200);
         assert!(started.elapsed() < Duration::from_secs(2), "a fresh client waited {:?}", started.elapsed());
     }
     reader.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -248,4 +253,29 @@ fn health_answers_while_every_worker_is_busy() {
     for _ in 0..3 {
         assert_eq!(read_reply(&mut s).unwrap().status, 200);
     }
+}
+
+/// A client that pipelines requests answered by the reactor itself, half-closes, and reads only later: the answer
+/// being written when the server sees the end of its input is the last, says so, and arrives whole; nothing stays
+/// counted as pending.
+#[test]
+fn a_half_closed_slow_reader_still_gets_its_answers() {
+    let server = Server::start(&[("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000")]);
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4_096).unwrap();
+    socket.connect(&server.addr.into()).unwrap();
+    let mut reader: TcpStream = socket.into();
+    reader.write_all(&b"GET /health HTTP/1.1\r\nHost: h\r\n\r\n".repeat(12_000)).unwrap();
+    reader.shutdown(std::net::Shutdown::Write).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    reader.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut last = None;
+    while let Some(r) = read_reply(&mut reader) {
+        assert_eq!(r.status, 200);
+        last = Some(r);
+    }
+    // After the half-close the answer being written is the last (it says so), and it arrives whole.
+    let last = last.expect("answers");
+    assert_eq!(last.header("connection"), Some("close"), "the closing answer was cut");
+    assert_eq!(server.metric("websearchd_http_write_pending_bytes"), 0);
 }

@@ -1,7 +1,8 @@
 //! Who the client is. Directly connected, it is the peer. Behind a reverse proxy the operator lists as trusted
-//! (`WEBSEARCHD_TRUSTED_PROXIES`), it is the address the proxy forwarded: `Forwarded` (RFC 7239) or
-//! `X-Forwarded-For`, read right to left, skipping the trusted hops; a forwarded address is believed only from a
-//! trusted peer, because anyone can send the header. And the key under which an address is counted (connections per
+//! (`WEBSEARCHD_TRUSTED_PROXIES`), it is the address the proxy forwarded in the one header the operator names
+//! (`WEBSEARCHD_FORWARDED_HEADER`: `X-Forwarded-For` by default, or `Forwarded`, RFC 7239), read right to left,
+//! skipping the trusted hops. A forwarded address is believed only from a trusted peer and only in that header:
+//! anyone can send either header, and a proxy that writes one passes the other through as the client sent it. And the key under which an address is counted (connections per
 //! address, free trials): an IPv4 address, or an IPv6 /64, the smallest allocation one subscriber gets.
 //!
 //! Pure: no I/O. The work per request is bounded by the header limits and `FORWARDED_HOPS_MAX`.
@@ -94,20 +95,47 @@ pub struct Client {
     pub local: bool,
 }
 
-/// Finds the client of a request from `peer` with these headers.
-pub fn client(peer: IpAddr, headers: &[(String, Vec<u8>)], trusted: &[Cidr]) -> Client {
+/// The header a trusted proxy writes the client into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForwardedHeader {
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=...`.
+    Forwarded,
+}
+
+impl ForwardedHeader {
+    pub fn from_name(name: &str) -> Option<ForwardedHeader> {
+        match name.to_ascii_lowercase().as_str() {
+            "x-forwarded-for" => Some(ForwardedHeader::XForwardedFor),
+            "forwarded" => Some(ForwardedHeader::Forwarded),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ForwardedHeader::XForwardedFor => "x-forwarded-for",
+            ForwardedHeader::Forwarded => "forwarded",
+        }
+    }
+}
+
+/// Finds the client of a request from `peer` with these headers; `header` is the one trusted proxies write.
+pub fn client(peer: IpAddr, headers: &[(String, Vec<u8>)], trusted: &[Cidr], header: ForwardedHeader) -> Client {
     let peer = canonical(peer);
-    let forwarding = headers.iter().any(|(n, _)| is_forwarding_header(n));
+    let named = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let relayed = named("forwarded") || named("x-forwarded-for");
     if !trusted.iter().any(|c| c.contains(peer)) {
         // Forwarding headers from an untrusted peer are ignored; from a loopback peer they mean a proxy on this
         // machine relayed someone else's request.
-        return Client { ip: peer, local: peer.is_loopback() && !forwarding };
+        return Client { ip: peer, local: peer.is_loopback() && !relayed };
     }
-    if !forwarding {
-        // The trusted proxy's own request (a health check from its host).
-        return Client { ip: peer, local: peer.is_loopback() };
+    if !named(header.name()) {
+        // The trusted proxy's own request (a health check from its host), unless a forwarding header it does not
+        // write says someone else is behind it.
+        return Client { ip: peer, local: peer.is_loopback() && !relayed };
     }
-    match forwarded_client(headers, trusted) {
+    match forwarded_client(headers, trusted, header) {
         Some(ip) => Client { ip, local: ip.is_loopback() },
         // The chain could not be read (`unknown`, an obfuscated name, garbage, too many hops): the client is
         // counted under the proxy's address and is not local.
@@ -115,35 +143,30 @@ pub fn client(peer: IpAddr, headers: &[(String, Vec<u8>)], trusted: &[Cidr]) -> 
     }
 }
 
-fn is_forwarding_header(name: &str) -> bool {
-    name.eq_ignore_ascii_case("forwarded") || name.eq_ignore_ascii_case("x-forwarded-for")
-}
-
-/// The nearest untrusted hop; when every hop is trusted, the first (a caller on a trusted host). `Forwarded` is
-/// preferred when present (it is the standard); otherwise `X-Forwarded-For`. Several lines of one header are one
-/// list, in order.
-fn forwarded_client(headers: &[(String, Vec<u8>)], trusted: &[Cidr]) -> Option<IpAddr> {
-    let standard = headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("forwarded"));
-    let name = if standard { "forwarded" } else { "x-forwarded-for" };
-    let lines: Vec<&[u8]> =
-        headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_slice()).collect();
+/// The nearest untrusted hop of `header` (several lines of it are one list, in order). When every hop is trusted,
+/// the nearest one: the address our own proxy wrote, never one further left, which the client may have written.
+fn forwarded_client(headers: &[(String, Vec<u8>)], trusted: &[Cidr], header: ForwardedHeader) -> Option<IpAddr> {
+    let lines = headers.iter().rev().filter(|(n, _)| n.eq_ignore_ascii_case(header.name()));
     let mut hops = 0;
-    let mut first = None;
-    for line in lines.iter().rev() {
+    let mut nearest = None;
+    for (_, line) in lines {
         let text = std::str::from_utf8(line).ok()?;
         for element in text.rsplit(',') {
             hops += 1;
             if hops > FORWARDED_HOPS_MAX {
                 return None;
             }
-            let hop = if standard { forwarded_for(element)? } else { node(element.trim())? };
+            let hop = match header {
+                ForwardedHeader::Forwarded => forwarded_for(element)?,
+                ForwardedHeader::XForwardedFor => node(element.trim())?,
+            };
             if !trusted.iter().any(|c| c.contains(hop)) {
                 return Some(hop);
             }
-            first = Some(hop);
+            nearest = nearest.or(Some(hop));
         }
     }
-    first
+    nearest
 }
 
 /// The `for=` parameter of one `Forwarded` element, as an address (`None` for `unknown`, obfuscated names and
@@ -192,6 +215,11 @@ mod tests {
         s.parse().unwrap()
     }
 
+    /// The client as found with `X-Forwarded-For`, the default header.
+    fn found(peer: &str, headers: &[(String, Vec<u8>)], trusted: &[Cidr]) -> Client {
+        client(ip(peer), headers, trusted, ForwardedHeader::XForwardedFor)
+    }
+
     fn h(name: &str, value: &str) -> (String, Vec<u8>) {
         (name.to_owned(), value.as_bytes().to_vec())
     }
@@ -223,35 +251,37 @@ mod tests {
         let proxies = [Cidr::parse("127.0.0.1").unwrap(), Cidr::parse("10.0.0.0/8").unwrap()];
         let xff = [h("X-Forwarded-For", "203.0.113.5")];
         // Untrusted peer: the header is ignored.
-        assert_eq!(client(ip("198.51.100.1"), &xff, &proxies), Client { ip: ip("198.51.100.1"), local: false });
+        assert_eq!(found("198.51.100.1", &xff, &proxies), Client { ip: ip("198.51.100.1"), local: false });
         // Trusted peer: the forwarded client.
-        assert_eq!(client(ip("127.0.0.1"), &xff, &proxies), Client { ip: ip("203.0.113.5"), local: false });
+        assert_eq!(found("127.0.0.1", &xff, &proxies), Client { ip: ip("203.0.113.5"), local: false });
         // Right to left, trusted hops skipped; a spoofed left-most entry is never reached.
         let chain = [h("X-Forwarded-For", "127.0.0.1, 203.0.113.5, 10.1.1.1")];
-        assert_eq!(client(ip("127.0.0.1"), &chain, &proxies).ip, ip("203.0.113.5"));
+        assert_eq!(found("127.0.0.1", &chain, &proxies).ip, ip("203.0.113.5"));
         // Several header lines form one list.
         let lines = [h("X-Forwarded-For", "1.1.1.1"), h("X-Forwarded-For", "203.0.113.9, 10.0.0.2")];
-        assert_eq!(client(ip("10.0.0.3"), &lines, &proxies).ip, ip("203.0.113.9"));
+        assert_eq!(found("10.0.0.3", &lines, &proxies).ip, ip("203.0.113.9"));
         // The proxy's own request.
-        assert_eq!(client(ip("127.0.0.1"), &[], &proxies), Client { ip: ip("127.0.0.1"), local: true });
-        // A loopback client behind the trusted proxy is local; every hop trusted: the first is the client.
-        assert!(client(ip("127.0.0.1"), &[h("X-Forwarded-For", "::1")], &proxies).local);
+        assert_eq!(found("127.0.0.1", &[], &proxies), Client { ip: ip("127.0.0.1"), local: true });
+        // A loopback client behind the trusted proxy is local.
+        assert!(found("127.0.0.1", &[h("X-Forwarded-For", "::1")], &proxies).local);
+        // Every hop trusted: the nearest is the client (our proxy wrote it); what stands left of it the client may
+        // have written, so a host in a trusted range cannot pass for loopback.
         let all_trusted = [h("X-Forwarded-For", "127.0.0.1, 10.0.0.7")];
-        assert_eq!(client(ip("10.0.0.8"), &all_trusted, &proxies), Client { ip: ip("127.0.0.1"), local: true });
+        assert_eq!(found("10.0.0.8", &all_trusted, &proxies), Client { ip: ip("10.0.0.7"), local: false });
     }
 
     #[test]
     fn a_relayed_request_is_never_local() {
         // No proxies configured, a proxy on this machine relays a remote client: not a local caller.
         let xff = [h("x-forwarded-for", "203.0.113.5")];
-        assert_eq!(client(ip("127.0.0.1"), &xff, &[]), Client { ip: ip("127.0.0.1"), local: false });
-        assert!(!client(ip("127.0.0.1"), &[h("Forwarded", "for=1.2.3.4")], &[]).local);
-        assert!(client(ip("127.0.0.1"), &[h("Accept", "*/*")], &[]).local);
-        assert!(client(ip("::ffff:127.0.0.1"), &[], &[]).local);
+        assert_eq!(found("127.0.0.1", &xff, &[]), Client { ip: ip("127.0.0.1"), local: false });
+        assert!(!found("127.0.0.1", &[h("Forwarded", "for=1.2.3.4")], &[]).local);
+        assert!(found("127.0.0.1", &[h("Accept", "*/*")], &[]).local);
+        assert!(found("::ffff:127.0.0.1", &[], &[]).local);
         // A trusted proxy forwarding what cannot be read: counted under the proxy, not local.
         let proxies = [Cidr::parse("127.0.0.1").unwrap()];
         for value in ["unknown", "garbage", "", "203.0.113.1, unknown"] {
-            let got = client(ip("127.0.0.1"), &[h("X-Forwarded-For", value)], &proxies);
+            let got = found("127.0.0.1", &[h("X-Forwarded-For", value)], &proxies);
             assert_eq!(got, Client { ip: ip("127.0.0.1"), local: false }, "{value:?}");
         }
     }
@@ -269,24 +299,31 @@ mod tests {
             ("for=\"[2001:db8::1\"", None),
         ];
         for (value, want) in cases {
-            let got = client(ip("127.0.0.1"), &[h("Forwarded", value)], &proxies);
+            let got = client(ip("127.0.0.1"), &[h("Forwarded", value)], &proxies, ForwardedHeader::Forwarded);
             let want =
                 want.map_or(Client { ip: ip("127.0.0.1"), local: false }, |w| Client { ip: ip(w), local: false });
             assert_eq!(got, want, "{value}");
         }
-        // With both headers, the standard one wins.
-        let both = [h("X-Forwarded-For", "198.51.100.1"), h("Forwarded", "for=192.0.2.1")];
-        assert_eq!(client(ip("127.0.0.1"), &both, &proxies).ip, ip("192.0.2.1"));
+        // Only the named header is read: a proxy that writes one passes the other through as the client sent it.
+        let both = [h("X-Forwarded-For", "198.51.100.1"), h("Forwarded", "for=127.0.0.1")];
+        assert_eq!(found("127.0.0.1", &both, &proxies), Client { ip: ip("198.51.100.1"), local: false });
+        let got = client(ip("127.0.0.1"), &both, &proxies, ForwardedHeader::Forwarded);
+        assert_eq!(got, Client { ip: ip("127.0.0.1"), local: true });
+        // The named header absent, the other present: relayed, so not local, and counted under the proxy.
+        let other = [h("Forwarded", "for=127.0.0.1")];
+        assert_eq!(found("127.0.0.1", &other, &proxies), Client { ip: ip("127.0.0.1"), local: false });
+        assert_eq!(ForwardedHeader::from_name("X-Forwarded-For"), Some(ForwardedHeader::XForwardedFor));
+        assert_eq!(ForwardedHeader::from_name("x-real-ip"), None);
     }
 
     #[test]
     fn the_hops_read_are_bounded() {
         let proxies = [Cidr::parse("10.0.0.0/8").unwrap()];
         let many = vec!["10.0.0.1"; FORWARDED_HOPS_MAX + 1].join(",");
-        let got = client(ip("10.0.0.9"), &[h("X-Forwarded-For", &format!("203.0.113.1,{many}"))], &proxies);
+        let got = found("10.0.0.9", &[h("X-Forwarded-For", &format!("203.0.113.1,{many}"))], &proxies);
         assert_eq!(got, Client { ip: ip("10.0.0.9"), local: false });
         let few = vec!["10.0.0.1"; FORWARDED_HOPS_MAX - 1].join(",");
-        let got = client(ip("10.0.0.9"), &[h("X-Forwarded-For", &format!("203.0.113.1,{few}"))], &proxies);
+        let got = found("10.0.0.9", &[h("X-Forwarded-For", &format!("203.0.113.1,{few}"))], &proxies);
         assert_eq!(got.ip, ip("203.0.113.1"));
     }
 }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::client_addr::{self, Cidr};
+use super::client_addr::{self, Cidr, ForwardedHeader};
 use super::request::{parse_head, Head, Request};
 use super::response::Response;
 use super::sys;
@@ -33,6 +33,8 @@ pub struct Limits {
     pub connections_per_address_max: usize,
     /// Reverse proxies whose forwarded client addresses are believed.
     pub trusted_proxies: Vec<Cidr>,
+    /// The header those proxies write the client into.
+    pub forwarded_header: ForwardedHeader,
     pub header_bytes_max: usize,
     pub headers_max: usize,
     pub body_bytes_max: usize,
@@ -51,6 +53,7 @@ impl Limits {
             connections_max: c.connections_max,
             connections_per_address_max: c.connections_per_address_max,
             trusted_proxies: c.trusted_proxies.clone(),
+            forwarded_header: c.forwarded_header,
             header_bytes_max: c.header_bytes_max,
             headers_max: c.headers_max,
             body_bytes_max: c.body_bytes_max,
@@ -73,7 +76,7 @@ pub trait Handler: Send + Sync + 'static {
     fn handle_inline(&self, _request: &Request) -> Option<Response> {
         None
     }
-    /// Called once the response has been written (or failed to be), for metrics.
+    /// Called once the response has been written, handed to the reactor to finish, or failed, for metrics.
     fn completed(&self, _request: &Request, _status: u16, _elapsed: Duration) {}
 }
 
@@ -160,14 +163,11 @@ impl ServerStats {
     /// Counts a new connection from `key`; false (and nothing counted) when the address has `max` open already.
     fn take_address_slot(&self, key: IpAddr, max: usize) -> bool {
         let mut open = self.per_address.lock().unwrap_or_else(|p| p.into_inner());
-        let n = open.entry(key).or_insert(0);
-        if *n as usize >= max {
-            if *n == 0 {
-                open.remove(&key);
-            }
+        let n = open.get(&key).copied().unwrap_or(0);
+        if n as usize >= max {
             return false;
         }
-        *n += 1;
+        open.insert(key, n + 1);
         true
     }
 
@@ -373,8 +373,9 @@ const ACCEPTS_PER_WAKE_MAX: usize = 64;
 const READ_CHUNK_BYTES: usize = 8_192;
 /// The longest the reactor sleeps with nothing to do.
 const POLL_IDLE_MAX: Duration = Duration::from_secs(1);
-/// Response bytes the reactor holds at most for slow readers, over all connections. Past it, a worker finishes its
-/// own write (within the write timeout, in total): memory stays bounded whatever the clients do.
+/// Response bytes held at most for slow readers, over all connections (whole responses, written part included).
+/// Past it, a worker finishes its own write (within the write timeout, in total) and the reactor closes the
+/// connection instead: memory stays bounded whatever the clients do.
 pub const WRITE_PENDING_BYTES_MAX: usize = 16 * 1_024 * 1_024;
 
 struct Reactor {
@@ -560,23 +561,20 @@ impl Reactor {
         let Phase::Writing { out, written, keep } = &mut conn.phase else {
             return Some(conn);
         };
-        let before = *written;
         let done = write_nonblocking(&mut conn.stream, out, written);
         let keep = *keep;
-        let pending = &self.shared.stats.write_pending_bytes;
-        pending.fetch_sub((*written - before) as u64, Relaxed);
+        if let Ok(false) = done {
+            return Some(conn);
+        }
+        drop_pending(&conn, &self.shared.stats.write_pending_bytes);
         match done {
-            Ok(false) => Some(conn),
             Ok(true) if keep => {
                 conn.phase = Phase::Idle;
                 conn.deadline = Instant::now() + self.shared.limits.idle_timeout;
                 self.advance(conn)
             }
             // All written and the connection closes, or the client is gone.
-            Ok(true) | Err(_) => {
-                drop_pending(&conn, pending);
-                None
-            }
+            _ => None,
         }
     }
 
@@ -612,7 +610,8 @@ impl Reactor {
             // The client will send nothing more: a complete request still gets its answer, then the close.
             conn.served = self.shared.limits.keepalive_requests_max;
         }
-        self.advance(conn).filter(|_| !eof)
+        // After EOF only an answer still being written keeps the connection (and it closes once written).
+        self.advance(conn).filter(|c| !eof || matches!(c.phase, Phase::Writing { .. }))
     }
 
     /// Moves a connection's state forward with the bytes it has: parse, refuse, answer here, or dispatch; pipelined
@@ -665,8 +664,10 @@ impl Reactor {
         let body = conn.buf.get(head.head_bytes..total).unwrap_or_default().to_vec();
         conn.buf.drain(..total);
         conn.continue_sent = false;
-        let client = client_addr::client(conn.peer.ip(), &head.headers, &limits.trusted_proxies);
-        if !client.local && conn.peer.ip().is_loopback() && limits.trusted_proxies.is_empty() {
+        let client =
+            client_addr::client(conn.peer.ip(), &head.headers, &limits.trusted_proxies, limits.forwarded_header);
+        let peer = client_addr::canonical(conn.peer.ip());
+        if !client.local && peer.is_loopback() && limits.trusted_proxies.is_empty() {
             static WARNED: AtomicBool = AtomicBool::new(false);
             if !WARNED.swap(true, Relaxed) {
                 log::warn!(
@@ -705,29 +706,14 @@ impl Reactor {
 
     /// Writes a response made on the reactor; what the socket does not take is written as the client reads.
     fn answer_here(&mut self, job: Job, response: &Response) -> Step {
-        let Job { mut conn, request, keep_alive, head_only, started } = job;
-        let limits = &self.shared.limits;
-        conn.served = conn.served.saturating_add(1);
-        let keep = keep_alive && conn.served < limits.keepalive_requests_max && !self.shared.shutdown.load(Relaxed);
-        let bytes = response.to_bytes(&request.request_id, keep, head_only, &http_date(SystemClock.now_unix_ms()));
-        let mut written = 0;
-        let result = write_nonblocking(&mut conn.stream, &bytes, &mut written);
-        finish(&request, response.status, started, &self.shared);
-        match result {
-            Ok(true) if keep => {
+        match respond(job, response, &self.shared, false) {
+            Sent::Open(mut conn) => {
                 conn.phase = Phase::Idle;
-                conn.deadline = Instant::now() + limits.idle_timeout;
+                conn.deadline = Instant::now() + self.shared.limits.idle_timeout;
                 Step::Again(conn)
             }
-            Ok(true) | Err(_) => Step::Gone,
-            Ok(false) => {
-                // Small answers only come here, so the pending-bytes cap is not asked.
-                let rest = (bytes.len() - written) as u64;
-                self.shared.stats.write_pending_bytes.fetch_add(rest, Relaxed);
-                conn.phase = Phase::Writing { out: bytes, written, keep };
-                conn.deadline = Instant::now() + limits.write_timeout;
-                Step::Wait(conn)
-            }
+            Sent::Pending(conn) => Step::Wait(conn),
+            Sent::Closed => Step::Gone,
         }
     }
 
@@ -789,19 +775,40 @@ impl Reactor {
     }
 
     /// After shutdown: no listener, no idle or half-read connections; wait for the workers' requests to end.
+    /// After shutdown: no listener, no idle or half-read connections; wait for the workers' requests to end, and
+    /// finish writing the answers slow readers are still taking, all within the grace time.
     fn drain(&mut self, grace_end: Instant) {
         self.listener = None;
-        for conn in std::mem::take(&mut self.conns) {
-            drop_pending(&conn, &self.shared.stats.write_pending_bytes);
-        }
+        let mut writing = Vec::new();
         let stats = self.shared.stats.clone();
-        while stats.in_flight.load(Relaxed) + stats.queued.load(Relaxed) > 0 && Instant::now() < grace_end {
-            let mut fds = [sys::poll_fd(self.wake_rx.as_raw_fd())];
+        loop {
+            let conns =
+                std::mem::take(&mut self.conns).into_iter().chain(std::iter::from_fn(|| self.back.try_recv().ok()));
+            for mut conn in conns {
+                if let Phase::Writing { keep, .. } = &mut conn.phase {
+                    *keep = false;
+                    writing.push(conn);
+                }
+            }
+            let busy = stats.in_flight.load(Relaxed) + stats.queued.load(Relaxed) > 0;
+            if (!busy && writing.is_empty()) || Instant::now() >= grace_end {
+                break;
+            }
+            let mut fds = vec![sys::poll_fd(self.wake_rx.as_raw_fd())];
+            fds.extend(writing.iter().map(|c| sys::poll_fd_out(c.stream.as_raw_fd())));
             let _ = sys::poll(&mut fds, grace_end.saturating_duration_since(Instant::now()).min(POLL_IDLE_MAX));
             self.drain_wake();
-            while self.back.try_recv().is_ok() {}
+            let ready: Vec<bool> = fds.iter().skip(1).map(sys::is_ready).collect();
+            for (conn, ready) in std::mem::take(&mut writing).into_iter().zip(ready) {
+                // Not keep-alive any more: a written answer closes its connection.
+                let kept = if ready { self.flush(conn) } else { Some(conn) };
+                self.conns.extend(kept);
+            }
         }
-        while self.back.try_recv().is_ok() {}
+        for conn in writing.iter().chain(&self.conns) {
+            drop_pending(conn, &stats.write_pending_bytes);
+        }
+        self.conns.clear();
     }
 }
 
@@ -823,45 +830,73 @@ fn worker_loop(jobs: &Mutex<Receiver<Job>>, shared: &Shared, back: &Sender<Conn>
 }
 
 fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
-    let Job { mut conn, request, keep_alive, head_only, started } = job;
+    let Job { conn, request, keep_alive, head_only, started } = job;
     let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(&request))).unwrap_or_else(|_| {
         log::error!("handler panicked on {} {} (request {})", request.method, request.path, request.request_id);
         ApiError::internal().into_response()
     });
+    let job = Job { conn, request, keep_alive, head_only, started };
+    match respond(job, &response, shared, true) {
+        Sent::Open(conn) | Sent::Pending(conn) => {
+            if let Err(mpsc::SendError(conn)) = back.send(conn) {
+                drop_pending(&conn, &shared.stats.write_pending_bytes);
+            }
+        }
+        Sent::Closed => {}
+    }
+}
+
+/// Where a connection stands after its response was written, or handed over.
+enum Sent {
+    /// All written; the connection stays open for the next request.
+    Open(Conn),
+    /// The socket did not take it all: the connection is in `Phase::Writing`, its buffer counted in
+    /// `write_pending_bytes`, for the reactor to finish.
+    Pending(Conn),
+    /// Written and closed (no keep-alive), or the client is gone.
+    Closed,
+}
+
+/// Writes a response without blocking. What the socket does not take is left to the reactor while all such buffers
+/// stay within `WRITE_PENDING_BYTES_MAX`; past that a worker (`may_block`) finishes the write itself, bounded by the
+/// write timeout in total, and the reactor closes the connection instead.
+fn respond(job: Job, response: &Response, shared: &Shared, may_block: bool) -> Sent {
+    let Job { mut conn, request, keep_alive, head_only, started } = job;
     conn.served = conn.served.saturating_add(1);
     let keep = keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed);
     let bytes = response.to_bytes(&request.request_id, keep, head_only, &http_date(SystemClock.now_unix_ms()));
     let mut written = 0;
-    // The socket is non-blocking: nearly every response fits its buffer and is written here at once.
     let mut result = write_nonblocking(&mut conn.stream, &bytes, &mut written);
+    finish(&request, response.status, started, shared);
     if let Ok(false) = result {
-        let rest = (bytes.len() - written) as u64;
+        let held = bytes.len() as u64;
         let pending = &shared.stats.write_pending_bytes;
-        if pending.fetch_add(rest, Relaxed) + rest <= WRITE_PENDING_BYTES_MAX as u64 {
-            // A slow reader: the reactor writes the rest, within the write timeout.
+        if pending.fetch_add(held, Relaxed) + held <= WRITE_PENDING_BYTES_MAX as u64 {
             conn.phase = Phase::Writing { out: bytes, written, keep };
             conn.deadline = Instant::now() + shared.limits.write_timeout;
-            finish(&request, response.status, started, shared);
-            if back.send(conn).is_err() {
-                pending.fetch_sub(rest, Relaxed);
-            }
-            return;
+            return Sent::Pending(conn);
         }
-        pending.fetch_sub(rest, Relaxed);
-        result =
-            write_blocking(&mut conn.stream, bytes.get(written..).unwrap_or_default(), shared.limits.write_timeout)
-                .map(|()| true);
+        pending.fetch_sub(held, Relaxed);
+        if !may_block {
+            return Sent::Closed;
+        }
+        let rest = bytes.get(written..).unwrap_or_default();
+        result = write_blocking(&mut conn.stream, rest, shared.limits.write_timeout)
+            .and_then(|()| conn.stream.set_nonblocking(true))
+            .map(|()| true);
     }
-    finish(&request, response.status, started, shared);
-    if let Err(e) = &result {
-        log::debug!("writing the response to {} failed: {e}", conn.peer);
-    }
-    if result.is_ok() && keep && conn.stream.set_nonblocking(true).is_ok() {
-        let _ = back.send(conn);
+    match result {
+        Ok(_) if keep => Sent::Open(conn),
+        Ok(_) => Sent::Closed,
+        Err(e) => {
+            log::debug!("writing the response to {} failed: {e}", conn.peer);
+            Sent::Closed
+        }
     }
 }
 
-/// The access line and the handler's completion hook, once the response is written or handed to the reactor.
+/// The access line and the handler's completion hook, once the response is written or handed to the reactor (the
+/// time logged is then the time to the first write, not to the last byte taken).
 fn finish(request: &Request, status: u16, started: Instant, shared: &Shared) {
     let elapsed = started.elapsed();
     log_access(request, status, elapsed);
@@ -904,10 +939,10 @@ fn write_blocking(stream: &mut TcpStream, bytes: &[u8], timeout: Duration) -> io
     Ok(())
 }
 
-/// Gives back the reactor's count of the bytes a closed connection still had to write.
+/// Gives back the count of a connection's held response when it leaves `Phase::Writing` (written, closed, expired).
 fn drop_pending(conn: &Conn, pending: &AtomicU64) {
-    if let Phase::Writing { out, written, .. } = &conn.phase {
-        pending.fetch_sub(out.len().saturating_sub(*written) as u64, Relaxed);
+    if let Phase::Writing { out, .. } = &conn.phase {
+        pending.fetch_sub(out.len() as u64, Relaxed);
     }
 }
 
