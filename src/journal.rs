@@ -109,8 +109,7 @@ impl Journal {
     /// Appends one record and waits until it is on disk; returns where it starts. On an error nothing of the
     /// record stays in the file (or, if even the cut failed, the next append cuts it first).
     pub fn append(&self, record: &Value) -> io::Result<u64> {
-        let json = serde_json::to_string(record).map_err(io::Error::other)?;
-        let line = format!("{:08x} {json}\n", crc32(json.as_bytes()));
+        let line = encode(record)?;
         let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
         let tail = &mut *guard;
         if tail.dirty {
@@ -161,7 +160,13 @@ impl Journal {
     }
 }
 
-/// Complete records a repair marker says were cut (`None` for an ordinary record).
+/// A record as one journal line: `<crc32> <json>\n`.
+fn encode(record: &Value) -> io::Result<String> {
+    let json = serde_json::to_string(record).map_err(io::Error::other)?;
+    Ok(format!("{:08x} {json}\n", crc32(json.as_bytes())))
+}
+
+/// Sequence numbers a repair marker says were cut (`None` for an ordinary record).
 pub fn repair_removed(record: &Value) -> Option<u64> {
     let marker = record.get(REPAIR_KEY)?;
     Some(marker.get("lines_removed").and_then(Value::as_u64).unwrap_or(0))
@@ -180,8 +185,10 @@ pub fn check(path: &Path) -> io::Result<Checked> {
 }
 
 /// Cuts the journal at `offset` (the start of a line; everything before it must be intact), after copying the whole
-/// file to `<path>.<unix ms>.bak`, and appends a repair marker naming the copy and the number of complete records
-/// cut. The server must not be running on this file.
+/// file to `<path>.<unix ms>.bak`, and ends it with a repair marker naming the copy and how many sequence numbers
+/// were cut (`lines_removed`: one per complete line, or what an earlier marker among them had cut). The cut and the
+/// marker land together: the new file is written beside the old and renamed over it, so a crash leaves either. The
+/// server must not be running on this file.
 pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
     use std::os::unix::fs::OpenOptionsExt;
     let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
@@ -203,7 +210,12 @@ pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
             )))
         }
     }
-    let lines_removed = cut.iter().filter(|&&b| b == b'\n').count() as u64;
+    // A line that does not read (the damage) still held a number.
+    let lines_removed = cut
+        .split(|&b| b == b'\n')
+        .take(cut.iter().filter(|&&b| b == b'\n').count())
+        .map(|line| parse_line(line).ok().and_then(|r| repair_removed(&r)).unwrap_or(1))
+        .sum::<u64>();
     let mut name = path.as_os_str().to_owned();
     name.push(format!(".{now_ms}.bak"));
     let backup = PathBuf::from(name);
@@ -211,12 +223,7 @@ pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
     copy.write_all(&bytes)?;
     copy.sync_all()?;
     sync_dir(&backup)?;
-    let file = OpenOptions::new().write(true).open(path)?;
-    file.set_len(offset)?;
-    file.sync_all()?;
-    drop(file);
-    let (journal, _) = Journal::open(path)?;
-    journal.append(&json!({
+    let marker = encode(&json!({
         REPAIR_KEY: {
             "at": now_ms,
             "truncated_at": offset,
@@ -225,6 +232,15 @@ pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
             "backup": backup.display().to_string(),
         }
     }))?;
+    let mut name = path.as_os_str().to_owned();
+    name.push(".repair");
+    let next = PathBuf::from(name);
+    let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&next)?;
+    file.write_all(head)?;
+    file.write_all(marker.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&next, path)?;
+    sync_dir(path)?;
     Ok(Repaired { backup, lines_removed, bytes_removed: cut.len() as u64 })
 }
 
@@ -417,6 +433,29 @@ mod tests {
         assert_eq!(repair_removed(&opened.records[0]), None);
         j.append(&json!({"n": 3})).unwrap();
         assert_eq!(check(&path).unwrap().records, 3);
+    }
+
+    /// A second repair that cuts the first one's marker counts the numbers that marker had cut, so none is reused.
+    #[test]
+    fn a_repair_that_cuts_an_earlier_marker_keeps_its_count() {
+        let path = temp("repair-twice");
+        let (j, _) = Journal::open(&path).unwrap();
+        j.append(&json!({"n": 1})).unwrap();
+        let second = j.append(&json!({"n": 2})).unwrap();
+        j.append(&json!({"n": 3})).unwrap();
+        drop(j);
+        assert_eq!(repair(&path, second, 7).unwrap().lines_removed, 2);
+        let (j, opened) = Journal::open(&path).unwrap();
+        let marker_at = opened.offsets[1];
+        j.append(&json!({"n": 4})).unwrap();
+        drop(j);
+        // The marker (2 numbers) and record 4 (1): 3 numbers.
+        let r = repair(&path, marker_at, 8).unwrap();
+        assert_eq!(r.lines_removed, 3);
+        let opened = Journal::read(&path).unwrap();
+        assert_eq!(opened.records.len(), 2);
+        assert_eq!(repair_removed(&opened.records[1]), Some(3));
+        assert!(!path.with_extension("repair").exists() && !Path::new(&format!("{}.repair", path.display())).exists());
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! receipts cut and their numbers are skipped, never issued again: the next receipt's `prev` names the last receipt
 //! the journal still holds, and the gap shows to anyone walking the chain.
 //!
-//! Memory: the notary keeps the chain head and one file offset per receipt (8 bytes); receipts are read back from
+//! Memory: the notary keeps the chain head and one file offset per receipt number (16 bytes); receipts are read back from
 //! the journal when asked for.
 
 use std::io;
@@ -176,15 +176,40 @@ impl Notary {
 /// `prev` must be the hash of the last receipt before it in the journal.
 #[allow(clippy::type_complexity)]
 fn walk(records: &[Value], offsets: &[u64]) -> Result<(Vec<Option<u64>>, String, Option<String>), String> {
-    let mut slots = Vec::with_capacity(records.len());
-    let mut head = GENESIS.to_owned();
-    let mut last_ts = None;
-    for (i, (record, &offset)) in records.iter().zip(offsets).enumerate() {
+    let links = records.iter().zip(offsets).enumerate().map(|(i, (record, &offset))| {
         if let Some(cut) = crate::journal::repair_removed(record) {
-            slots.extend(std::iter::repeat_n(None, usize::try_from(cut).map_err(|e| e.to_string())?));
-            continue;
+            return Ok(Link::Cut(cut));
         }
         let r = record.get("receipt").ok_or_else(|| format!("record {} is not a receipt record", i + 1))?;
+        Ok(Link::Receipt(r, offset))
+    });
+    link(links)
+}
+
+/// One entry of a chain: a receipt (and where it is), or receipt numbers a repair cut.
+enum Link<'a> {
+    Receipt(&'a Value, u64),
+    Cut(u64),
+}
+
+/// Links a chain from the genesis: each receipt's `seq` is the next number (after any cut ones) and its `prev` the
+/// hash of the receipt before it. Returns the slots (an offset per number, `None` for cut ones), the head hash and
+/// the last time.
+#[allow(clippy::type_complexity)]
+fn link<'a>(
+    links: impl Iterator<Item = Result<Link<'a>, String>>,
+) -> Result<(Vec<Option<u64>>, String, Option<String>), String> {
+    let mut slots = Vec::new();
+    let mut head = GENESIS.to_owned();
+    let mut last_ts = None;
+    for (i, entry) in links.enumerate() {
+        let (r, offset) = match entry? {
+            Link::Cut(cut) => {
+                slots.extend(std::iter::repeat_n(None, usize::try_from(cut).map_err(|e| e.to_string())?));
+                continue;
+            }
+            Link::Receipt(r, offset) => (r, offset),
+        };
         let want = slots.len() as u64 + 1;
         let seq = r.get("seq").and_then(Value::as_u64).ok_or_else(|| format!("record {} has no seq", i + 1))?;
         if seq != want {
@@ -210,20 +235,7 @@ pub fn follows(previous: &Value, receipt: &Value) -> bool {
 /// Checks that receipts form a chain from the start (seq 1, 2, ... and each `prev` the hash of the one before);
 /// returns the head hash.
 pub fn check_links(receipts: &[Value]) -> Result<String, String> {
-    let mut head = GENESIS.to_owned();
-    for (i, r) in receipts.iter().enumerate() {
-        let want = i as u64 + 1;
-        let seq = r.get("seq").and_then(Value::as_u64).ok_or_else(|| format!("record {want} has no seq"))?;
-        if seq != want {
-            return Err(format!("record {want} has seq {seq}"));
-        }
-        let prev = r.get("prev").and_then(Value::as_str).unwrap_or("");
-        if prev != head {
-            return Err(format!("receipt {seq}: prev {prev} is not the hash of receipt {} ({head})", seq - 1));
-        }
-        head = sha256_hex(crate::jcs::canonicalize(r).as_bytes());
-    }
-    Ok(head)
+    link(receipts.iter().map(|r| Ok(Link::Receipt(r, 0)))).map(|(_, head, _)| head)
 }
 
 /// Checks one receipt record (`{receipt, signature}`) against the keys; returns its `seq`.

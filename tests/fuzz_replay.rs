@@ -177,14 +177,17 @@ fn extract_is_chunk_independent_on_benchmark_pages() {
     }
 }
 
-/// Runs `check` on every prefix of each seed, then on the target's committed regressions.
+/// Runs `check` on every prefix of each seed and of each committed seed file (`fuzz/seeds/<target>/`), then on the
+/// target's committed regressions.
 fn replay_prefixes(target: &str, seeds: &[&str], check: fn(&[u8])) {
-    for seed in seeds {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = files_in(&root.join("fuzz/seeds").join(target));
+    for seed in seeds.iter().map(|s| s.as_bytes()).chain(files.iter().map(Vec::as_slice)) {
         for end in 0..=seed.len() {
-            check(&seed.as_bytes()[..end]);
+            check(&seed[..end]);
         }
     }
-    for f in files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions").join(target)) {
+    for f in files_in(&root.join("fuzz/regressions").join(target)) {
         check(&f);
     }
 }

@@ -302,3 +302,32 @@ fn client_redirects_after_a_post() {
     assert_eq!(f.status, 307);
     assert_eq!(up.count("/results"), 1, "the 307 was not followed");
 }
+
+/// Once a third party chose a hop, the way back to the configured origin is its choice too: it goes through the
+/// guard (and loopback is refused). Only `Accept` and `Accept-Language` leave the configured origin: a token the
+/// operator configured for a feed does not.
+#[test]
+fn a_redirect_out_and_back_is_guarded_and_secrets_stay_home() {
+    let home = Upstream::start(|seen| match seen.path() {
+        "/out" => redirect(&format!("http://127.0.0.1:{}/back", seen.param("to").unwrap())),
+        "/page" => page(),
+        _ => Answer::html(404, ""),
+    });
+    let home_page = home.url("/page");
+    let other = Upstream::start(move |seen| match seen.path() {
+        "/back" => redirect(&home_page),
+        _ => page(),
+    });
+    let b = other.addr.port();
+    let allowed = Policy { allow: vec![("127.0.0.1".into(), b)], ports: vec![] };
+    let headers = [("X-Feed-Token", "secret"), ("Accept", "text/html")];
+    let e = client(allowed).get(&home.url(&format!("/out?to={b}")), &headers).unwrap_err();
+    match &e {
+        FetchError::RedirectRefused { hop: 2, .. } => {}
+        other => panic!("the way back was not guarded: {other:?}"),
+    }
+    assert_eq!(home.count("/page"), 0, "the configured origin was reached through a third party's redirect");
+    let at_other = other.seen().into_iter().find(|s| s.path() == "/back").unwrap();
+    assert_eq!(at_other.header("x-feed-token"), None, "a configured secret left its origin");
+    assert_eq!(at_other.header("accept"), Some("text/html"));
+}

@@ -28,6 +28,15 @@ use guard::{Policy, Refusal};
 /// Longest redirect target quoted in an error.
 const LOCATION_CHARS_MAX: usize = 200;
 
+/// Bytes of a response's status line and headers, at most.
+pub const RESPONSE_HEADER_BYTES_MAX: usize = 32 * 1_024;
+
+/// Headers sent on to a redirect target outside the configured origin; every other one (tokens, cookies, the
+/// operator's own headers) stays with the origin it was configured for.
+const HEADERS_ACROSS_ORIGINS: [&str; 2] = ["accept", "accept-language"];
+/// Headers not sent on even within the configured origin: credentials, and the type of a body that is not repeated.
+const HEADERS_WITHIN_ORIGIN_DROPPED: [&str; 3] = ["authorization", "cookie", "content-type"];
+
 /// Bounds of an outbound request.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -142,9 +151,12 @@ pub struct Client {
 }
 
 impl Client {
+    /// What the service calls itself to sources, feeds and the facilitator (callers may send their own).
+    const USER_AGENT: &'static str = concat!("websearchd/", env!("CARGO_PKG_VERSION"));
+
     /// `policy` decides the redirects that leave the origin asked (the allowlist and extra ports of `extract`).
     pub fn new(limits: Limits, policy: Policy) -> Client {
-        let config = config(limits.connect_timeout, limits.total_timeout);
+        let config = config(limits.connect_timeout, limits.total_timeout, Self::USER_AGENT);
         Client { agent: config.into(), limits, policy }
     }
 
@@ -189,6 +201,9 @@ impl Client {
         // The origin the operator configured; a URL that does not parse (userinfo, ...) trusts no redirect.
         let home = guard::parse_url(url).ok();
         let mut base = home.clone();
+        // Whether every hop so far stayed in the configured origin: once a third party chose a hop, even a way back
+        // to the origin is its choice, and goes through the guard.
+        let mut trusted = true;
         let mut response = first?;
         let mut hop = 0;
         loop {
@@ -211,7 +226,8 @@ impl Client {
             let refused = |refusal: Refusal| Error::RedirectRefused { hop, location: quote(&next), refusal };
             let target = guard::parse_url(&next).map_err(refused)?;
             let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
-            let agent = if home.as_ref().is_some_and(|h| h.same_origin(&target)) {
+            trusted &= home.as_ref().is_some_and(|h| h.same_origin(&target));
+            let agent = if trusted {
                 self.agent.clone()
             } else {
                 let (_, addrs) = untrusted::check_hop(&self.policy, &next, remaining).map_err(|e| match e {
@@ -220,12 +236,16 @@ impl Client {
                     other => Error::Other(other.to_string()),
                 })?;
                 let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
-                untrusted::pinned(config(self.limits.connect_timeout.min(remaining), remaining), addrs)
+                let config = config(self.limits.connect_timeout.min(remaining), remaining, Self::USER_AGENT);
+                untrusted::pinned(config, addrs)
             };
             let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
             let mut req = agent.get(target.url());
             for (k, v) in headers {
-                if !["authorization", "cookie", "content-type"].iter().any(|h| k.eq_ignore_ascii_case(h)) {
+                let named = |list: &[&str]| list.iter().any(|h| k.eq_ignore_ascii_case(h));
+                let sent =
+                    if trusted { !named(&HEADERS_WITHIN_ORIGIN_DROPPED) } else { named(&HEADERS_ACROSS_ORIGINS) };
+                if sent {
                     req = req.header(*k, *v);
                 }
             }
@@ -249,17 +269,17 @@ impl Client {
     }
 }
 
-/// The agent's settings: no redirects followed by ureq (`Client::follow` does it), no proxy from the environment
-/// (every destination is named in our configuration).
-fn config(connect_timeout: Duration, total_timeout: Duration) -> ureq::config::Config {
+/// An agent's settings: both timeouts, no redirects followed by ureq (they are followed by hand), no proxy from the
+/// environment (every destination is named in our configuration), bounded headers.
+pub(crate) fn config(connect_timeout: Duration, total_timeout: Duration, user_agent: &str) -> ureq::config::Config {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_connect(Some(connect_timeout))
         .timeout_global(Some(total_timeout))
         .max_redirects(0)
         .proxy(None)
-        .user_agent(concat!("websearchd/", env!("CARGO_PKG_VERSION")))
-        .max_response_header_size(32 * 1_024)
+        .user_agent(user_agent)
+        .max_response_header_size(RESPONSE_HEADER_BYTES_MAX)
         .build()
 }
 

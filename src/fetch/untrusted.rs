@@ -106,15 +106,7 @@ pub fn fetch(url: &str, policy: &Policy, limits: &Limits, sink: &mut dyn FnMut(&
             other => other,
         })?;
         let remaining = limits.deadline.checked_sub(started.elapsed()).ok_or(Error::Fetch(super::Error::Timeout))?;
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_connect(Some(limits.connect_timeout.min(remaining)))
-            .timeout_global(Some(remaining))
-            .proxy(None)
-            .user_agent(super::BROWSER_USER_AGENT)
-            .max_response_header_size(32 * 1_024)
-            .build();
+        let config = super::config(limits.connect_timeout.min(remaining), remaining, super::BROWSER_USER_AGENT);
         let agent = pinned(config, addrs);
         let mut response = agent
             .get(&target.url())

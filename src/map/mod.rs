@@ -21,6 +21,8 @@ use crate::clock::{rfc3339, Clock};
 use crate::fetch::{Client, Limits};
 
 /// The layers, in the order they are listed.
+/// Redirects a feed may answer with before its answer is taken as it is (each hop out of the feed's origin guarded).
+const FEED_REDIRECTS_MAX: u32 = 3;
 pub const SLUGS: [&str; 7] =
     ["vuelos", "buques", "terremotos", "satelites", "conflictos", "fondo-marino", "conflictos-ucdp"];
 
@@ -266,7 +268,7 @@ impl MapService {
             connect_timeout: crate::fetch::CONNECT_TIMEOUT_MAX.min(settings.timeout),
             total_timeout: settings.timeout,
             body_bytes_max: settings.bytes_max,
-            redirects_max: 3,
+            redirects_max: FEED_REDIRECTS_MAX,
         };
         let client = Client::new(limits, settings.redirect_policy.clone());
         let s = &settings;

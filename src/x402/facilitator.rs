@@ -39,7 +39,8 @@ pub enum Settled {
         reason: String,
         message: String,
     },
-    /// Timeout, connection lost, or 5xx: the transfer may or may not have happened.
+    /// Anything but a clear success or a clear refusal (a timeout, a lost connection, a 5xx, an answer that does not
+    /// read): the transfer may or may not have happened.
     Unknown(String),
 }
 
@@ -116,6 +117,10 @@ fn settle_verdict(status: u16, v: &Value) -> Settled {
             payer: str_of(v, "payer"),
         },
         (Some(Value::Bool(true)), false) => unknown("`success: true`, contradicting the status"),
+        // A refusal that names a transaction may have been broadcast: not a clear refusal.
+        (Some(Value::Bool(false)), _) if str_of(v, "transaction").is_some_and(|t| !t.is_empty()) => {
+            unknown("`success: false` naming a transaction")
+        }
         (Some(Value::Bool(false)), _) => match str_of(v, "errorReason").filter(|r| !r.is_empty()) {
             Some(reason) => Settled::Failed { reason, message: str_of(v, "errorMessage").unwrap_or_default() },
             None => unknown("`success: false` but no `errorReason`"),
@@ -125,8 +130,12 @@ fn settle_verdict(status: u16, v: &Value) -> Settled {
     }
 }
 
+/// Characters kept of a string the facilitator sends (a reason, a message, a transaction hash): they go into the
+/// ledger and into answers.
+pub const ANSWER_STRING_CHARS_MAX: usize = 256;
+
 fn str_of(v: &Value, name: &str) -> Option<String> {
-    v.get(name).and_then(Value::as_str).map(str::to_owned)
+    v.get(name).and_then(Value::as_str).map(|s| s.chars().take(ANSWER_STRING_CHARS_MAX).collect())
 }
 
 #[cfg(test)]
@@ -142,6 +151,16 @@ mod tests {
             Settled::Unknown(_) => "unknown".to_owned(),
         };
         assert_eq!(got, expected, "HTTP {status} {body}");
+    }
+
+    #[test]
+    fn strings_from_the_facilitator_are_capped() {
+        let long = "r".repeat(10 * ANSWER_STRING_CHARS_MAX);
+        let v = serde_json::json!({ "success": false, "errorReason": long });
+        match settle_verdict(200, &v) {
+            Settled::Failed { reason, .. } => assert_eq!(reason.chars().count(), ANSWER_STRING_CHARS_MAX),
+            _ => panic!("a clear refusal"),
+        }
     }
 
     #[test]
@@ -163,6 +182,7 @@ mod tests {
             (200, r#"{"success":false}"#),
             (200, r#"{"success":false,"errorReason":""}"#),
             (200, r#"{"success":false,"errorReason":7}"#),
+            (200, r#"{"success":false,"errorReason":"x","transaction":"0xabc"}"#),
             (200, r#"[{"success":false,"errorReason":"x"}]"#),
             (200, r#"{"transaction":"0x1"}"#),
             (400, "bad request"),

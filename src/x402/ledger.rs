@@ -58,13 +58,11 @@ impl Event {
 
 type Key = (Address, [u8; 32]);
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Held {
     valid_before: u64,
     /// None while only reserved in memory (before verification).
     event: Option<Event>,
-    value: u128,
-    request_id: Option<String>,
 }
 
 /// Counts by outcome, for `/metrics` and the core state.
@@ -115,47 +113,40 @@ impl Ledger {
             state.apply(r);
         }
         let ledger = Ledger { journal, state: Mutex::new(state) };
-        ledger.reconcile(now_ms);
+        ledger.reconcile(&opened.records, now_ms);
         Ok(ledger)
     }
 
     /// Records `unknown` for every payment whose last record is `settling`: the server stopped while the facilitator
     /// was asked, and no facilitator endpoint can say what became of it.
-    fn reconcile(&self, now_ms: u64) {
-        let unresolved: Vec<(Key, u64, Option<String>)> = {
-            let s = self.lock();
-            let mut v: Vec<_> = s
-                .held
-                .iter()
-                .filter(|(_, h)| h.event == Some(Event::Settling))
-                .map(|(k, h)| (*k, h.valid_before, h.request_id.clone()))
-                .collect();
-            v.sort_by_key(|(_, vb, _)| *vb);
-            v
-        };
+    fn reconcile(&self, records: &[Value], now_ms: u64) {
+        let unresolved: Vec<(Key, u64, u128, Option<&str>)> = standing(records)
+            .into_iter()
+            .filter(|r| r.get("event").and_then(Value::as_str) == Some(Event::Settling.name()))
+            .filter_map(|r| {
+                let (valid_before, value) = (valid_before_of(r), value_of(r));
+                Some((key_of(r)?, valid_before, value, r.get("request_id").and_then(Value::as_str)))
+            })
+            .collect();
         if unresolved.is_empty() {
             return;
         }
         let mut unwritten = 0;
-        for (key, valid_before, request_id) in &unresolved {
+        for (key, valid_before, value, request_id) in &unresolved {
             let t = Ticket { key: *key, valid_before: *valid_before };
-            let value = self.lock().held.get(key).map_or(0, |h| h.value);
             let extra = json!({
                 "at": now_ms,
                 "request_id": request_id,
                 "reason": "the server stopped while the facilitator was asked to settle; the facilitator cannot be \
                            asked for the outcome",
             });
-            if let Err(e) = self.record(&t, Event::Unknown, value, extra) {
+            if let Err(e) = self.record(&t, Event::Unknown, *value, extra) {
                 unwritten += 1;
                 log::error!("the payment ledger cannot be written during reconciliation: {e}");
             }
         }
-        let ids: Vec<String> = unresolved
-            .iter()
-            .take(10)
-            .map(|(k, _, id)| format!("{} {}", short(k), id.as_deref().unwrap_or("?")))
-            .collect();
+        let ids: Vec<String> =
+            unresolved.iter().take(10).map(|(k, _, _, id)| format!("{} {}", short(k), id.unwrap_or("?"))).collect();
         log::warn!(
             "payment ledger: {} settlement(s) were in progress when the server stopped; their outcome is unknown (no \
              facilitator endpoint tells it): recorded as unknown{}, authorizations held until validBefore; check \
@@ -185,7 +176,7 @@ impl Ledger {
         if s.held.get(&key).is_some_and(|h| h.valid_before > now_s) {
             return Err(Replayed);
         }
-        s.held.insert(key, Held { valid_before, event: None, value: 0, request_id: None });
+        s.held.insert(key, Held { valid_before, event: None });
         Ok(Ticket { key, valid_before })
     }
 
@@ -261,16 +252,7 @@ impl State {
         let Some(event) = r.get("event").and_then(Value::as_str).and_then(Event::from_name) else {
             return;
         };
-        let payer = r.get("payer").and_then(Value::as_str).and_then(super::eip712::parse_address);
-        let nonce = r
-            .get("nonce")
-            .and_then(Value::as_str)
-            .and_then(|n| n.strip_prefix("0x"))
-            .and_then(crate::codec::hex_decode)
-            .and_then(|b| <[u8; 32]>::try_from(b).ok());
-        let valid_before = r.get("valid_before").and_then(Value::as_u64).unwrap_or(0);
-        let value: u128 = r.get("value").and_then(Value::as_str).and_then(|v| v.parse().ok()).unwrap_or(0);
-        let request_id = r.get("request_id").and_then(Value::as_str).map(str::to_owned);
+        let (valid_before, value) = (valid_before_of(r), value_of(r));
         self.seq = self.seq.max(r.get("seq").and_then(Value::as_u64).unwrap_or(0));
         match event {
             Event::Verified => self.summary.verified += 1,
@@ -283,15 +265,36 @@ impl State {
             Event::Unknown => self.summary.unknown += 1,
             Event::Released => self.summary.released += 1,
         }
-        let (Some(payer), Some(nonce)) = (payer, nonce) else {
+        let Some(key) = key_of(r) else {
             return;
         };
         if event.holds() {
-            self.held.insert((payer, nonce), Held { valid_before, event: Some(event), value, request_id });
+            self.held.insert(key, Held { valid_before, event: Some(event) });
         } else {
-            self.held.remove(&(payer, nonce));
+            self.held.remove(&key);
         }
     }
+}
+
+/// The authorization (payer, nonce) a record is about.
+fn key_of(r: &Value) -> Option<Key> {
+    let payer = r.get("payer").and_then(Value::as_str).and_then(super::eip712::parse_address)?;
+    let nonce = r
+        .get("nonce")
+        .and_then(Value::as_str)
+        .and_then(|n| n.strip_prefix("0x"))
+        .and_then(crate::codec::hex_decode)
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())?;
+    Some((payer, nonce))
+}
+
+fn valid_before_of(r: &Value) -> u64 {
+    r.get("valid_before").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A record's value in atomic units (a decimal string).
+fn value_of(r: &Value) -> u128 {
+    r.get("value").and_then(Value::as_str).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 #[cfg(test)]
