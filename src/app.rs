@@ -134,7 +134,7 @@ impl App {
             bazaar: Some(search_bazaar()),
             price: None,
         };
-        let pages = crate::page::Cache::new(std::time::Duration::from_secs(config.cache_ttl_s));
+        let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
         Ok(App {
             config,
             started: Instant::now(),

@@ -247,7 +247,7 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
     let (value, code) = match engine.search(&request, &request_id) {
         Ok(mut answer) => {
             if request.extract {
-                let cache = crate::page::Cache::new(std::time::Duration::ZERO);
+                let cache = crate::page::cache(std::time::Duration::ZERO);
                 crate::page::add_to_answer(&mut answer, &config, &cache, request.extract_tokens);
             }
             (answer, ExitCode::SUCCESS)
@@ -419,9 +419,10 @@ fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> E
                 return ExitCode::from(2);
             }
         };
-        let e = crate::extract::Extractor::run(&html, crate::extract::Options::default());
-        let fitted = crate::extract::budget::fit(&e.blocks, tokens);
-        return print_markdown(&fitted.markdown, fitted.truncated.then_some(fitted.tokens));
+        let extract = crate::extract::Extractor::run(&html, crate::extract::Options::default());
+        // A cap hit while extracting says truncated too, as for a URL.
+        let page = crate::page::Extracted::new(target.to_owned(), extract).fit(tokens);
+        return print_markdown(&page.markdown, page.truncated.then_some(page.tokens));
     }
     let (policy, limits) = config.fetch_policy();
     match crate::page::extract(target, &policy, &limits, tokens) {

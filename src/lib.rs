@@ -3,6 +3,7 @@
 
 pub mod apikeys;
 pub mod app;
+pub mod cache;
 pub mod cli;
 pub mod clock;
 pub mod codec;

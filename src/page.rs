@@ -4,8 +4,7 @@
 //! extraction too: the extractor stops at it and the page is a timeout. Extractions are kept by URL in a bounded
 //! cache (`Cache`), so that the same page asked for again within the TTL is not fetched again.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -59,9 +58,20 @@ pub struct Extracted {
     pub truncated: bool,
 }
 
+/// What one block costs beside its text: its `String` and the allocator's smallest chunk (a page capped at
+/// `extract::BLOCKS_MAX` one-letter blocks holds about 0.9 MB, not 16 KB).
+const BLOCK_OVERHEAD_BYTES: usize = std::mem::size_of::<String>() + 32;
+
 impl Extracted {
+    /// The extract of the page at `url`.
+    pub fn new(url: String, extract: crate::extract::Extract) -> Extracted {
+        Extracted { url, title: extract.title, blocks: extract.blocks, truncated: extract.truncated }
+    }
+
+    /// The memory this extract holds, about.
     fn bytes(&self) -> usize {
-        self.url.len() + self.title.as_ref().map_or(0, String::len) + self.blocks.iter().map(String::len).sum::<usize>()
+        let text = self.url.len() + self.title.as_ref().map_or(0, String::len);
+        self.blocks.iter().fold(text, |n, b| n + b.len() + BLOCK_OVERHEAD_BYTES)
     }
 
     /// The extract cut to `tokens` (0: no budget).
@@ -78,82 +88,12 @@ impl Extracted {
 }
 
 /// Extractions by the URL asked for, each kept for the TTL; bounded by `CACHE_ENTRIES_MAX` and `CACHE_BYTES_MAX`
-/// (the oldest goes first). Failures are not kept.
-pub struct Cache {
-    ttl: Duration,
-    inner: Mutex<CacheInner>,
-}
+/// (expired entries first, then the oldest). Failures are not kept.
+pub type Cache = crate::cache::Cache<Arc<Extracted>>;
 
-#[derive(Default)]
-struct CacheInner {
-    map: HashMap<String, (Instant, Arc<Extracted>)>,
-    bytes: usize,
-}
-
-impl Cache {
-    /// A cache keeping each extraction for `ttl` (zero: off).
-    pub fn new(ttl: Duration) -> Cache {
-        Cache { ttl, inner: Mutex::new(CacheInner::default()) }
-    }
-
-    /// The extraction of `url`, if kept and fresh at `now`.
-    pub fn get(&self, url: &str, now: Instant) -> Option<Arc<Extracted>> {
-        if self.ttl.is_zero() {
-            return None;
-        }
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let (stored, value) = inner.map.get(url)?;
-        if now.saturating_duration_since(*stored) < self.ttl {
-            return Some(value.clone());
-        }
-        if let Some((_, old)) = inner.map.remove(url) {
-            inner.bytes -= old.bytes() + url.len();
-        }
-        None
-    }
-
-    /// Keeps the extraction of `url`, dropping expired entries and then the oldest while over a bound.
-    pub fn put(&self, url: &str, value: Arc<Extracted>, now: Instant) {
-        let cost = value.bytes() + url.len();
-        if self.ttl.is_zero() || cost > CACHE_BYTES_MAX {
-            return;
-        }
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, old)) = inner.map.remove(url) {
-            inner.bytes -= old.bytes() + url.len();
-        }
-        if inner.map.len() >= CACHE_ENTRIES_MAX || inner.bytes + cost > CACHE_BYTES_MAX {
-            let ttl = self.ttl;
-            let mut freed = 0;
-            inner.map.retain(|k, (stored, v)| {
-                let fresh = now.saturating_duration_since(*stored) < ttl;
-                if !fresh {
-                    freed += v.bytes() + k.len();
-                }
-                fresh
-            });
-            inner.bytes -= freed;
-        }
-        // Oldest first; each step scans at most `CACHE_ENTRIES_MAX` entries.
-        while inner.map.len() >= CACHE_ENTRIES_MAX || inner.bytes + cost > CACHE_BYTES_MAX {
-            let Some(oldest) = inner.map.iter().min_by_key(|(_, (stored, _))| *stored).map(|(k, _)| k.clone()) else {
-                break;
-            };
-            if let Some((_, old)) = inner.map.remove(&oldest) {
-                inner.bytes -= old.bytes() + oldest.len();
-            }
-        }
-        inner.bytes += cost;
-        inner.map.insert(url.to_owned(), (now, value));
-    }
-
-    pub fn len(&self) -> usize {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+/// A cache keeping each extraction for `ttl` (zero: off).
+pub fn cache(ttl: Duration) -> Cache {
+    Cache::weighed(ttl, CACHE_ENTRIES_MAX, CACHE_BYTES_MAX, |e| e.bytes())
 }
 
 /// Fetches `url` and extracts its main content within `tokens` (0: no budget), all within the fetch's deadline.
@@ -169,11 +109,11 @@ pub fn extract_cached(
     limits: &Limits,
     tokens: usize,
 ) -> Result<Page, untrusted::Error> {
-    if let Some(kept) = cache.get(url, Instant::now()) {
+    if let Some((kept, _)) = cache.get(url, Instant::now()) {
         return Ok(kept.fit(tokens));
     }
     let extracted = Arc::new(fetch_extract(url, policy, limits)?);
-    cache.put(url, extracted.clone(), Instant::now());
+    cache.put(url.to_owned(), extracted.clone(), Instant::now());
     Ok(extracted.fit(tokens))
 }
 
@@ -187,18 +127,7 @@ fn fetch_extract(url: &str, policy: &Policy, limits: &Limits) -> Result<Extracte
         Err(e) => Err(e),
         // Past the deadline the extractor stopped taking input: what it holds is not the page.
         Ok(_) if extractor.timed_out() => Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)),
-        Ok(fetched) => {
-            let extract = extractor.finish();
-            Ok((
-                Extracted {
-                    url: fetched.final_url,
-                    title: extract.title,
-                    blocks: extract.blocks,
-                    truncated: extract.truncated,
-                },
-                fetched.bytes,
-            ))
-        }
+        Ok(fetched) => Ok((Extracted::new(fetched.final_url, extractor.finish()), fetched.bytes)),
     };
     // Everything the extraction allocated is freed by now; hand it back to the system after a large page.
     if page.as_ref().is_ok_and(|(_, bytes)| *bytes >= TRIM_AFTER_BYTES) {
@@ -248,32 +177,37 @@ mod tests {
     #[test]
     fn the_cache_keeps_for_its_ttl_and_within_its_bounds() {
         let t0 = Instant::now();
-        let cache = Cache::new(Duration::from_secs(10));
-        cache.put("a", page("one"), t0);
-        assert_eq!(cache.get("a", t0 + Duration::from_secs(9)).map(|p| p.blocks.clone()), Some(vec!["one".into()]));
+        let cache = cache(Duration::from_secs(10));
+        cache.put("a".into(), page("one"), t0);
+        let kept = cache.get("a", t0 + Duration::from_secs(9)).map(|(p, _)| p.blocks.clone());
+        assert_eq!(kept, Some(vec!["one".into()]));
         assert!(cache.get("a", t0 + Duration::from_secs(10)).is_none(), "expired");
-        assert!(cache.is_empty());
+        assert_eq!(cache.len(), 0);
         for i in 0..CACHE_ENTRIES_MAX + 10 {
-            cache.put(&i.to_string(), page("x"), t0 + Duration::from_millis(i as u64));
+            cache.put(i.to_string(), page("x"), t0 + Duration::from_millis(i as u64));
         }
         assert_eq!(cache.len(), CACHE_ENTRIES_MAX);
         assert!(cache.get("0", t0).is_none(), "the oldest went first");
         // Bytes: two extracts of more than half the cap do not fit together.
         let big = "x".repeat(CACHE_BYTES_MAX / 2 + 1);
-        cache.put("big1", page(&big), t0 + Duration::from_secs(1));
-        cache.put("big2", page(&big), t0 + Duration::from_secs(2));
+        cache.put("big1".into(), page(&big), t0 + Duration::from_secs(1));
+        cache.put("big2".into(), page(&big), t0 + Duration::from_secs(2));
         assert!(cache.get("big1", t0 + Duration::from_secs(2)).is_none());
         assert!(cache.get("big2", t0 + Duration::from_secs(2)).is_some());
-        let inner = cache.inner.lock().unwrap();
-        let counted: usize = inner.map.iter().map(|(k, (_, v))| k.len() + v.bytes()).sum();
-        assert_eq!(inner.bytes, counted);
-        assert!(inner.bytes <= CACHE_BYTES_MAX);
-        drop(inner);
+        assert!(cache.bytes() <= CACHE_BYTES_MAX);
         // Too large for the cache at all: not kept. Off: nothing kept.
-        cache.put("huge", page(&"x".repeat(CACHE_BYTES_MAX)), t0);
+        cache.put("huge".into(), page(&"x".repeat(CACHE_BYTES_MAX)), t0);
         assert!(cache.get("huge", t0).is_none());
-        let off = Cache::new(Duration::ZERO);
-        off.put("a", page("one"), t0);
+        let off = super::cache(Duration::ZERO);
+        off.put("a".into(), page("one"), t0);
         assert!(off.get("a", t0).is_none());
+    }
+
+    /// Many tiny blocks weigh what they hold, not their text alone.
+    #[test]
+    fn tiny_blocks_are_weighed_with_their_overhead() {
+        let blocks = vec!["a".to_owned(); crate::extract::BLOCKS_MAX];
+        let e = Extracted { url: "u".into(), title: None, blocks, truncated: true };
+        assert!(e.bytes() >= crate::extract::BLOCKS_MAX * (1 + std::mem::size_of::<String>()));
     }
 }

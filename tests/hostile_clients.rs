@@ -107,7 +107,8 @@ fn a_relayed_request_is_not_local() {
     assert_eq!(search_as(&server, "mine", &[]), 200, "the operator's own agent");
     assert_eq!(search_as(&server, "relayed", &[("X-Forwarded-For", "203.0.113.5")]), 402);
     assert_eq!(search_as(&server, "relayed std", &[("Forwarded", "for=203.0.113.5")]), 402);
-    assert!(server.log_text().contains("WEBSEARCHD_TRUSTED_PROXIES is unset"), "{}", server.log_text());
+    let log = server.log_with("WEBSEARCHD_TRUSTED_PROXIES is unset");
+    assert!(log.contains("WEBSEARCHD_TRUSTED_PROXIES is unset"), "{log}");
 
     let (_s, _f, server) =
         paying_world(&[("WEBSEARCHD_FREE_LOOPBACK", "1"), ("WEBSEARCHD_TRUSTED_PROXIES", "127.0.0.1,::1")]);
@@ -170,7 +171,8 @@ fn api_key_guessing_is_slowed_and_an_open_keys_file_refused() {
     std::fs::set_permissions(&keys_file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let r = server.request("GET", "/core/state", &[("X-WALLET", &key)], b"");
     assert_eq!((r.status, r.error_code().as_str()), (503, "api_keys_unusable"));
-    assert!(server.log_text().contains("chmod 600"), "{}", server.log_text());
+    let log = server.log_with("chmod 600");
+    assert!(log.contains("chmod 600"), "{log}");
 }
 
 /// Finding 11: `+1` was served as receipt 1. A receipt has one spelling.

@@ -41,6 +41,8 @@ fn serve_page(page: Vec<u8>) -> Setup {
         ("WEBSEARCHD_FETCH_ALLOW", &allow),
         ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
         ("WEBSEARCHD_WORKERS", "4"),
+        // Each request extracts the page (a kept extraction would make "at once" one extraction and some hits).
+        ("WEBSEARCHD_CACHE_TTL_S", "0"),
     ]);
     Setup { server, _site: site, _source: source }
 }

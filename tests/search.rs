@@ -470,3 +470,35 @@ fn wikipedia_answers_with_article_links() {
     assert_eq!(seen.param("srsearch").as_deref(), Some("caffeine sleep"));
     assert!(seen.header("user-agent").unwrap().starts_with("websearchd/"));
 }
+
+/// SearXNG instances are independent third parties: each keeps its own interval, so a second instance is asked
+/// when the first fails, even right after it.
+#[test]
+fn searxng_instances_keep_their_own_intervals() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/a/search" => Answer::html(500, "down"),
+        "/b/search" => Answer::json(200, own_fixture("search/searxng_results.json")),
+        _ => Answer::html(404, ""),
+    });
+    let urls = format!("{},{}", up.url("/a"), up.url("/b"));
+    let server =
+        start(&up, "searxng", &[("WEBSEARCHD_SEARXNG_URLS", &urls), ("WEBSEARCHD_SOURCE_INTERVAL_MS", "60000")]);
+    let a = search(&server, "two instances").json();
+    assert_eq!(statuses(&a), vec![pair("searxng", "failed"), pair("searxng", "ok")], "{a}");
+    assert!(!a["results"].as_array().unwrap().is_empty());
+}
+
+/// One provider's "no results" says nothing of the others': the search goes on (only that provider's other
+/// endpoints are not asked).
+#[test]
+fn one_providers_empty_answer_does_not_end_the_search() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::html(200, own_fixture("search/ddg_html_no_results.html")),
+        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+    });
+    let server = start(&up, "ddg_html,ddg_lite,mojeek", &[]);
+    let a = search(&server, "niche").json();
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "empty"), pair("mojeek", "ok")], "{a}");
+    assert_eq!(up.count("/lite/"), 0, "DuckDuckGo said it has nothing: its other endpoint is not asked");
+    assert!(a["results"].as_array().unwrap().iter().all(|r| r["source"] == "mojeek"));
+}

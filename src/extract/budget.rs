@@ -208,8 +208,13 @@ fn cut_sentences(text: &str) -> String {
     keep.and_then(|e| text.get(..e)).unwrap_or(text).to_owned()
 }
 
-/// The longest prefix of `text` ending at a word boundary (before a whitespace character) whose estimate fits in
-/// `room`. The estimate grows with the prefix, so the boundary is found by doubling, then halving: O(n log n) in
+/// Han, kana, Hangul and the CJK punctuation and full-width forms.
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3000}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF00}'..='\u{FFEF}')
+}
+
+/// The longest prefix of `text` ending at a word boundary (before a whitespace character, or after a CJK character:
+/// those scripts do not separate words with spaces) whose estimate fits in `room`. The estimate grows with the prefix, so the boundary is found by doubling, then halving: O(n log n) in
 /// the prefix that fits, where estimating every prefix in turn was quadratic in the block's length.
 fn cut_words(text: &str, room: usize) -> String {
     // The last word boundary at or before byte `at`.
@@ -221,7 +226,11 @@ fn cut_words(text: &str, room: usize) -> String {
         if text.get(at..).is_some_and(|t| t.starts_with(char::is_whitespace)) {
             return Some(at);
         }
-        text.get(..at)?.char_indices().rev().find(|(_, c)| c.is_whitespace()).map(|(i, _)| i)
+        text.get(..at)?.char_indices().rev().find_map(|(i, c)| match c {
+            c if c.is_whitespace() => Some(i),
+            c if is_cjk(c) => Some(i + c.len_utf8()),
+            _ => None,
+        })
     };
     // Whether the prefix up to the last boundary at or before `at` fits (trivially, when there is none).
     let fits = |at: usize| boundary(at).is_none_or(|end| estimate(text.get(..end).unwrap_or_default()) <= room);
@@ -287,14 +296,29 @@ mod tests {
     fn cut_words_one_by_one(text: &str, room: usize) -> String {
         let mut best = 0;
         for (i, c) in text.char_indices() {
-            if c.is_whitespace() {
-                if estimate(&text[..i]) > room {
-                    break;
-                }
-                best = i;
+            let cut = match c {
+                c if c.is_whitespace() => i,
+                c if is_cjk(c) => i + c.len_utf8(),
+                _ => continue,
+            };
+            if estimate(&text[..cut]) > room {
+                break;
             }
+            best = cut;
         }
         text[..best].trim_end().to_owned()
+    }
+
+    /// A first paragraph over the budget in a script without spaces is cut at its last sentence that fits.
+    #[test]
+    fn text_without_spaces_is_cut_at_a_sentence() {
+        let sentence = "这是一个关于航海和天气的很长的句子。";
+        let blocks = vec!["# 标题".to_owned(), sentence.repeat(200)];
+        let fitted = fit(&blocks, 60);
+        assert!(fitted.truncated);
+        let body = fitted.markdown.strip_prefix("# 标题\n\n").expect("the title and a cut paragraph");
+        assert!(!body.is_empty() && body.ends_with('。'), "{body:?}");
+        assert!(fitted.tokens <= 60);
     }
 
     #[test]

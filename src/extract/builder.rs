@@ -45,6 +45,8 @@ pub struct Block {
     /// What `boiler` and `content` would be if comments sections were not boilerplate (a forum's posts are its
     /// content even in a region named comments).
     pub plain: (bool, bool),
+    /// Inside `<noscript>`: what the page says to readers without scripts.
+    pub noscript: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -158,6 +160,7 @@ struct Depths {
     paragraphs: u32,
     cells: u32,
     lists: u32,
+    noscript: u32,
 }
 
 impl Depths {
@@ -176,6 +179,7 @@ impl Depths {
         step(&mut self.paragraphs, o.name == "p");
         step(&mut self.cells, o.name == "td" || o.name == "th");
         step(&mut self.lists, o.name == "ul" || o.name == "ol");
+        step(&mut self.noscript, o.name == "noscript");
     }
 }
 
@@ -379,7 +383,6 @@ impl Hints {
             return (40, comments);
         }
         let mut hints = 0;
-        let mut comment_hint = false;
         for a in ["class", "id", "role", "itemprop"] {
             let Some(v) = tag.attr(a) else { continue };
             for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
@@ -399,12 +402,10 @@ impl Hints {
                 if h & HINT_BODY != 0 {
                     return (40, comments);
                 }
-                // A comment's class marks a comments section (boilerplate, except on a forum), not a negative hint.
-                if self.token.contains("comment") {
-                    comment_hint = true;
-                    continue;
+                // A comments word marks a comments section (`comments`), not a negative hint.
+                if !comment_token(&self.token) {
+                    hints |= h;
                 }
-                hints |= h;
             }
         }
         let mut w = 0;
@@ -417,25 +418,22 @@ impl Hints {
         if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
             w -= 25;
         }
-        (w, comments || comment_hint)
+        (w, comments)
     }
 }
 
-/// A readers' comments section, by id or class.
+/// A readers' comments section, by id or class (boilerplate, except on a forum).
 fn is_comments(tag: &Tag) -> bool {
-    ["id", "class"].iter().any(|a| {
-        tag.attr(a).is_some_and(|v| {
-            let v = v.to_ascii_lowercase();
-            v.split_whitespace().any(|t| {
-                t == "comments"
-                    || t.starts_with("comments-")
-                    || t == "comment-list"
-                    || t == "commentlist"
-                    || t.starts_with("disqus")
-                    || t == "respond"
-            })
-        })
-    })
+    ["id", "class"]
+        .iter()
+        .any(|a| tag.attr(a).is_some_and(|v| v.split_whitespace().any(|t| comment_token(&t.to_ascii_lowercase()))))
+}
+
+/// A class or id token that names comments as a whole word (`comments`, `comment-list`, `comment_body`,
+/// `commentlist`, Disqus, WordPress's `respond`); not a word that merely contains it (`commentary`).
+fn comment_token(t: &str) -> bool {
+    let first = t.split(['-', '_']).next().unwrap_or("");
+    matches!(first, "comment" | "comments" | "commentlist") || t.starts_with("disqus") || t == "respond"
 }
 
 /// A part of a page that React streams after the shell: `<div hidden id="S:0">`, hidden only until a script moves it
@@ -634,6 +632,7 @@ impl Builder {
             boiler,
             content,
             plain,
+            noscript: self.depths.noscript > 0,
         });
         self.cur_text = 0;
         self.cur_links = 0;
@@ -696,6 +695,7 @@ impl Builder {
             boiler: self.depths.boiler > 0 || self.depths.comments > 0,
             content: self.depths.comments == 0 && self.depths.content > 0,
             plain: (self.depths.boiler > 0, self.depths.content > 0),
+            noscript: self.depths.noscript > 0,
         });
         self.row_header = false;
     }

@@ -421,24 +421,29 @@ fn is_residue(b: &Block) -> bool {
     !t.contains(char::is_whitespace) && (t.starts_with("http://") || t.starts_with("https://"))
 }
 
+/// Words of a `<noscript>` block that can still be a notice about scripts (longer ones are text served there).
+const NOSCRIPT_NOTICE_WORDS_MAX: usize = 30;
+
 /// Short blocks that are page furniture: ad labels, share and follow prompts, bare dates.
 fn is_chrome(b: &Block) -> bool {
     let words = b.md.split_whitespace().count();
-    // What a page without its scripts says about them (`<noscript>` is read: some sites serve their whole text there).
-    if words <= 30 {
-        let lower = b.md.to_lowercase();
-        if lower.contains("javascript")
-            && ["enable", "disabled", "requires", "required", "turn on", "switch on", "activate"]
-                .iter()
-                .any(|w| lower.contains(w))
-        {
-            return true;
-        }
+    if words > NOSCRIPT_NOTICE_WORDS_MAX || (words > 8 && !b.noscript) {
+        return false;
+    }
+    let lower = b.md.to_lowercase();
+    // What a page says inside `<noscript>` about its scripts (`<noscript>` is read: some sites serve their whole
+    // text there, so only its short notices go).
+    if b.noscript
+        && lower.contains("javascript")
+        && ["enable", "disabled", "requires", "required", "turn on", "switch on", "activate"]
+            .iter()
+            .any(|w| lower.contains(w))
+    {
+        return true;
     }
     if words > 8 {
         return false;
     }
-    let lower = b.md.to_lowercase();
     let lower = lower.trim_matches(|c: char| !c.is_alphanumeric());
     const PHRASES: &[&str] = &[
         "advertisement",

@@ -540,7 +540,7 @@ impl MapService {
     fn gdelt(&self, manifest_url: &str, max: usize) -> Result<Outcome, String> {
         let manifest = self.get(manifest_url, &[]).map_err(|(why, _)| why)?;
         let export = feeds::gdelt_manifest(&manifest)?;
-        if origin(&export) != origin(manifest_url) {
+        if crate::search::url::origin(&export) != crate::search::url::origin(manifest_url) {
             return Err(format!("the manifest points to another host ({export}); not followed"));
         }
         let zip = self.get(&export, &[]).map_err(|(why, _)| why)?;
@@ -748,13 +748,6 @@ fn satellites(bytes: &[u8], max: usize) -> Result<Outcome, String> {
         return Err("no usable orbital elements".into());
     }
     Ok(Outcome { data: Data::Satellites(sats), source_time_ms: (newest > 0).then_some(newest), dropped })
-}
-
-/// `scheme://host[:port]` of a URL.
-fn origin(url: &str) -> &str {
-    let after = url.find("://").map_or(0, |i| i + 3);
-    let end = url.get(after..).and_then(|r| r.find('/')).map_or(url.len(), |i| after + i);
-    url.get(..end).unwrap_or(url)
 }
 
 fn field(v: &Value, key: &str) -> Value {

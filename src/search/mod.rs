@@ -10,7 +10,6 @@
 //! happened to it, and a failure is never presented as "no results".
 
 mod breaker;
-mod cache;
 mod request;
 pub mod sources;
 pub mod url;
@@ -28,21 +27,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::cache::Cache;
 use crate::clock::{rfc3339, Clock};
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::fetch;
 use breaker::Breaker;
-use cache::Cache;
-use sources::{origin, Hit, Kind, Page};
+use sources::{Hit, Kind, Page};
+use url::origin;
 
 /// A browser's headers: the sources serve their plain HTML pages to browsers.
 use crate::fetch::BROWSER_USER_AGENT;
 const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
-
-/// Wikimedia's API policy asks clients to say who they are (a browser's User-Agent is for the HTML sources).
-const WIKIMEDIA_USER_AGENT: &str =
-    concat!("websearchd/", env!("CARGO_PKG_VERSION"), " (self-hosted web search service; MediaWiki search API client)");
 
 /// Results a page must hold to be worth asking the next page of (a shorter page is the last one).
 const PAGE_FULL_MIN: usize = 5;
@@ -60,6 +56,9 @@ struct Endpoint {
     kind: Kind,
     /// Index into `Engine::providers`.
     provider: usize,
+    /// The interval this endpoint keeps: shared by the endpoints of one provider (DuckDuckGo's two), each SearXNG
+    /// instance its own (they are independent third parties).
+    pace: Arc<Mutex<breaker::Pace>>,
     /// Empty for a source listed without any URL (SearXNG without instances): always skipped.
     url: String,
     state: Mutex<EndpointState>,
@@ -72,16 +71,11 @@ struct EndpointState {
     last_success_ms: Option<u64>,
     last_failure_ms: Option<u64>,
     last_error: Option<String>,
-    /// The last asked request failed (not a block: those open the breaker).
-    failed_last: bool,
-    /// Exponentially weighted mean of the time to answer, in ms.
+    /// When the last request failed (not a block: those open the breaker).
+    failed_at: Option<Instant>,
+    /// When the endpoint was last asked, and the exponentially weighted mean of its time to answer, in ms.
+    asked_at: Option<Instant>,
     latency_ms: Option<u64>,
-}
-
-/// A provider: the pacing its endpoints share.
-struct Provider {
-    name: &'static str,
-    pace: Mutex<breaker::Pace>,
 }
 
 #[derive(Default)]
@@ -162,11 +156,16 @@ pub struct Settings {
     pub cache_entries: usize,
     pub rotate: bool,
     pub pages_max: u32,
+    /// Wikimedia's API policy asks clients to say who they are and how to reach their operator.
+    pub wikimedia_user_agent: String,
 }
 
 pub struct Engine {
     endpoints: Vec<Endpoint>,
-    providers: Vec<Provider>,
+    /// Providers (an endpoint's `provider`, numbered in the configured order): the web ones with a configured
+    /// endpoint take turns first, the rest (Wikipedia, unconfigured ones) follow.
+    web: Vec<usize>,
+    rest: Vec<usize>,
     /// Searches started, for the rotation of the first provider.
     turn: AtomicU64,
     settings: Settings,
@@ -197,9 +196,15 @@ impl Engine {
             cache_entries: config.cache_entries,
             rotate: config.source_order_rotate,
             pages_max: config.source_pages_max,
+            wikimedia_user_agent: format!(
+                "websearchd/{} ({}; self-hosted web search service; MediaWiki search API client)",
+                env!("CARGO_PKG_VERSION"),
+                config.public_url
+            ),
         };
         let mut endpoints = Vec::new();
-        let mut providers: Vec<Provider> = Vec::new();
+        let mut providers: Vec<&'static str> = Vec::new();
+        let mut paces: Vec<(&'static str, Arc<Mutex<breaker::Pace>>)> = Vec::new();
         for &kind in &config.sources {
             let urls = match kind {
                 Kind::DdgHtml => vec![config.ddg_html_url.clone()],
@@ -211,35 +216,42 @@ impl Engine {
                 Kind::Searxng if config.searxng_urls.is_empty() => vec![String::new()],
                 Kind::Searxng => config.searxng_urls.clone(),
             };
-            let provider = match providers.iter().position(|p| p.name == kind.provider()) {
-                Some(i) => i,
-                None => {
-                    let ms = config
-                        .provider_intervals_ms
-                        .iter()
-                        .find(|(name, _)| name == kind.provider())
-                        .map_or(config.source_interval_ms, |(_, ms)| *ms);
-                    let pace = Mutex::new(breaker::Pace::new(Duration::from_millis(ms)));
-                    providers.push(Provider { name: kind.provider(), pace });
-                    providers.len() - 1
-                }
-            };
+            let name = kind.provider();
+            let provider = providers.iter().position(|p| *p == name).unwrap_or_else(|| {
+                providers.push(name);
+                providers.len() - 1
+            });
+            let ms = config
+                .provider_intervals_ms
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(config.source_interval_ms, |(_, ms)| *ms);
+            let new_pace = || Arc::new(Mutex::new(breaker::Pace::new(Duration::from_millis(ms))));
             for url in urls {
+                let pace = match paces.iter().find(|(n, _)| *n == name) {
+                    Some((_, pace)) if kind != Kind::Searxng => pace.clone(),
+                    _ => {
+                        let pace = new_pace();
+                        paces.push((name, pace.clone()));
+                        pace
+                    }
+                };
                 endpoints.push(Endpoint {
                     kind,
                     provider,
+                    pace,
                     url,
                     state: Mutex::default(),
                     counters: Counters::default(),
                 });
             }
         }
-        Engine::new(endpoints, providers, settings, clock)
-    }
-
-    fn new(endpoints: Vec<Endpoint>, providers: Vec<Provider>, settings: Settings, clock: Arc<dyn Clock>) -> Engine {
+        let web_provider =
+            |p: &usize| endpoints.iter().any(|e| e.provider == *p && e.kind != Kind::Wikipedia && !e.url.is_empty());
+        let (web, rest) = (0..providers.len()).partition(web_provider);
         Engine {
-            providers,
+            web,
+            rest,
             turn: AtomicU64::new(0),
             client: fetch::Client::new(settings.fetch.clone(), settings.redirect_policy.clone()),
             cache: Cache::new(settings.cache_ttl, settings.cache_entries),
@@ -300,24 +312,30 @@ impl Engine {
         Ok(answer)
     }
 
-    /// The order of this search: providers in their base order, the web ones rotated by the search's turn, then
-    /// each endpoint ranked by health (healthy, then failed last time or slow, then cooling down, then unconfigured);
-    /// the sort is stable, so equal health keeps the rotation.
+    /// The order of this search, by endpoint: the healthy web providers first, taking turns (the one that starts
+    /// moves on with each search); then the others by health (failed or slow lately, then cooling down, then not
+    /// configured), Wikipedia before an unhealthy web provider of the same rank. Within a provider its endpoints go
+    /// by health too. Health is read once per search.
     fn order(&self, now: Instant) -> Vec<usize> {
-        let mut providers: Vec<usize> = (0..self.providers.len()).collect();
-        let general = |p: &usize| self.endpoints.iter().any(|e| e.provider == *p && e.kind != Kind::Wikipedia);
-        let (mut web, rest): (Vec<usize>, Vec<usize>) = providers.drain(..).partition(general);
-        if self.settings.rotate && !web.is_empty() {
+        let ranks: Vec<u8> = self.endpoints.iter().map(|e| e.rank(now, self.settings.breaker.cooldown)).collect();
+        let rank_of = |p: usize| {
+            let of_p = self.endpoints.iter().zip(&ranks).filter(|(e, _)| e.provider == p);
+            of_p.map(|(_, r)| *r).min().unwrap_or(3)
+        };
+        let (mut healthy, mut others): (Vec<usize>, Vec<usize>) = self.web.iter().partition(|&&p| rank_of(p) == 0);
+        if self.settings.rotate && !healthy.is_empty() {
             let turn = self.turn.fetch_add(1, Relaxed);
-            let by = usize::try_from(turn % web.len() as u64).unwrap_or(0);
-            web.rotate_left(by);
+            let by = usize::try_from(turn % healthy.len() as u64).unwrap_or(0);
+            healthy.rotate_left(by);
         }
-        let mut order: Vec<usize> = web
-            .iter()
-            .chain(rest.iter())
-            .flat_map(|p| self.endpoints.iter().enumerate().filter(move |(_, e)| e.provider == *p).map(|(i, _)| i))
-            .collect();
-        order.sort_by_key(|&i| self.endpoints.get(i).map_or(3, |ep| ep.rank(now)));
+        others.extend(&self.rest);
+        others.sort_by_key(|&p| rank_of(p));
+        let mut order = Vec::with_capacity(self.endpoints.len());
+        for p in healthy.into_iter().chain(others) {
+            let start = order.len();
+            order.extend(self.endpoints.iter().enumerate().filter(|(_, e)| e.provider == p).map(|(i, _)| i));
+            order.get_mut(start..).unwrap_or_default().sort_by_key(|&i| ranks.get(i).copied().unwrap_or(3));
+        }
         order
     }
 
@@ -329,12 +347,16 @@ impl Engine {
         let mut results: Vec<Ranked> = Vec::new();
         let mut seen = HashSet::new();
         let mut answered = false;
-        let mut said_none = false;
+        // Providers that said they have nothing: their other endpoints are not asked (other providers are).
+        let mut said_none: Vec<usize> = Vec::new();
         for idx in self.order(Instant::now()) {
             let Some(ep) = self.endpoints.get(idx) else { continue };
-            if results.len() >= request.max_results || said_none {
+            if results.len() >= request.max_results {
                 // Endpoints not reached because the answer is complete are not part of this search's report.
                 break;
+            }
+            if said_none.contains(&ep.provider) {
+                continue;
             }
             let now = Instant::now();
             let skip = |code: &str, retry_in: Option<Duration>, detail: Option<String>| Attempt {
@@ -358,10 +380,7 @@ impl Engine {
                 continue;
             }
             let admitted = ep.lock().breaker.admit(now);
-            let paced = || match self.providers.get(ep.provider) {
-                Some(p) => p.pace.lock().unwrap_or_else(|e| e.into_inner()).take(now),
-                None => Ok(()),
-            };
+            let paced = || ep.pace.lock().unwrap_or_else(|e| e.into_inner()).take(now);
             if let Err(s) = admitted.and_then(|()| paced()) {
                 ep.counters.skipped.fetch_add(1, Relaxed);
                 let detail = (s.code() == "not_ready")
@@ -378,7 +397,9 @@ impl Engine {
                 match outcome {
                     Some(hits) if hits.is_empty() => {
                         answered = true;
-                        said_none = results.is_empty() && page == 0;
+                        if page == 0 {
+                            said_none.push(ep.provider);
+                        }
                         break;
                     }
                     Some(hits) => {
@@ -422,6 +443,7 @@ impl Engine {
             page,
         };
         let mut state = ep.lock();
+        state.asked_at = Some(t0);
         state.latency_ms = Some(state.latency_ms.map_or(elapsed_ms, |old| (old * 3 + elapsed_ms) / 4));
         let mut outcome = None;
         match result {
@@ -458,8 +480,10 @@ impl Engine {
                 attempt.fail(e.code(), e.to_string());
             }
         }
-        // A block is the breaker's to remember (it opens); other failures rank the endpoint after healthy ones.
-        state.failed_last = outcome.is_none() && attempt.error.as_deref() != Some("blocked");
+        // A block is the breaker's to remember (it opens); other failures rank the endpoint after healthy ones for a
+        // cool-down's time.
+        let failed = outcome.is_none() && attempt.error.as_deref() != Some("blocked");
+        state.failed_at = if failed { Some(Instant::now()) } else { None };
         if attempt.status == "failed" {
             ep.counters.failed.fetch_add(1, Relaxed);
             state.last_failure_ms = Some(now_ms);
@@ -519,7 +543,7 @@ impl Engine {
                     ep.url,
                     if ep.url.contains('?') { '&' } else { '?' }
                 );
-                let headers = [("User-Agent", WIKIMEDIA_USER_AGENT), ("Accept", "application/json")];
+                let headers = [("User-Agent", self.settings.wikimedia_user_agent.as_str()), ("Accept", "application/json")];
                 self.client.get(&url, &headers)
             }
         }
@@ -641,16 +665,18 @@ impl Engine {
 }
 
 impl Endpoint {
-    /// Health rank for the order (lower first): 0 healthy, 1 failed last time or slow, 2 cooling down, 3 not
-    /// configured.
-    fn rank(&self, now: Instant) -> u8 {
+    /// Health rank for the order (lower first): 0 healthy, 1 failed or slow within `recent` (then it is healthy
+    /// again: an endpoint asked last is seldom asked, and would never recover), 2 cooling down, 3 not configured.
+    fn rank(&self, now: Instant, recent: Duration) -> u8 {
         if self.url.is_empty() {
             return 3;
         }
         let state = self.lock();
-        if state.breaker.state(now) == "open" {
+        let lately = |t: Option<Instant>| t.is_some_and(|t| now.saturating_duration_since(t) < recent);
+        if state.breaker.open_for(now).is_some() {
             2
-        } else if state.failed_last || state.latency_ms.is_some_and(|ms| ms > SLOW_MS) {
+        } else if lately(state.failed_at) || (lately(state.asked_at) && state.latency_ms.is_some_and(|ms| ms > SLOW_MS))
+        {
             1
         } else {
             0
@@ -698,16 +724,4 @@ fn no_answer(attempts: Vec<Attempt>) -> ApiError {
 
 fn escape_label(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn origins() {
-        assert_eq!(origin("https://html.duckduckgo.com/html/"), "https://html.duckduckgo.com");
-        assert_eq!(origin("http://127.0.0.1:9/x"), "http://127.0.0.1:9");
-        assert_eq!(origin("http://h"), "http://h");
-    }
 }

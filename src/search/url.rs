@@ -103,6 +103,13 @@ pub fn valid_host(host: &str) -> bool {
         })
 }
 
+/// `scheme://host[:port]` of a URL.
+pub fn origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let end = url.get(after_scheme..).and_then(|r| r.find('/')).map_or(url.len(), |i| after_scheme + i);
+    url.get(..end).unwrap_or(url)
+}
+
 /// The host of an absolute URL, lowercased, without port or userinfo.
 pub fn host(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
@@ -141,6 +148,13 @@ pub fn dedupe_key(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origins() {
+        assert_eq!(origin("https://html.duckduckgo.com/html/"), "https://html.duckduckgo.com");
+        assert_eq!(origin("http://127.0.0.1:9/x"), "http://127.0.0.1:9");
+        assert_eq!(origin("http://h"), "http://h");
+    }
 
     #[test]
     fn unwraps_duckduckgo_links() {

@@ -177,6 +177,19 @@ impl Server {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// The log once it holds `needle` (it is read from the server's stderr by a thread: a line may land just after
+    /// the response), or as it is after 5 s.
+    pub fn log_with(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let text = self.log_text();
+            if text.contains(needle) || std::time::Instant::now() >= deadline {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn signal(&self, sig: &str) {
         let ok = Command::new("kill").arg(format!("-{sig}")).arg(self.pid().to_string()).status().expect("kill");
         assert!(ok.success());

@@ -121,7 +121,7 @@ impl Kind {
             Kind::Mojeek => mojeek::parse(body),
             Kind::Bing => bing::parse(body),
             Kind::Brave => brave::parse(body),
-            Kind::Wikipedia => wikipedia::parse(body, origin(endpoint)),
+            Kind::Wikipedia => wikipedia::parse(body, super::url::origin(endpoint)),
         }
     }
 
@@ -301,13 +301,6 @@ fn organic_for(own: &str, title: String, href: &str, snippet: String, date: Opti
         return None;
     }
     Some(Hit { title, url, snippet, date })
-}
-
-/// `scheme://host[:port]` of a URL.
-pub fn origin(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let end = url.get(after_scheme..).and_then(|r| r.find('/')).map_or(url.len(), |i| after_scheme + i);
-    url.get(..end).unwrap_or(url)
 }
 
 #[cfg(test)]
