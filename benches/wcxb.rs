@@ -1,6 +1,7 @@
 //! The WCXB benchmark (`cargo bench --bench wcxb`): extraction quality across seven page types (article, service,
-//! product, collection, forum, listing, documentation) with the benchmark's own word-F1 metric, on the markdown as
-//! served (only link targets, image URLs and bare URLs dropped, `benches/wcxb/metric.rs`), and speed on one thread
+//! product, collection, forum, listing, documentation) with the benchmark's own word-F1 metric, on the markdown the
+//! service produces, unbudgeted (only link targets and image URLs dropped, `benches/aeb/metric.rs`'s served view;
+//! `--budget 2000` adds the cut that `extract` and `answer_extract` serve by default), and speed on one thread
 //! with pages in memory. Reads `$WEBSEARCHD_SHARED_DIR/bench/wcxb-dev` (default `../shared/bench/wcxb-dev`) and
 //! skips when it is absent.
 //!
