@@ -43,6 +43,9 @@ fn serve_page(page: Vec<u8>) -> Setup {
         ("WEBSEARCHD_WORKERS", "4"),
         // Each request extracts the page (a kept extraction would make "at once" one extraction and some hits).
         ("WEBSEARCHD_CACHE_TTL_S", "0"),
+        // The fetch deadline covers extraction, in wall time: these tests bound memory and CPU time, which do not
+        // grow when a loaded machine runs them slowly, so the deadline is kept out of their way.
+        ("WEBSEARCHD_FETCH_TIMEOUT_MS", "60000"),
     ]);
     Setup { server, _site: site, _source: source }
 }
@@ -165,6 +168,6 @@ fn a_page_of_tags_with_many_attributes_is_extracted_in_linear_time() {
     let (wall, cpu) = (started.elapsed(), cpu_time(server) - cpu_before);
     eprintln!("attributes: {copies} tags of 40,000 attributes, wall {wall:?}, server CPU {cpu:?}");
     assert_eq!(answers[0]["extract"]["status"], "ok", "{}", answers[0]);
+    // CPU time, not wall time: it does not grow when other tests share the machine.
     assert!(cpu < ATTRIBUTE_PAGE_CPU_MAX, "CPU {cpu:?}");
-    assert!(wall < ATTRIBUTE_PAGE_CPU_MAX * 2, "wall {wall:?}");
 }

@@ -34,7 +34,7 @@ fn source() -> Upstream {
 
 fn env(source: &Upstream, facilitator: &Facilitator) -> Vec<(String, String)> {
     let mut vars = paid_env(source.url("/html/"), facilitator.url());
-    vars.push(("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "800".into()));
+    vars.push(("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "2000".into()));
     vars
 }
 
@@ -302,8 +302,7 @@ fn a_restart_between_verify_and_reuse() {
     let state = w.server.kill_keep_state();
     let _ = inflight.join();
 
-    let mut vars = env(&w.source, &w.facilitator);
-    vars.push(("WEBSEARCHD_FACILITATOR_TIMEOUT_MS".into(), "800".into()));
+    let vars = env(&w.source, &w.facilitator);
     let pairs = common::pairs(&vars);
     let server = Server::start_in(state, &pairs, |c| c);
     let r = search(&server, "again", &[("PAYMENT-SIGNATURE", &header)]);

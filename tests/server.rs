@@ -178,7 +178,8 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
     let reply = server.get("/catalog.json");
     let waited = started.elapsed();
     assert_eq!(reply.status, 200);
-    assert!(waited < Duration::from_secs(1), "a new client waited {waited:?}");
+    // Starved, it would wait for the 60 s timeouts; 5 s allows a loaded machine and still tells the two apart.
+    assert!(waited < Duration::from_secs(5), "a new client waited {waited:?}");
     assert_eq!(server.threads(), threads_at_start, "threads grew under idle and slow clients");
     let open = server.metric("websearchd_http_connections_open");
     assert!(open >= 64 + 32, "open connections: {open}");
@@ -201,22 +202,24 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
 /// A failing accept() (EMFILE here, from a low descriptor limit) pauses accepting; it never stops the server.
 #[test]
 fn accept_failures_do_not_stop_the_server() {
-    let server = Server::start_with(&[("WEBSEARCHD_WORKERS", "2")], |cmd| {
-        let bin = common::binary();
-        *cmd = {
-            let mut c = std::process::Command::new("sh");
-            c.arg("-c").arg(format!("ulimit -n 40 && exec {bin}"));
-            c
-        };
-        cmd.env_clear()
-            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
-            .env("WEBSEARCHD_WORKERS", "2")
-            // The 60 hogs come from one address: EMFILE, not the per-address cap, must be what stops them.
-            .env("WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX", "1000")
-            .env("WEBSEARCHD_STATE_DIR", std::env::temp_dir().join("websearchd-test-emfile"))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
+    let env = [
+        ("WEBSEARCHD_WORKERS", "2"),
+        // The 60 hogs come from one address: EMFILE, not the per-address cap, must be what stops them.
+        ("WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX", "1000"),
+    ];
+    // The usual test environment (its own state directory, no map polling), with 40 descriptors at most.
+    let server = Server::start_with(&env, |cmd| {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec only an async-signal-safe call is made.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit { rlim_cur: 40, rlim_max: 40 };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        }
     });
     let hogs: Vec<TcpStream> = (0..60).map(|_| TcpStream::connect(server.addr).expect("connect")).collect();
     // Wait until the server has hit the limit at least once.

@@ -345,8 +345,8 @@ mod tests {
         let text = "word ".repeat(200_000);
         let started = std::time::Instant::now();
         let cut = cut_words(&text, 8_000);
-        // Debug build, loaded machine: the scan took 44 s here.
-        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+        // Debug build, loaded machine: the scan took 44 s here; linear, milliseconds. 10 s allows any load.
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
         assert!(estimate(&cut) <= 8_000 && estimate(&format!("{cut} word")) > 8_000, "{}", cut.len());
     }
 

@@ -206,6 +206,7 @@ fn a_tag_with_forty_thousand_attributes_takes_linear_time() {
     let input = format!("<div{}>x</div>", (0..40_000).map(|i| format!(" a{i}")).collect::<String>());
     let started = std::time::Instant::now();
     let tokens = tokens_chunked(input.as_bytes(), input.len());
-    assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    // Quadratic, this debug build takes far more than 10 s; linear, a few milliseconds, even on a loaded machine.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     assert_eq!(tokens.len(), 3);
 }
