@@ -22,6 +22,9 @@ pub enum Refusal {
     Resolve(String),
 }
 
+/// The code of a host name that does not resolve, whether the guard or the client resolved it.
+pub const RESOLVE_FAILED: &str = "resolve_failed";
+
 impl Refusal {
     pub fn code(&self) -> &'static str {
         match self {
@@ -30,7 +33,7 @@ impl Refusal {
             Refusal::Userinfo => "userinfo_refused",
             Refusal::Port(_) => "port_refused",
             Refusal::Address { .. } => "address_refused",
-            Refusal::Resolve(_) => "resolve_failed",
+            Refusal::Resolve(_) => RESOLVE_FAILED,
         }
     }
 }

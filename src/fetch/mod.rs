@@ -28,6 +28,9 @@ use guard::{Policy, Refusal};
 /// Longest redirect target quoted in an error.
 const LOCATION_CHARS_MAX: usize = 200;
 
+/// How std's resolver words a failed lookup (`ToSocketAddrs`, which ureq's resolver calls).
+const LOOKUP_FAILED: &str = "failed to lookup address information";
+
 /// Bytes of a response's status line and headers, at most.
 pub const RESPONSE_HEADER_BYTES_MAX: usize = 32 * 1_024;
 
@@ -62,7 +65,9 @@ pub struct Fetched {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     Timeout,
-    /// DNS failure, refused or reset connection.
+    /// The host name did not resolve (the same code as the SSRF guard's: `resolve_failed`).
+    Resolve(String),
+    /// A refused, reset or aborted connection.
     Connect(String),
     Tls(String),
     /// The body was larger than the cap.
@@ -82,10 +87,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// A stable snake_case code for reports.
+    /// A stable snake_case code for reports: the one vocabulary of upstream failures, for search sources, map feeds,
+    /// the facilitator and (with the guard's refusals) `extract`.
     pub fn code(&self) -> &'static str {
         match self {
             Error::Timeout => "timeout",
+            Error::Resolve(_) => guard::RESOLVE_FAILED,
             Error::Connect(_) => "connect",
             Error::Tls(_) => "tls",
             Error::TooLarge { .. } => "too_large",
@@ -101,6 +108,7 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Timeout => f.write_str("timed out"),
+            Error::Resolve(e) => write!(f, "cannot resolve the host: {e}"),
             Error::Connect(e) => write!(f, "cannot connect: {e}"),
             Error::Tls(e) => write!(f, "TLS failed: {e}"),
             Error::TooLarge { limit } => write!(f, "response larger than {limit} bytes"),
@@ -120,7 +128,7 @@ impl From<ureq::Error> for Error {
     fn from(e: ureq::Error) -> Error {
         match e {
             ureq::Error::Timeout(_) => Error::Timeout,
-            ureq::Error::HostNotFound => Error::Connect("host not found".into()),
+            ureq::Error::HostNotFound => Error::Resolve("no address for the host".into()),
             ureq::Error::ConnectionFailed => Error::Connect("connection failed".into()),
             ureq::Error::BodyExceedsLimit(limit) => Error::TooLarge { limit },
             ureq::Error::Tls(e) => Error::Tls(e.to_string()),
@@ -134,6 +142,8 @@ impl From<ureq::Error> for Error {
                 | std::io::ErrorKind::ConnectionReset
                 | std::io::ErrorKind::ConnectionAborted
                 | std::io::ErrorKind::NotConnected => Error::Connect(e.to_string()),
+                // A failed `getaddrinfo` has no stable ErrorKind (it is `Uncategorized`): std's message names it.
+                _ if e.to_string().starts_with(LOOKUP_FAILED) => Error::Resolve(e.to_string()),
                 _ => Error::Other(e.to_string()),
             },
             other => Error::Other(other.to_string()),
@@ -288,5 +298,25 @@ fn quote(location: &str) -> String {
     match location.char_indices().nth(LOCATION_CHARS_MAX) {
         Some((i, _)) => format!("{}...", location.get(..i).unwrap_or_default()),
         None => location.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host name that does not resolve has the guard's code, `resolve_failed`, and not `io` (issue 16). A label of
+    /// 64 characters (DNS allows 63) fails inside the C library's resolver, so no DNS query leaves the machine.
+    #[test]
+    fn a_name_that_does_not_resolve_is_resolve_failed() {
+        let limits = Limits {
+            connect_timeout: Duration::from_secs(2),
+            total_timeout: Duration::from_secs(3),
+            body_bytes_max: 1_024,
+            redirects_max: 0,
+        };
+        let client = Client::new(limits, Policy::default());
+        let e = client.get(&format!("http://{}.invalid/", "a".repeat(64)), &[]).map(|f| f.status).unwrap_err();
+        assert_eq!(e.code(), "resolve_failed", "{e:?}");
     }
 }
