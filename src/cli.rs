@@ -33,10 +33,10 @@ Usage:
                                             number is reused
   websearchd keygen                         rotate the card and result keys (old public keys stay published)
   websearchd apikey new [--comment TEXT]    add an API key for the core endpoints and print it (once)
-  websearchd verify --body FILE --headers FILE [--jwks FILE]
+  websearchd verify --body FILE --headers FILE [--jwks FILE|URL]
                                             check a saved signed answer offline (default key set: this
                                             instance's own keys)
-  websearchd verify --receipts FILE [--jwks FILE]
+  websearchd verify --receipts FILE [--jwks FILE|URL]
                                             check notary receipts (one JSON receipt, a JSON array, JSON
                                             lines, or the notary journal) and the chain they form
   websearchd --help | --version
@@ -461,8 +461,12 @@ fn print_markdown(markdown: &str, truncated_at_tokens: Option<usize>) -> ExitCod
 fn keygen(config: &Config) -> ExitCode {
     crate::logger::init(&config.log);
     let now = crate::clock::Clock::now_unix_ms(&SystemClock);
-    match crate::sign::Keyring::rotate(&config.key_paths(), now) {
+    let paths = config.key_paths();
+    match crate::sign::Keyring::rotate(&paths, now) {
         Ok(k) => {
+            // The keys' directory first: the files in it are then handed to its (new) owner.
+            let dir = paths.retired.parent().unwrap_or(&config.state_dir);
+            hand_over(&[dir, &paths.card, &paths.result, &paths.retired], &config.state_dir);
             println!(
                 "card key:   {}
 result key: {}",
@@ -472,7 +476,7 @@ result key: {}",
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("websearchd: cannot rotate the keys: {e}");
+            eprintln!("websearchd: cannot rotate the keys: {}", state_error(config, &paths.retired, &e));
             ExitCode::from(1)
         }
     }
@@ -489,11 +493,7 @@ fn verify(
     let loaded = (|| -> Result<(Vec<u8>, String, serde_json::Value), String> {
         let body = read(body)?;
         let headers = String::from_utf8_lossy(&read(headers)?).into_owned();
-        let jwks = match jwks {
-            Some(p) => serde_json::from_slice(&read(p)?).map_err(|e| format!("{}: {e}", p.display()))?,
-            None => crate::sign::Keyring::load_or_create(&config.key_paths()).map_err(|e| e.to_string())?.jwks(),
-        };
-        Ok((body, headers, jwks))
+        Ok((body, headers, key_set(config, jwks)?))
     })();
     let (body, headers, jwks) = match loaded {
         Ok(l) => l,
@@ -520,10 +520,52 @@ fn verify(
     }
 }
 
+/// Largest key set read from `--jwks URL`, and the time allowed to fetch it.
+const JWKS_BYTES_MAX: u64 = 1_048_576;
+const JWKS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The key set to verify against: `--jwks` (a file, or an http(s) URL such as a service's
+/// `/.well-known/jwks.json`), else this instance's own keys. Those are only read, never created: keys made here
+/// would have signed nothing, and `verify` would leave a key pair behind on a machine that only checks answers.
+fn key_set(config: &Config, jwks: Option<&std::path::Path>) -> Result<serde_json::Value, String> {
+    let Some(source) = jwks else {
+        let paths = config.key_paths();
+        if let Some(absent) = [&paths.card, &paths.result].into_iter().find(|p| !p.exists()) {
+            return Err(format!(
+                "this machine has no signing keys of its own ({} is absent); give the key set of the service that \
+                 signed: --jwks URL (its /.well-known/jwks.json) or --jwks FILE",
+                absent.display()
+            ));
+        }
+        return crate::sign::Keyring::load_or_create(&paths)
+            .map(|k| k.jwks())
+            .map_err(|e| state_error(config, &paths.result, &e));
+    };
+    let text = source.to_string_lossy();
+    let bytes = if text.starts_with("http://") || text.starts_with("https://") {
+        let limits = crate::fetch::Limits {
+            connect_timeout: crate::fetch::CONNECT_TIMEOUT_MAX,
+            total_timeout: JWKS_TIMEOUT,
+            body_bytes_max: JWKS_BYTES_MAX,
+            redirects_max: 3,
+        };
+        let client = crate::fetch::Client::new(limits, crate::fetch::guard::Policy::default());
+        let fetched = client.get(&text, &[("Accept", "application/json")]).map_err(|e| format!("{text}: {e}"))?;
+        if fetched.status != 200 {
+            return Err(format!("{text}: HTTP {}", fetched.status));
+        }
+        fetched.body
+    } else {
+        std::fs::read(source).map_err(|e| format!("{text}: {e}"))?
+    };
+    serde_json::from_slice(&bytes).map_err(|e| format!("{text}: not a JSON key set: {e}"))
+}
+
 /// Adds an API key to the keys file and prints it: the only time it is shown.
 fn apikey_new(config: &Config, comment: Option<&str>) -> ExitCode {
     match crate::apikeys::add_new_key(&config.api_keys_file, comment) {
         Ok(key) => {
+            hand_over(&[&config.api_keys_file], &config.state_dir);
             println!("{key}");
             eprintln!(
                 "added to {} (send it in the X-WALLET header to {}{{/state,/meshgraph}}; it is not shown again)",
@@ -533,7 +575,7 @@ fn apikey_new(config: &Config, comment: Option<&str>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("websearchd: {}: {e}", config.api_keys_file.display());
+            eprintln!("websearchd: {}", state_error(config, &config.api_keys_file, &e));
             ExitCode::from(1)
         }
     }
@@ -568,14 +610,7 @@ fn verify_receipts(config: &Config, path: &std::path::Path, jwks: Option<&std::p
         let mut records = read_receipts(&bytes)?;
         // A notary journal may hold repair markers: they are not receipts.
         records.retain(|r| crate::journal::repair_removed(r).is_none());
-        let jwks = match jwks {
-            Some(p) => {
-                let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-                serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", p.display()))?
-            }
-            None => crate::sign::Keyring::load_or_create(&config.key_paths()).map_err(|e| e.to_string())?.jwks(),
-        };
-        Ok((records, jwks))
+        Ok((records, key_set(config, jwks)?))
     })();
     let (records, jwks) = match loaded {
         Ok(l) => l,
@@ -648,14 +683,14 @@ fn payments(config: &Config) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("websearchd: {e}");
+            eprintln!("websearchd: {}", state_error(config, &path, &e));
             return ExitCode::from(1);
         }
     };
     let mut counts = std::collections::BTreeMap::<String, u64>::new();
     let mut settled_value: u128 = 0;
     for r in &opened.records {
-        println!("{r}");
+        println!("{}", readable_times(r));
         let event = r.get("event").and_then(|e| e.as_str()).unwrap_or("?").to_owned();
         if event == "settled" {
             settled_value += r.get("value").and_then(|v| v.as_str()).and_then(|v| v.parse::<u128>().ok()).unwrap_or(0);
@@ -684,6 +719,7 @@ fn payments(config: &Config) -> ExitCode {
     eprintln!("{} payments by their last record: {}", standing.len(), states.join(", "));
     for r in standing.iter().filter(|r| matches!(r.get("event").and_then(|e| e.as_str()), Some("settling" | "unknown")))
     {
+        let r = &readable_times(r);
         let field = |k: &str| r.get(k).map(|v| v.to_string().trim_matches('"').to_owned()).unwrap_or_default();
         eprintln!(
             "{}: payer {} nonce {} value {} valid_before {} request {}: may have settled; check the chain \
@@ -702,6 +738,21 @@ fn payments(config: &Config) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// A ledger record as `payments` prints it: its times in RFC 3339 UTC (`at` is kept in Unix milliseconds and
+/// `valid_before` in Unix seconds, as EIP-3009 has it).
+fn readable_times(record: &serde_json::Value) -> serde_json::Value {
+    let mut r = record.clone();
+    if let Some(map) = r.as_object_mut() {
+        if let Some(ms) = map.get("at").and_then(serde_json::Value::as_u64) {
+            map.insert("at".into(), crate::clock::rfc3339_ms(ms).into());
+        }
+        if let Some(s) = map.get("valid_before").and_then(serde_json::Value::as_u64) {
+            map.insert("valid_before".into(), crate::clock::rfc3339(s.saturating_mul(1_000)).into());
+        }
+    }
+    r
 }
 
 /// `journal check FILE`: 0 when the journal opens (a torn tail is normal: it is cut on open), 1 when a complete
@@ -750,8 +801,14 @@ fn journal_repair(file: &std::path::Path, truncate_at: &str) -> ExitCode {
         return ExitCode::from(2);
     };
     let now = crate::clock::Clock::now_unix_ms(&SystemClock);
+    let owner = std::fs::metadata(file).ok();
     match crate::journal::repair(file, offset, now) {
         Ok(r) => {
+            // Rewritten beside and renamed: the journal and its backup keep the owner the journal had (the service's
+            // user, when an operator repairs it with sudo).
+            if let Some(owner) = owner {
+                give_to(&[file, &r.backup], &owner);
+            }
             println!(
                 "kept a copy of {} in {}; cut {} complete record(s) ({} bytes) at offset {}; the cut is recorded in \
                  the journal so that their sequence numbers are never issued again",
@@ -772,6 +829,78 @@ fn journal_repair(file: &std::path::Path, truncate_at: &str) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// After an admin command run as root wrote files for the service (API keys, signing keys), gives them to the owner
+/// and group of the state directory when another user owns it (the service's fixed user): root-owned 0600 files
+/// would be unreadable to the service (it answered 403 `api_key_invalid`, "Permission denied" in its log). Modes
+/// are kept. Only files owned by root are changed, so nothing happens for a command run as the service's user.
+fn hand_over(paths: &[&std::path::Path], state_dir: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(state_dir) {
+        Ok(owner) if owner.uid() != 0 => give_to(paths, &owner),
+        _ => {}
+    }
+}
+
+/// Gives each root-owned path to `owner`'s user and group; a failure is a warning (the write itself succeeded).
+fn give_to(paths: &[&std::path::Path], owner: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    for path in paths {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { continue };
+        if meta.uid() != 0 || (meta.uid(), meta.gid()) == (owner.uid(), owner.gid()) {
+            continue;
+        }
+        if let Err(e) = std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid())) {
+            eprintln!(
+                "websearchd: warning: cannot give {} to uid {} gid {} (the state directory's owner): {e}; the service \
+                 may not be able to read it",
+                path.display(),
+                owner.uid(),
+                owner.gid()
+            );
+        }
+    }
+}
+
+/// An I/O error on a file of the state directory, said so that an operator can act on it: "Permission denied" names
+/// the state directory, its owner, and how to run the command as a user who may read it.
+fn state_error(config: &Config, path: &std::path::Path, e: &std::io::Error) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let said = format!("{}: {e}", path.display());
+    if e.kind() != std::io::ErrorKind::PermissionDenied {
+        return said;
+    }
+    let dir = config.state_dir.display();
+    match std::fs::metadata(&config.state_dir) {
+        Ok(meta) => {
+            let owner = user_name(meta.uid()).unwrap_or_else(|| format!("uid {}", meta.uid()));
+            format!(
+                "{said}: the state directory {dir} belongs to {owner} (mode {:04o}); run the command as root (sudo \
+                 websearchd ..., which gives the files it writes to {owner}) or as that user (sudo -u {owner} \
+                 websearchd ...), with the same --env-file",
+                meta.mode() & 0o7777
+            )
+        }
+        Err(_) => format!(
+            "{said}: the state directory {dir} cannot be reached by this user; run the command as root (sudo) or as \
+             the service's user, with the same --env-file"
+        ),
+    }
+}
+
+/// Lines of /etc/passwd read at most, to name a uid.
+const PASSWD_LINES_MAX: usize = 10_000;
+
+/// The name of a user id, from /etc/passwd.
+fn user_name(uid: u32) -> Option<String> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().take(PASSWD_LINES_MAX).find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let id = fields.nth(1)?.parse::<u32>().ok()?;
+        (id == uid && !name.is_empty()).then(|| name.to_owned())
+    })
 }
 
 /// Creates the state directory with mode 0700 if it does not exist.

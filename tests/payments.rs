@@ -147,6 +147,15 @@ fn a_paid_search_end_to_end_v2_and_v1() {
     let events: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
     assert_eq!(events, vec!["verified", "settling", "settled", "verified", "settling", "settled"]);
     assert_eq!(lines[2]["tx"], "0xfeedbeef");
+    // Times in RFC 3339 UTC, not epoch numbers (issue 16).
+    for line in &lines {
+        for (field, ms) in [("at", true), ("valid_before", false)] {
+            let text = line[field].as_str().unwrap_or_else(|| panic!("{field} is not a string: {line}"));
+            let parsed = websearchd::clock::parse_rfc3339_ms(text).unwrap_or_else(|| panic!("{field}: {text}"));
+            assert!(text.ends_with('Z') && text.contains('.') == ms, "{field}: {text}");
+            assert!(parsed > 1_600_000_000_000, "{field}: {text}");
+        }
+    }
     assert!(String::from_utf8_lossy(&out.stderr).contains("settled 10000 atomic USDC"));
 }
 

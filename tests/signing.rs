@@ -164,3 +164,42 @@ fn keys_survive_restarts_and_keygen_retires_the_old_ones() {
     assert_eq!(kids(&after, "retired"), kids(&before, "active"), "the old keys stay published as retired");
     assert_ne!(kids(&after, "active"), kids(&before, "active"));
 }
+
+/// Issue 16: `verify` without `--jwks` on a machine with no state made a key pair, then failed against it. It must
+/// create nothing and point to `--jwks URL`; with the URL of a service's key set it checks the answer.
+#[test]
+fn verify_without_a_key_set_creates_no_keys_and_takes_a_jwks_url() {
+    let (_source, server) = start();
+    let answer = server.post_json("/service", r#"{"query":"signed"}"#);
+    let dir = TempDir::new("verify-nokeys");
+    let (body, headers) = (dir.path().join("a.body"), dir.path().join("a.headers"));
+    std::fs::write(&body, &answer.body).unwrap();
+    let head: String = answer.headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+    std::fs::write(&headers, head).unwrap();
+    let state = dir.path().join("fresh-state");
+    let run = |jwks: Option<&str>| {
+        let mut cmd = std::process::Command::new(common::binary());
+        cmd.env_clear().env("WEBSEARCHD_STATE_DIR", &state).args([
+            "verify",
+            "--body",
+            body.to_str().unwrap(),
+            "--headers",
+            headers.to_str().unwrap(),
+        ]);
+        if let Some(j) = jwks {
+            cmd.args(["--jwks", j]);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--jwks URL"), "{err}");
+    assert!(!state.exists(), "verify created {}", state.display());
+
+    let url = format!("http://{}/.well-known/jwks.json", server.addr);
+    let out = run(Some(&url));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ok: signed by result-"));
+    assert!(!state.exists());
+}
