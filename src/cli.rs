@@ -205,7 +205,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     };
     match invocation.command {
         Command::CheckConfig => {
-            print!("{}", config.render());
+            print!("{}", config.render(&std::env::current_dir().unwrap_or_default()));
             ExitCode::SUCCESS
         }
         Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),

@@ -1213,17 +1213,59 @@ impl Config {
         )
     }
 
-    /// `check-config` output: one `NAME=value  # origin` line per variable.
-    pub fn render(&self) -> String {
+    /// `check-config` output: one `NAME=value  # origin` line per variable, in the table's order, those left unset
+    /// with what they resolve to (`# default`); every path absolute (relative ones are read against `cwd`, the
+    /// directory the server starts in), then the state directory's files that no variable names.
+    pub fn render(&self, cwd: &Path) -> String {
+        let abs = |p: &Path| absolute(cwd, p).display().to_string();
+        let keys = self.key_paths();
+        let path_value = |name: &str, given: Option<&Resolved>| -> Option<String> {
+            match name {
+                "WEBSEARCHD_STATE_DIR" => Some(abs(&self.state_dir)),
+                "WEBSEARCHD_API_KEYS_FILE" => Some(abs(&self.api_keys_file)),
+                "WEBSEARCHD_CARD_KEY_FILE" => Some(abs(&keys.card)),
+                "WEBSEARCHD_RESULT_KEY_FILE" => Some(abs(&keys.result)),
+                "WEBSEARCHD_FACILITATOR_AUTH_FILE" => self.facilitator_auth_file.as_deref().map(abs),
+                "WEBSEARCHD_ENV_FILE" => given.map(|r| abs(Path::new(&r.value))),
+                _ => None,
+            }
+        };
         let mut out = String::new();
-        for r in &self.resolved {
+        for var in VARS {
+            let given = self.resolved.iter().find(|r| r.name == var.name);
+            let value = path_value(var.name, given)
+                .or_else(|| given.map(|r| r.value.clone()))
+                .unwrap_or_else(|| var.default.to_owned());
+            let origin = given.map_or(Origin::Default, |r| r.origin);
+            let written = match given {
+                Some(r) if r.value != value => format!(" ({})", r.value),
+                _ => String::new(),
+            };
+            out.push_str(&format!("{}={value}  # {origin}{written}\n", var.name));
+        }
+        for r in self.resolved.iter().filter(|r| !VARS.iter().any(|v| v.name == r.name)) {
             out.push_str(&format!("{}={}  # {}\n", r.name, r.value, r.origin));
         }
+        let state = |file: &str| abs(&self.state_dir.join(file));
+        out.push_str(&format!(
+            "# files in the state directory:\n#   payments ledger  {}\n#   notary journal   {}{}\n#   retired keys     \
+             {}\n",
+            state(crate::x402::gate::LEDGER_FILE),
+            state(crate::notary::JOURNAL_FILE),
+            if self.notary_path.is_none() { " (the notary is off)" } else { "" },
+            abs(&keys.retired)
+        ));
         for name in &self.unknown_vars {
             out.push_str(&format!("# warning: {name} is not a known variable (a typo?)\n"));
         }
         out
     }
+}
+
+/// `path` made absolute against `cwd`, without its `.` components (`..` is kept: it may cross a symbolic link).
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+    joined.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
 }
 
 /// Normalises a base URL: scheme http or https, a host, no query or fragment, no trailing slash.
@@ -1323,11 +1365,38 @@ mod tests {
         assert!(config(&[("WEBSEARCHD_LISTEN", "[::1]:8402")]).is_ok());
     }
 
+    /// Issue 16: `check-config` left out unset optional variables, among them where keys and journals live.
+    #[test]
+    fn check_config_shows_every_variable_and_absolute_paths() {
+        let text = Config::defaults().render(Path::new("/srv/websearchd"));
+        for var in VARS {
+            let lines = text.lines().filter(|l| l.starts_with(&format!("{}=", var.name))).count();
+            assert_eq!(lines, 1, "{}: {text}", var.name);
+        }
+        for line in [
+            "WEBSEARCHD_STATE_DIR=/srv/websearchd/data  # default (./data)",
+            "WEBSEARCHD_API_KEYS_FILE=/srv/websearchd/data/api-keys  # default",
+            "WEBSEARCHD_CARD_KEY_FILE=/srv/websearchd/data/keys/card.key  # default",
+            "WEBSEARCHD_RESULT_KEY_FILE=/srv/websearchd/data/keys/result.key  # default",
+            "WEBSEARCHD_FACILITATOR_AUTH_FILE=(none)  # default",
+            "#   payments ledger  /srv/websearchd/data/payments.journal",
+            "#   notary journal   /srv/websearchd/data/notary.journal",
+            "#   retired keys     /srv/websearchd/data/keys/retired.json",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line:?} not in:\n{text}");
+        }
+        let c = config(&[("WEBSEARCHD_STATE_DIR", "/var/lib/websearchd"), ("WEBSEARCHD_API_KEYS_FILE", "keys.txt")])
+            .unwrap();
+        let text = c.render(Path::new("/etc/websearchd"));
+        assert!(text.contains("WEBSEARCHD_STATE_DIR=/var/lib/websearchd  # environment\n"), "{text}");
+        assert!(text.contains("WEBSEARCHD_API_KEYS_FILE=/etc/websearchd/keys.txt  # environment (keys.txt)"), "{text}");
+    }
+
     #[test]
     fn unknown_variables_are_reported() {
         let c = config(&[("WEBSEARCHD_WORKRES", "3")]).expect("valid");
         assert_eq!(c.unknown_vars, vec!["WEBSEARCHD_WORKRES".to_string()]);
-        assert!(c.render().contains("WEBSEARCHD_WORKRES is not a known variable"));
+        assert!(c.render(Path::new("/")).contains("WEBSEARCHD_WORKRES is not a known variable"));
     }
 
     #[test]
