@@ -244,16 +244,18 @@ impl App {
     }
 
     fn health(&self) -> Response {
-        Response::json(
-            200,
-            &json!({
-                "status": "ok",
-                "version": env!("CARGO_PKG_VERSION"),
-                "uptime_s": self.started.elapsed().as_secs(),
-                "mode": if self.gate.terms().is_some() { "paid" } else { "free" },
-                "sources": self.engine.health(),
-            }),
-        )
+        let mut health = json!({
+            "status": "ok",
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptime_s": self.started.elapsed().as_secs(),
+            "mode": if self.gate.terms().is_some() { "paid" } else { "free" },
+            "sources": self.engine.health(),
+        });
+        // Whether the facilitator serves the network (from its `/supported`, read in memory: never asked here).
+        if let (Some(map), Some(facilitator)) = (health.as_object_mut(), self.gate.facilitator_health()) {
+            map.insert("facilitator".into(), facilitator);
+        }
+        Response::json(200, &health)
     }
 
     fn metrics(&self) -> Response {

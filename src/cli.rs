@@ -204,10 +204,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     match invocation.command {
-        Command::CheckConfig => {
-            print!("{}", config.render(&std::env::current_dir().unwrap_or_default()));
-            ExitCode::SUCCESS
-        }
+        Command::CheckConfig => check_config(&config),
         Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),
         Command::Payments => payments(&config),
         Command::Keygen => keygen(&config),
@@ -217,6 +214,40 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::ApiKeyNew { comment } => apikey_new(&config, comment.as_deref()),
         _ => serve(config),
     }
+}
+
+/// Prints the resolved configuration; with payments on, asks the facilitator whether it serves the network (exit 2
+/// when it answers that it does not, as `serve` would refuse to start).
+fn check_config(config: &Config) -> ExitCode {
+    use crate::x402::facilitator::{Facilitator, Support};
+    print!("{}", config.render(&std::env::current_dir().unwrap_or_default()));
+    if config.pay_to.is_none() {
+        return ExitCode::SUCCESS;
+    }
+    let facilitator = match Facilitator::from_config(config) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("websearchd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (url, network) = (facilitator.url(), config.network.caip2());
+    match facilitator.support(config.network) {
+        Support::Yes => println!("# facilitator {url}: serves exact on {network} (its /supported)"),
+        Support::No(kinds) => {
+            println!("# facilitator {url}: does not serve {network} (its /supported)");
+            eprintln!("websearchd: {}", Support::refusal(url, config.network, &kinds));
+            return ExitCode::from(2);
+        }
+        Support::Unknown(why) => {
+            println!("# facilitator {url}: not checked: /supported did not answer ({why})");
+            eprintln!(
+                "websearchd: warning: cannot ask the facilitator {url}/supported whether it serves {network}: {why}"
+            );
+        }
+        Support::NotOffered => println!("# facilitator {url}: not checked (it has no /supported)"),
+    }
+    ExitCode::SUCCESS
 }
 
 fn search(config: Config, query: &str, max_results: Option<String>, extract: bool) -> ExitCode {
@@ -295,6 +326,25 @@ fn serve(config: Config) -> ExitCode {
             config.facilitator_url
         ),
         None => log::info!("payments off (no WEBSEARCHD_PAY_TO): searches are free"),
+    }
+    if let Some(support) = gate.check_facilitator() {
+        use crate::x402::facilitator::Support;
+        let (url, network) = (&config.facilitator_url, config.network.caip2());
+        match support {
+            Support::Yes => log::info!("the facilitator serves exact on {network} (its /supported)"),
+            Support::No(kinds) => {
+                log::error!("{}; not starting", Support::refusal(url, config.network, &kinds));
+                log::logger().flush();
+                return ExitCode::from(2);
+            }
+            Support::Unknown(why) => log::warn!(
+                "PAYMENTS UNCHECKED: cannot ask the facilitator {url}/supported whether it serves {network} ({why}); \
+                 starting anyway: /health reports it, and it is asked again at the next payment"
+            ),
+            Support::NotOffered => {
+                log::warn!("the facilitator {url} has no /supported: whether it serves {network} is not checked")
+            }
+        }
     }
     let keys = match crate::sign::Keyring::load_or_create(&config.key_paths()) {
         Ok(k) => Arc::new(k),

@@ -328,10 +328,11 @@ pub const VARS: &[VarDoc] = &[
     },
     VarDoc {
         name: "WEBSEARCHD_FACILITATOR_URL",
-        default: "https://x402.org/facilitator",
+        default: FACILITATOR_URL_DEFAULT,
         allowed: "an http:// or https:// URL",
-        meaning: "The x402 facilitator (`/verify`, `/settle`). The default serves testnets only; mainnet needs \
-                  another facilitator.",
+        meaning: "The x402 facilitator (`/verify`, `/settle`; its `/supported` is asked at start, and a network it \
+                  does not serve stops the start). The default serves testnets only: with WEBSEARCHD_NETWORK=base, set \
+                  another (the start refuses otherwise).",
     },
     VarDoc {
         name: "WEBSEARCHD_FACILITATOR_AUTH_FILE",
@@ -527,6 +528,9 @@ pub const VARS: &[VarDoc] = &[
         meaning: "Log level filter (RUST_LOG is read when this is unset).",
     },
 ];
+
+/// The x402 facilitator asked unless `WEBSEARCHD_FACILITATOR_URL` names another: testnets only.
+pub const FACILITATOR_URL_DEFAULT: &str = "https://x402.org/facilitator";
 
 /// The resolved configuration.
 #[derive(Debug, Clone)]
@@ -997,7 +1001,19 @@ impl Config {
         })?;
         let price_atomic = r.int("WEBSEARCHD_PRICE_ATOMIC", 5_000u128, 1..=1_000_000_000)?;
         let max_timeout_s = r.int("WEBSEARCHD_MAX_TIMEOUT_S", 60, 10..=3_600)?;
-        let facilitator_url = r.url("WEBSEARCHD_FACILITATOR_URL", "https://x402.org/facilitator")?;
+        let facilitator_url = r.url("WEBSEARCHD_FACILITATOR_URL", FACILITATOR_URL_DEFAULT)?;
+        // The default facilitator serves testnets only: payments on Base mainnet through it would all fail. An
+        // explicit URL is asked at start instead (`/supported`).
+        if pay_to.is_some() && network == crate::x402::Network::Base && r.raw("WEBSEARCHD_FACILITATOR_URL").is_none() {
+            return Err(ConfigError {
+                var: "WEBSEARCHD_FACILITATOR_URL".into(),
+                value: format!("{FACILITATOR_URL_DEFAULT} (the default, with WEBSEARCHD_NETWORK=base)"),
+                allowed: "a facilitator that serves Base mainnet (the default serves testnets only): set \
+                          WEBSEARCHD_FACILITATOR_URL (and WEBSEARCHD_FACILITATOR_AUTH_FILE if it takes an API key), \
+                          or WEBSEARCHD_NETWORK=base-sepolia to take testnet payments"
+                    .into(),
+            });
+        }
         let facilitator_auth_file = r.path_opt("WEBSEARCHD_FACILITATOR_AUTH_FILE");
         let facilitator_timeout_ms = r.int("WEBSEARCHD_FACILITATOR_TIMEOUT_MS", 10_000, 500..=60_000)?;
         let open = r.flag("WEBSEARCHD_OPEN")?;
@@ -1359,10 +1375,23 @@ mod tests {
     #[test]
     fn public_listen_needs_payments_or_open() {
         let pay_to = ("WEBSEARCHD_PAY_TO", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C");
-        let c = config(&[("WEBSEARCHD_LISTEN", "0.0.0.0:8402"), pay_to]).expect("payments on");
+        let testnet = ("WEBSEARCHD_NETWORK", "base-sepolia");
+        let c = config(&[("WEBSEARCHD_LISTEN", "0.0.0.0:8402"), pay_to, testnet]).expect("payments on");
         assert!(c.pay_to.is_some());
         assert!(config(&[("WEBSEARCHD_LISTEN", "[::]:8402"), ("WEBSEARCHD_OPEN", "1")]).is_ok());
         assert!(config(&[("WEBSEARCHD_LISTEN", "[::1]:8402")]).is_ok());
+    }
+
+    /// Issue 16: `WEBSEARCHD_PAY_TO` alone meant Base mainnet through the default facilitator, which serves testnets
+    /// only: every payment would fail. That is a configuration error, naming what to set.
+    #[test]
+    fn mainnet_needs_a_facilitator_other_than_the_default() {
+        let pay_to = ("WEBSEARCHD_PAY_TO", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C");
+        let err = config(&[pay_to]).expect_err("the default facilitator serves testnets only");
+        assert_eq!(err.var, "WEBSEARCHD_FACILITATOR_URL");
+        assert!(err.to_string().contains("WEBSEARCHD_NETWORK=base-sepolia"), "{err}");
+        assert!(config(&[pay_to, ("WEBSEARCHD_NETWORK", "base-sepolia")]).is_ok());
+        assert!(config(&[pay_to, ("WEBSEARCHD_FACILITATOR_URL", "https://facilitator.example")]).is_ok());
     }
 
     /// Issue 16: `check-config` left out unset optional variables, among them where keys and journals live.

@@ -71,8 +71,15 @@ fn discovery_documents_verify_with_standard_tools() {
         ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
         ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
     ];
-    let paid =
-        [("WEBSEARCHD_PAY_TO", PAY_TO), ("WEBSEARCHD_FREE_LOOPBACK", "1"), ("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "3")];
+    // A paid instance names a facilitator (the default serves testnets only, and is not on loopback).
+    let facilitator = Facilitator::start();
+    let facilitator_url = facilitator.url();
+    let paid = [
+        ("WEBSEARCHD_PAY_TO", PAY_TO),
+        ("WEBSEARCHD_FACILITATOR_URL", facilitator_url.as_str()),
+        ("WEBSEARCHD_FREE_LOOPBACK", "1"),
+        ("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "3"),
+    ];
     for extra in [&[][..], &paid[..]] {
         let env: Vec<(&str, &str)> = common.iter().chain(extra.iter()).copied().collect();
         let server = Server::start(&env);

@@ -5,6 +5,9 @@
 //! not a clear success (a 2xx with `success: true`) is an unknown outcome that keeps the authorization held: a
 //! timeout, a lost connection, a 5xx, a body that is not JSON, `success: "true"` as a string, a verdict that
 //! contradicts its status, a 4xx without a verdict. The transfer may have been broadcast.
+//!
+//! `GET /supported` (`{kinds: [{x402Version, scheme, network}]}`) says which networks the facilitator serves: asked
+//! at start, so that a network it does not serve stops the start instead of failing every payment.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,60 @@ use crate::fetch;
 
 /// Largest facilitator answer read (a verdict is a few hundred bytes).
 const ANSWER_BYTES_MAX: u64 = 256 * 1_024;
+/// Kinds read from one `/supported` answer, and kinds quoted in a message.
+const KINDS_MAX: usize = 256;
+const KINDS_QUOTED_MAX: usize = 12;
+
+/// What the facilitator's `GET /supported` says about the network payments are taken on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    /// It lists scheme `exact` on the network.
+    Yes,
+    /// It listed its kinds, and this network is not among them: the kinds it does list (`scheme network`).
+    No(Vec<String>),
+    /// No list of kinds came back: unreachable, a timeout, an error status, an answer that does not read.
+    Unknown(String),
+    /// It has no `/supported` (404): nothing to check, and nothing to ask again.
+    NotOffered,
+}
+
+impl Support {
+    /// The operator's message for a network the facilitator does not serve: what it serves and what to set.
+    pub fn refusal(url: &str, network: super::Network, kinds: &[String]) -> String {
+        let listed = if kinds.is_empty() { "nothing".to_owned() } else { kinds.join(", ") };
+        format!(
+            "the facilitator {url} does not serve payments on {} (WEBSEARCHD_NETWORK={}): it lists {listed}. Set \
+             WEBSEARCHD_NETWORK to a network it serves (base-sepolia: the testnet), or WEBSEARCHD_FACILITATOR_URL to \
+             a facilitator that serves {} (for Base mainnet, one that takes an API key: \
+             WEBSEARCHD_FACILITATOR_AUTH_FILE)",
+            network.caip2(),
+            network.v1_name(),
+            network.caip2()
+        )
+    }
+}
+
+/// Reads a `/supported` answer for `network` (`Value::Null` when its body was not JSON).
+pub fn support_of(status: u16, v: &Value, network: super::Network) -> Support {
+    if status == 404 {
+        return Support::NotOffered;
+    }
+    let Some(kinds) = v.get("kinds").and_then(Value::as_array).filter(|_| status == 200) else {
+        return Support::Unknown(format!("HTTP {status} without a list of kinds"));
+    };
+    let mut listed = Vec::new();
+    for kind in kinds.iter().take(KINDS_MAX) {
+        let (Some(scheme), Some(name)) = (str_of(kind, "scheme"), str_of(kind, "network")) else { continue };
+        // v1 kinds name the network `base`, v2 kinds `eip155:8453`; a family wildcard covers every chain in it.
+        if scheme == "exact" && [network.caip2(), network.v1_name(), "eip155:*"].contains(&name.as_str()) {
+            return Support::Yes;
+        }
+        if listed.len() < KINDS_QUOTED_MAX {
+            listed.push(format!("{scheme} {name}"));
+        }
+    }
+    Support::No(listed)
+}
 
 pub struct Facilitator {
     client: fetch::Client,
@@ -75,6 +132,35 @@ impl Facilitator {
         let fetched = result.map_err(|e| e.to_string())?;
         let value = serde_json::from_slice(&fetched.body).unwrap_or(Value::Null);
         Ok((fetched.status, value))
+    }
+
+    /// The facilitator the configuration names, its `Authorization` value read from its file.
+    pub fn from_config(config: &crate::config::Config) -> Result<Facilitator, String> {
+        let auth = match &config.facilitator_auth_file {
+            Some(path) => {
+                use std::os::unix::fs::PermissionsExt;
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("WEBSEARCHD_FACILITATOR_AUTH_FILE {}: {e}", path.display()))?;
+                if std::fs::metadata(path).map(|m| m.permissions().mode() & 0o077 != 0).unwrap_or(false) {
+                    log::warn!("{} is readable by group or others; it holds a secret (chmod 600)", path.display());
+                }
+                Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+            }
+            None => None,
+        };
+        Ok(Facilitator::new(&config.facilitator_url, auth, Duration::from_millis(config.facilitator_timeout_ms)))
+    }
+
+    /// `GET /supported`, read for `network`.
+    pub fn support(&self, network: super::Network) -> Support {
+        let mut headers = vec![("Accept", "application/json")];
+        if let Some(auth) = &self.auth {
+            headers.push(("Authorization", auth.as_str()));
+        }
+        match self.client.get(&format!("{}/supported", self.base_url), &headers) {
+            Ok(f) => support_of(f.status, &serde_json::from_slice(&f.body).unwrap_or(Value::Null), network),
+            Err(e) => Support::Unknown(format!("{}: {e}", e.code())),
+        }
     }
 
     pub fn url(&self) -> &str {
@@ -151,6 +237,29 @@ mod tests {
             Settled::Unknown(_) => "unknown".to_owned(),
         };
         assert_eq!(got, expected, "HTTP {status} {body}");
+    }
+
+    #[test]
+    fn supported_kinds_are_read_for_the_network() {
+        use crate::x402::Network::{Base, BaseSepolia};
+        // The public testnet facilitator's kinds (x402.org/facilitator): v1 and v2 names of the testnets.
+        let testnets = r#"{"kinds":[{"x402Version":1,"scheme":"exact","network":"base-sepolia"},
+            {"x402Version":2,"scheme":"exact","network":"eip155:84532"},
+            {"x402Version":2,"scheme":"exact","network":"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"}],
+            "extensions":[],"signers":{}}"#;
+        let v: Value = serde_json::from_str(testnets).unwrap_or(Value::Null);
+        assert_eq!(support_of(200, &v, BaseSepolia), Support::Yes);
+        match support_of(200, &v, Base) {
+            Support::No(kinds) => assert_eq!(kinds[0], "exact base-sepolia"),
+            other => panic!("{other:?}"),
+        }
+        let v1_mainnet = serde_json::json!({ "kinds": [{ "x402Version": 1, "scheme": "exact", "network": "base" }] });
+        assert_eq!(support_of(200, &v1_mainnet, Base), Support::Yes);
+        let other_scheme = serde_json::json!({ "kinds": [{ "scheme": "upto", "network": "eip155:8453" }] });
+        assert!(matches!(support_of(200, &other_scheme, Base), Support::No(_)));
+        assert_eq!(support_of(404, &Value::Null, Base), Support::NotOffered);
+        assert!(matches!(support_of(200, &Value::Null, Base), Support::Unknown(_)));
+        assert!(matches!(support_of(503, &v, BaseSepolia), Support::Unknown(_)));
     }
 
     #[test]

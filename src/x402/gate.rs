@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::facilitator::{Facilitator, Settled, Verified};
+use super::facilitator::{Facilitator, Settled, Support, Verified};
 use super::ledger::{Event, Ledger, Ticket};
 use super::payment::{self, Payment};
 use super::terms::{Resource, Terms};
@@ -62,6 +62,9 @@ pub const LEDGER_FILE: &str = "payments.journal";
 const FACILITATOR_RETRY_AFTER_S: u32 = 5;
 const LEDGER_RETRY_AFTER_S: u32 = 30;
 
+/// How long after a `/supported` that got no answer it is asked again, at the next payment.
+const SUPPORT_RECHECK_MS: u64 = 60_000;
+
 /// Clients tracked for trials in one day; past it, no more trials that day (memory stays bounded).
 const TRIAL_CLIENTS_MAX: usize = 100_000;
 
@@ -73,6 +76,9 @@ pub struct Gate {
     free: FreeRules,
     trial: Mutex<(u64, HashMap<IpAddr, u32>)>,
     stats: Stats,
+    /// The facilitator's last `/supported` answer for the terms' network and when it came (Unix ms); `None` before
+    /// the first. Never locked across the call.
+    support: Mutex<Option<(Support, u64)>>,
 }
 
 #[derive(Default)]
@@ -105,29 +111,14 @@ impl Gate {
             free,
             trial: Mutex::new((0, HashMap::new())),
             stats: Stats::default(),
+            support: Mutex::new(None),
         }
     }
 
     /// The gate the configuration describes: with `WEBSEARCHD_PAY_TO`, the terms, the facilitator (its auth header
     /// read from its file) and the ledger in the state directory; without it, payments off.
     pub fn from_config(config: &crate::config::Config, clock: Arc<dyn Clock>) -> Result<Gate, String> {
-        let auth = match &config.facilitator_auth_file {
-            Some(path) => {
-                use std::os::unix::fs::PermissionsExt;
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("WEBSEARCHD_FACILITATOR_AUTH_FILE {}: {e}", path.display()))?;
-                if std::fs::metadata(path).map(|m| m.permissions().mode() & 0o077 != 0).unwrap_or(false) {
-                    log::warn!("{} is readable by group or others; it holds a secret (chmod 600)", path.display());
-                }
-                Some(text.trim().to_owned()).filter(|t| !t.is_empty())
-            }
-            None => None,
-        };
-        let facilitator = Facilitator::new(
-            &config.facilitator_url,
-            auth,
-            std::time::Duration::from_millis(config.facilitator_timeout_ms),
-        );
+        let facilitator = Facilitator::from_config(config)?;
         let free = FreeRules { trial_calls_per_day: config.trial_calls_per_day, loopback: config.free_loopback };
         let Some(pay_to) = config.pay_to else {
             return Ok(Gate::new(None, facilitator, None, clock, free));
@@ -138,6 +129,64 @@ impl Gate {
         let ledger = Ledger::open(&path, clock.now_unix_ms())
             .map_err(|e| format!("the payment ledger {}: {e}", path.display()))?;
         Ok(Gate::new(Some(terms), facilitator, Some(ledger), clock, free))
+    }
+
+    /// Asks the facilitator's `/supported` whether it serves the terms' network (at start, and again at a payment
+    /// while it has not answered); `None` with payments off.
+    pub fn check_facilitator(&self) -> Option<Support> {
+        let network = self.terms.as_ref()?.network;
+        let support = self.facilitator.support(network);
+        *self.support.lock().unwrap_or_else(|p| p.into_inner()) = Some((support.clone(), self.clock.now_unix_ms()));
+        Some(support)
+    }
+
+    /// The facilitator's `/supported` answer as `/health` reports it (payments on only).
+    pub fn facilitator_health(&self) -> Option<Value> {
+        let terms = self.terms.as_ref()?;
+        let last = self.support.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (supports, detail) = match last.as_ref().map(|(s, _)| s) {
+            None => (Value::Null, "not asked yet".to_owned()),
+            Some(Support::Yes) => (true.into(), "listed in /supported".to_owned()),
+            Some(Support::No(kinds)) => (false.into(), Support::refusal(self.facilitator.url(), terms.network, kinds)),
+            Some(Support::Unknown(why)) => {
+                (Value::Null, format!("/supported did not answer ({why}); asked again at the next payment"))
+            }
+            Some(Support::NotOffered) => (Value::Null, "the facilitator has no /supported".to_owned()),
+        };
+        Some(json!({
+            "url": self.facilitator.url(),
+            "network": terms.network.caip2(),
+            "supports_network": supports,
+            "checked_at": last.map(|(_, at)| crate::clock::rfc3339(at)),
+            "detail": detail,
+        }))
+    }
+
+    /// Before a payment is verified: a facilitator known not to serve the network is not asked (503
+    /// `facilitator_unsupported`); one that has not answered `/supported` is asked again, at most once a minute.
+    fn facilitator_ready(&self, terms: &Terms) -> Result<(), Response> {
+        let last = self.support.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let support = match last {
+            Some((Support::Unknown(_), at)) if self.clock.now_unix_ms().saturating_sub(at) >= SUPPORT_RECHECK_MS => {
+                let again = self.check_facilitator();
+                if let Some(Support::No(kinds)) = &again {
+                    log::error!("{}", Support::refusal(self.facilitator.url(), terms.network, kinds));
+                }
+                again
+            }
+            other => other.map(|(s, _)| s),
+        };
+        if !matches!(support, Some(Support::No(_))) {
+            return Ok(());
+        }
+        self.refuse("facilitator_unsupported");
+        Err(ApiError::unavailable(
+            "facilitator_unsupported",
+            "the payment facilitator of this service does not serve the network in its terms; no payment was \
+             taken (the operator must fix the configuration)",
+            SUPPORT_RECHECK_MS as u32 / 1_000,
+        )
+        .into_response())
     }
 
     pub fn terms(&self) -> Option<&Terms> {
@@ -210,6 +259,7 @@ impl Gate {
         let Some(ledger) = &self.ledger else {
             return Err(ApiError::internal().into_response());
         };
+        self.facilitator_ready(terms)?;
         let a = &payment.authorization;
         let ticket = ledger.reserve(a.from, a.nonce, a.valid_before, now).map_err(|_| {
             let why = "this authorization (from, nonce) is already in flight or spent".to_owned();

@@ -186,10 +186,11 @@ impl Facilitator {
     pub fn start() -> Facilitator {
         let mode = Arc::new(Mutex::new(Mode::Honest));
         let m = mode.clone();
-        let upstream = Upstream::start(move |seen| {
+        let upstream = Upstream::start_unlisting(UNLISTED, move |seen| {
             let mode = *m.lock().unwrap();
             let body: Value = serde_json::from_slice(&seen.body).unwrap_or(Value::Null);
             match seen.path() {
+                "/supported" => supported(),
                 "/verify" => match mode {
                     Mode::VerifyInvalid => {
                         Answer::json(200, r#"{"isValid":false,"invalidReason":"insufficient_funds"}"#)
@@ -235,6 +236,18 @@ impl Facilitator {
     }
 }
 
+/// The facilitator's paths left out of the calls tests list: `/supported` is asked at every start.
+const UNLISTED: &[&str] = &["/supported"];
+
+/// What the loopback facilitator serves: exact on Base mainnet, named as v1 and v2 kinds name it.
+pub fn supported() -> Answer {
+    Answer::json(
+        200,
+        r#"{"kinds":[{"x402Version":1,"scheme":"exact","network":"base"},
+            {"x402Version":2,"scheme":"exact","network":"eip155:8453"}],"extensions":[],"signers":{}}"#,
+    )
+}
+
 /// Recovers the signer and checks it against the requirement, as a facilitator does.
 fn verify(body: &Value) -> Answer {
     let auth = &body["paymentPayload"]["payload"]["authorization"];
@@ -266,9 +279,10 @@ fn verify(body: &Value) -> Answer {
 /// A loopback facilitator that verifies honestly and answers `/settle` with whatever `settle` holds at the time (for
 /// answers that no `Mode` gives: unreadable bodies, malformed verdicts).
 pub fn facilitator_answering_settle(settle: Arc<Mutex<Answer>>) -> Upstream {
-    Upstream::start(move |seen| {
+    Upstream::start_unlisting(UNLISTED, move |seen| {
         let body: Value = serde_json::from_slice(&seen.body).unwrap_or(Value::Null);
         match seen.path() {
+            "/supported" => supported(),
             "/verify" => verify(&body),
             "/settle" => settle.lock().unwrap().clone(),
             _ => Answer::json(404, "{}"),
