@@ -116,9 +116,7 @@ impl App {
         let documents = Documents::build(&config, &keys, gate.terms(), gate.free_rules(), map.as_deref());
         let notary_resource = Resource {
             url: format!("{}/service", config.notary_url),
-            description: "Notary: records a SHA-256 hash in an append-only chain and returns a receipt signed with \
-                          Ed25519 over its RFC 8785 canonical JSON (seq, ts, prev: the hash of the previous receipt)."
-                .into(),
+            description: "Notary: a SHA-256 hash in an append-only chain; a receipt signed with Ed25519.".into(),
             mime_type: "application/json".into(),
             bazaar: Some(notary_bazaar()),
             price: Some(config.notary_price_atomic),
@@ -126,10 +124,7 @@ impl App {
         let api_keys = ApiKeys::new(&config.api_keys_file);
         let search_resource = Resource {
             url: format!("{}/service", config.public_url),
-            description: "Web search for agents: ranked organic results (title, url, snippet) from live public \
-                          sources with fallback, every source reported; optionally the top page as token-budgeted \
-                          markdown. Answers are signed with Ed25519."
-                .into(),
+            description: "Web search for agents: ranked results from live public sources, signed with Ed25519.".into(),
             mime_type: "application/json".into(),
             bazaar: Some(search_bazaar()),
             price: None,
@@ -609,38 +604,26 @@ fn preflight(methods: &str) -> Response {
         .header("Access-Control-Max-Age", "86400")
 }
 
-/// A bazaar discovery extension for a POST with a JSON body: an example call and answer, and the JSON Schemas of the
-/// input (and of the output, when given).
-fn bazaar(example_body: Value, body_schema: Value, example_output: Value, output_schema: Option<Value>) -> Value {
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "input".into(),
-        json!({
-            "type": "object",
-            "properties": {
-                "type": { "type": "string", "const": "http" },
-                "method": { "type": "string", "enum": ["POST"] },
-                "bodyType": { "type": "string", "enum": ["json"] },
-                "body": body_schema,
-                "queryParams": { "type": "object", "additionalProperties": { "type": "string" } },
-                "headers": { "type": "object", "additionalProperties": { "type": "string" } },
-            },
-            "required": ["type", "method", "bodyType", "body"],
-            "additionalProperties": false,
-        }),
-    );
-    if let Some(output) = output_schema {
-        properties.insert("output".into(), output);
-    }
+/// A bazaar discovery extension for a POST with a JSON body: an example call and the JSON Schema of the call. It
+/// travels in every 402's `PAYMENT-REQUIRED` header and clients copy it into their payment, so it is kept small: no
+/// example answer nor answer schema (the README, `llms.txt` and the catalogue describe the answers).
+fn bazaar(example_body: Value, body_schema: Value) -> Value {
     json!({
-        "info": {
-            "input": { "type": "http", "method": "POST", "bodyType": "json", "body": example_body },
-            "output": { "type": "json", "example": example_output },
-        },
+        "info": { "input": { "type": "http", "method": "POST", "bodyType": "json", "body": example_body } },
         "schema": {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
-            "properties": properties,
+            "properties": {
+                "input": {
+                    "type": "object",
+                    "properties": {
+                        "type": { "const": "http" },
+                        "method": { "enum": ["POST"] },
+                        "body": body_schema,
+                    },
+                    "required": ["type", "method", "body"],
+                },
+            },
             "required": ["input"],
         },
     })
@@ -648,93 +631,32 @@ fn bazaar(example_body: Value, body_schema: Value, example_output: Value, output
 
 /// The bazaar discovery extension of the notary.
 fn notary_bazaar() -> Value {
-    let hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
     bazaar(
-        json!({ "op": "notarize", "hash": hash }),
+        json!({ "op": "notarize", "hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" }),
         json!({
             "type": "object",
             "properties": {
-                "op": { "type": "string", "enum": ["notarize"] },
+                "op": { "enum": ["notarize"] },
                 "hash": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
             },
             "required": ["op", "hash"],
-            "additionalProperties": false,
         }),
-        json!({
-            "receipt": {
-                "v": 1, "type": "notary-receipt", "issuer": "https://example.org/notary",
-                "kid": "result-…", "alg": "Ed25519", "hash_alg": "sha256", "hash": hash,
-                "seq": 1, "ts": "2026-11-22T12:00:00.000Z", "prev": crate::notary::GENESIS,
-            },
-            "signature": "base64url Ed25519 signature over the receipt's RFC 8785 canonical JSON",
-            "receipt_sha256": "hex SHA-256 of the receipt's canonical JSON (the next receipt's prev)",
-        }),
-        None,
     )
 }
 
-/// The bazaar discovery extension of `/service`: how to call it and what it returns, with JSON Schemas.
+/// The bazaar discovery extension of `/service`.
 fn search_bazaar() -> Value {
     bazaar(
-        json!({ "query": "rust async runtime comparison", "max_results": 5, "extract": false }),
+        json!({ "query": "rust async runtime", "max_results": 5 }),
         json!({
             "type": "object",
             "properties": {
-                "query": { "type": "string", "minLength": 1, "maxLength": QUERY_CHARS_MAX },
-                "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS_MAX, "default": 5 },
-                "extract": { "type": "boolean", "default": false },
+                "query": { "type": "string", "maxLength": QUERY_CHARS_MAX },
+                "max_results": { "type": "integer", "maximum": MAX_RESULTS_MAX },
+                "extract": { "type": "boolean" },
             },
             "required": ["query"],
         }),
-        json!({
-            "request_id": "0f2c9a7e5b1d4c3a8e6f0b9d2c4a6e8f",
-            "query": "rust async runtime comparison",
-            "results": [{
-                "position": 1,
-                "title": "Async runtimes compared",
-                "url": "https://example.org/async-runtimes",
-                "snippet": "A comparison of async runtimes for Rust.",
-                "source": "ddg_html",
-            }],
-            "sources": [{ "name": "ddg_html", "status": "ok", "elapsed_ms": 420, "results": 10 }],
-            "cached": false,
-            "issued_at": "2026-11-22T07:18:52Z",
-            "elapsed_ms": 431,
-        }),
-        Some(json!({
-            "type": "object",
-            "properties": {
-                "type": { "type": "string" },
-                "example": {
-                    "type": "object",
-                    "properties": {
-                        "request_id": { "type": "string" },
-                        "query": { "type": "string" },
-                        "results": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "properties": {
-                                    "position": { "type": "integer" },
-                                    "title": { "type": "string" },
-                                    "url": { "type": "string" },
-                                    "snippet": { "type": "string" },
-                                    "source": { "type": "string" },
-                                    "date": { "type": "string" },
-                                },
-                                "required": ["position", "title", "url", "snippet", "source"],
-                            },
-                        },
-                        "sources": { "type": "array" },
-                        "cached": { "type": "boolean" },
-                        "issued_at": { "type": "string" },
-                        "elapsed_ms": { "type": "integer" },
-                    },
-                    "required": ["request_id", "query", "results", "sources", "cached", "issued_at"],
-                },
-            },
-            "required": ["type"],
-        })),
     )
 }
 

@@ -211,10 +211,16 @@ impl Gate {
         *self.stats.refused.lock().unwrap_or_else(|p| p.into_inner()).entry(code).or_default() += 1;
     }
 
-    /// The 402 answer: the challenge as the body and, base64, in `PAYMENT-REQUIRED`.
+    /// The 402 answer: the challenge, base64, in `PAYMENT-REQUIRED`, and as the body with what is said for people
+    /// besides (the refusal in words, the free-call rules), which the header leaves out to stay small.
     pub fn challenge(&self, terms: &Terms, resource: &Resource, error: Option<(&'static str, String)>) -> Response {
-        let mut body = terms.challenge(resource, error.as_ref().map(|(c, m)| (*c, m.as_str())));
+        let challenge = terms.challenge(resource, error.as_ref().map(|(c, _)| *c));
+        let header = base64_encode(challenge.to_string().as_bytes());
+        let mut body = challenge;
         if let Some(map) = body.as_object_mut() {
+            if let Some((_, message)) = &error {
+                map.insert("message".into(), message.clone().into());
+            }
             if self.free.trial_calls_per_day > 0 {
                 map.insert(
                     "trial".into(),
@@ -225,7 +231,6 @@ impl Gate {
                 map.insert("free_from_loopback".into(), true.into());
             }
         }
-        let header = base64_encode(body.to_string().as_bytes());
         match &error {
             Some((code, _)) => self.refuse(code),
             None => {

@@ -123,9 +123,10 @@ impl Terms {
         })
     }
 
-    /// The v2 `PaymentRequired` object: the 402 body, and (base64) the `PAYMENT-REQUIRED` header. `error` is a
-    /// stable code when a payment was refused; `message` says why in words.
-    pub fn challenge(&self, resource: &Resource, error: Option<(&str, &str)>) -> Value {
+    /// The v2 `PaymentRequired` object, as the `PAYMENT-REQUIRED` header carries it (base64; the 402 body adds words
+    /// for people). `error` is a stable code when a payment was refused. It is kept lean: the header block of a 402
+    /// must stay well under a reverse proxy's response-header buffer (nginx: 4 KB by default).
+    pub fn challenge(&self, resource: &Resource, error: Option<&str>) -> Value {
         let mut v = json!({
             "x402Version": 2,
             "resource": {
@@ -136,9 +137,8 @@ impl Terms {
             "accepts": [self.requirement_v2()],
         });
         if let Some(map) = v.as_object_mut() {
-            if let Some((code, message)) = error {
+            if let Some(code) = error {
                 map.insert("error".into(), code.into());
-                map.insert("message".into(), message.into());
             }
             if let Some(bazaar) = &resource.bazaar {
                 map.insert("extensions".into(), json!({ "bazaar": bazaar }));
