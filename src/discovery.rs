@@ -144,11 +144,23 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
         }));
     }
     let core = config.core_path.as_deref().unwrap_or("/core");
+    let (paid_how, key_instead) = match terms {
+        Some(_) => ("paid per call with x402", "search and the notary are paid per call with x402 instead"),
+        None => ("free on this instance", "search and the notary need no key (free on this instance)"),
+    };
+    let tags = |kind: &'static str, topic: &'static str| -> Vec<&'static str> {
+        let mut tags = vec![kind, topic];
+        tags.extend(terms.map(|_| "x402"));
+        tags.push("signed");
+        tags
+    };
     let card = json!({
         "name": "websearchd",
-        "description": "Web search for software agents: ranked organic results (title, url, snippet) from live public \
-                        sources with fallback and every source reported, optionally the top page as token-budgeted \
-                        markdown; answers signed with Ed25519; paid per call with x402.",
+        "description": format!(
+            "Web search for software agents: ranked organic results (title, url, snippet) from live public sources \
+             with fallback and every source reported, optionally the top page as token-budgeted markdown; answers \
+             signed with Ed25519; {paid_how}."
+        ),
         "supportedInterfaces": [{ "url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0" }],
         "version": env!("CARGO_PKG_VERSION"),
         "documentationUrl": format!("{base}/llms.txt"),
@@ -157,8 +169,7 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
             "apiKey": {
                 "apiKeySecurityScheme": {
                     "description": format!(
-                        "API key for the protected core endpoints ({core}/state, {core}/meshgraph) only; search and \
-                         the notary are paid per call with x402 instead."
+                        "API key for the protected core endpoints ({core}/state, {core}/meshgraph) only; {key_instead}."
                     ),
                     "location": "header",
                     "name": "X-WALLET",
@@ -175,7 +186,7 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
                  results with title, url and snippet, every source's outcome, and with extract the top page as \
                  markdown in answer_extract."
             ),
-            "tags": ["search", "web", "x402", "signed"],
+            "tags": tags("search", "web"),
             "examples": ["{\"query\": \"rust async runtime comparison\", \"max_results\": 5}"],
             "inputModes": ["application/json"],
             "outputModes": ["application/json"],
@@ -193,7 +204,7 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
                      the previous receipt; GET {}/receipts/<seq> returns a stored receipt.",
                     config.notary_url, config.notary_url
                 ),
-                "tags": ["notary", "timestamp", "x402", "signed"],
+                "tags": tags("notary", "timestamp"),
                 "examples": ["{\"op\": \"notarize\", \"hash\": \"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"}"],
                 "inputModes": ["application/json"],
                 "outputModes": ["application/json"],
@@ -310,16 +321,27 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
     with_signature(doc, keys)
 }
 
-/// The map's section of the guide: its endpoints and every layer (a link to its data) with its source, licence and
-/// schedule.
+/// The map's section of the guide: its endpoints and each layer this instance polls (a link to its data) with its
+/// source, licence and schedule; layers that are off are only in the map state, with the reason.
 fn map_lines(base: &str, path: &str, map: &crate::map::MapService) -> String {
+    let state = map.state();
+    let active: Vec<&str> = state
+        .get("layers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|l| l.get("active") == Some(&Value::Bool(true)))
+        .filter_map(|l| l.get("slug").and_then(Value::as_str))
+        .collect();
+    // Every line of an llms.txt section is a link: the note about layers that are off goes in the state's line.
+    let off = if active.is_empty() { " No layer is polled on this instance." } else { "" };
     let mut out = format!(
         "\n## Map\n\n\
          - [Map state]({base}{path}/mapstate): GET, no credentials; every layer with status (ok, stale, error, \
          disabled with the reason), object count, updated_at, the source's own time, refresh interval, source (id, \
-         url, licence, attribution), last error, and per-source health counters.\n"
+         url, licence, attribution), last error, and per-source health counters.{off}\n"
     );
-    for (slug, line) in map.catalogue() {
+    for (slug, line) in map.catalogue().into_iter().filter(|(slug, _)| active.contains(slug)) {
         out.push_str(&format!(
             "- [Layer {slug}]({base}{path}/api/capa/{slug}): GET, a GeoJSON FeatureCollection (coordinates [lon, lat], \
              units in the layer entry) with the layer's entry; {line}\n"
@@ -332,15 +354,19 @@ fn notary_lines(config: &Config, terms: Option<&Terms>) -> String {
     if config.notary_path.is_none() {
         return String::new();
     }
-    let price = match terms {
-        Some(_) => format!("{} USDC per receipt, paid with x402 like search", usdc_decimal(config.notary_price_atomic)),
-        None => "free on this instance".into(),
+    // What `app` answers: with payments on, a GET or an unpaid POST gets the challenge; free, a GET is 405.
+    let (price, unpaid) = match terms {
+        Some(_) => (
+            format!("{} USDC per receipt, paid with x402 like search", usdc_decimal(config.notary_price_atomic)),
+            "a GET or an unpaid POST gets 402 with the terms",
+        ),
+        None => ("free on this instance".to_owned(), "POST only: a GET gets 405"),
     };
     format!(
         "- [Notary]({url}/service): POST JSON {{\"op\": \"notarize\", \"hash\": \"<64 lowercase hex SHA-256>\"}}; {price}; \
          200 with receipt {{v, type, issuer, kid, alg, hash_alg, hash, seq, ts, prev}}, signature (base64url Ed25519 \
-         over the receipt's RFC 8785 canonical JSON, result key) and receipt_sha256 (the next receipt's prev); a GET \
-         or an unpaid POST gets 402 with the terms.\n\
+         over the receipt's RFC 8785 canonical JSON, result key) and receipt_sha256 (the next receipt's prev); \
+         {unpaid}.\n\
          - [Receipts]({url}/receipts/1): GET {url}/receipts/<seq>, any stored receipt.\n",
         url = config.notary_url
     )
@@ -359,15 +385,27 @@ fn core_lines(config: &Config) -> String {
 
 fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> String {
     let base = &config.public_url;
-    let price = match terms {
-        Some(t) => format!(
-            "{} USDC ({} atomic units) per call on {} (scheme exact) to {}, paid with x402",
-            usdc_decimal(t.price),
-            t.price,
-            t.network.caip2(),
-            crate::x402::eip712::checksum_address(&t.pay_to)
+    let (summary, payment, search_402) = match terms {
+        Some(t) => (
+            "paid per call with x402",
+            format!(
+                "Price: {} USDC ({} atomic units) per call on {} (scheme exact) to {}, paid with x402.\n\
+                 Without payment a call gets HTTP 402 with the terms (x402Version, resource, accepts) in the body and, \
+                 base64, in the PAYMENT-REQUIRED header. Check network, asset, amount and payTo, sign an EIP-3009 \
+                 authorization, and resend the same request with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1). The \
+                 answer carries PAYMENT-RESPONSE. Never send a private key or recovery phrase to the service.\n",
+                usdc_decimal(t.price),
+                t.price,
+                t.network.caip2(),
+                crate::x402::eip712::checksum_address(&t.pay_to)
+            ),
+            " 402 with the payment terms;",
         ),
-        None => "free: this instance runs without payments".into(),
+        None => (
+            "free on this instance",
+            "Price: free: this instance runs without payments; a call needs no payment header.\n".to_owned(),
+            "",
+        ),
     };
     let mut free_lines = String::new();
     if free.trial_calls_per_day > 0 {
@@ -382,13 +420,8 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
     format!(
         "# websearchd\n\n\
          > Web search for software agents: POST a query, get ranked organic results (title, url, snippet) from live \
-         public sources with fallback, every source's outcome reported, answers signed with Ed25519, paid per call \
-         with x402.\n\n\
-         Price: {price}.\n\
-         Without payment a call gets HTTP 402 with the terms (x402Version, resource, accepts) in the body and, base64, \
-         in the PAYMENT-REQUIRED header. Check network, asset, amount and payTo, sign an EIP-3009 authorization, and \
-         resend the same request with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1). The answer carries \
-         PAYMENT-RESPONSE. Never send a private key or recovery phrase to the service.\n\
+         public sources with fallback, every source's outcome reported, answers signed with Ed25519, {summary}.\n\n\
+         {payment}\
          {free_lines}\n\
          Answers carry X-Signature (base64 Ed25519), X-Signature-Kid (the result key, {result_kid}) and \
          X-Signed-Object (raw or sha256-hex); the procedure is at /pubkey. A valid signature proves who produced \
@@ -396,8 +429,8 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          Limits: query 1 to 400 characters; max_results 1 to 20 (default 5); request body at most {body_max} bytes.\n\n\
          ## API\n\n\
          - [Search]({base}/service): POST JSON {{\"query\", \"max_results\", \"extract\"}}; 200 with request_id, query, \
-         results[] (position, title, url, snippet, source, date), sources[] (name, status, error), cached, issued_at; \
-         402 with the payment terms; 400 with a stable error code.\n\
+         results[] (position, title, url, snippet, source, date), sources[] (name, status, error), cached, issued_at;\
+         {search_402} 400 with a stable error code.\n\
          {notary_lines}\
          - [Health]({base}/health): GET, liveness, version, mode and per-source state.\n\
          - [Metrics]({base}/metrics): GET, Prometheus text.\n\n\
@@ -408,7 +441,8 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          ## Discovery\n\n\
          - [Agent card]({base}/agent-card.json): A2A v1.0, signed with the card key; also at \
          /.well-known/agent-card.json.\n\
-         - [Catalogue]({base}/catalog.json): every paid operation with its price, network, asset and payTo; signed.\n\n\
+         - [Catalogue]({base}/catalog.json): every operation with its price (network, asset and payTo when paid); \
+         signed.\n\n\
          ## Optional\n\n\
          {core_lines}",
         result_kid = keys.result.kid,
