@@ -363,12 +363,25 @@ fn serve(config: Config) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // The map's poller: one thread for the life of the process, when a layer is active.
-    if let Some(map) = app.map().filter(|m| m.any_active()) {
-        if let Err(e) = map.spawn_poller(Arc::new(std::sync::atomic::AtomicBool::new(false))) {
-            log::error!("cannot start the map poller: {e}");
-            return ExitCode::from(1);
+    // The map's poller: one thread for the life of the process, when a layer is active. Outside polling is opt-in,
+    // and the hosts it reaches are said at start.
+    match app.map() {
+        Some(map) if map.any_active() => {
+            let mut hosts: Vec<String> = Vec::new();
+            for (_, _, url, _) in map.feed_health() {
+                let host = host_of(&url);
+                if !hosts.contains(&host) {
+                    hosts.push(host);
+                }
+            }
+            log::info!("map: polling {} (WEBSEARCHD_MAP_LAYERS)", hosts.join(", "));
+            if let Err(e) = map.spawn_poller(Arc::new(std::sync::atomic::AtomicBool::new(false))) {
+                log::error!("cannot start the map poller: {e}");
+                return ExitCode::from(1);
+            }
         }
+        Some(_) => log::info!("map: no layer polled (WEBSEARCHD_MAP_LAYERS names the layers to poll, or all)"),
+        None => {}
     }
     // The notary's own listener, if configured: its own workers and limits, the same application.
     let notary_server = match notary_listen {
@@ -448,6 +461,12 @@ fn serve(config: Config) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The host (and port) of a configured URL, for the log.
+fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split(['/', '?']).next().unwrap_or(rest).to_owned()
 }
 
 /// Prints a page's main content (from a URL through the SSRF guard, or from a file) as markdown.

@@ -414,10 +414,11 @@ pub const VARS: &[VarDoc] = &[
     },
     VarDoc {
         name: "WEBSEARCHD_MAP_LAYERS",
-        default: "vuelos,buques,terremotos,satelites,conflictos,fondo-marino",
+        default: "none",
         allowed: "a comma-separated list of vuelos, buques, terremotos, satelites, conflictos, fondo-marino, \
-                  conflictos-ucdp; or none",
-        meaning: "Layers polled in the background; the others are listed as disabled with the reason.",
+                  conflictos-ucdp; all; or none",
+        meaning: "Layers polled in the background, each from an outside service (opt-in: none by default; the start \
+                  logs the hosts polled); the others are listed as disabled with the reason.",
     },
     VarDoc {
         name: "WEBSEARCHD_MAP_VUELOS_URL",
@@ -1049,10 +1050,13 @@ impl Config {
         map.layers = r.list(
             "WEBSEARCHD_MAP_LAYERS",
             crate::map::DEFAULT_LAYERS,
-            "a comma-separated list of map layer slugs, or none",
+            "a comma-separated list of map layer slugs, all, or none",
             |items| {
                 if items == ["none"] {
                     return Some(Vec::new());
+                }
+                if items == ["all"] {
+                    return Some(crate::map::SLUGS.iter().map(|s| (*s).to_owned()).collect());
                 }
                 items.iter().map(|i| crate::map::SLUGS.contains(i).then(|| (*i).to_owned())).collect()
             },

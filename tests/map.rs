@@ -337,7 +337,7 @@ fn disabled_layers_say_why_and_the_state_lists_every_layer() {
     let by = |slug: &str| layers.iter().find(|l| l["slug"] == slug).unwrap().clone();
     assert_eq!(by("terremotos")["status"], "pending");
     assert_eq!(by("vuelos")["status"], "disabled");
-    assert_eq!(by("vuelos")["reason"], "not in WEBSEARCHD_MAP_LAYERS");
+    assert!(by("vuelos")["reason"].as_str().unwrap().starts_with("not in WEBSEARCHD_MAP_LAYERS"));
     let ucdp = by("conflictos-ucdp");
     assert_eq!(ucdp["status"], "disabled");
     assert!(ucdp["reason"].as_str().unwrap().contains("WEBSEARCHD_MAP_UCDP_TOKEN"));
@@ -416,4 +416,38 @@ fn sgp4_matches_the_published_verification_cases() {
         }
     }
     assert_eq!(checked, 11);
+}
+
+/// Issue 16: the map polled six outside services by default. Outside polling is opt-in: without
+/// `WEBSEARCHD_MAP_LAYERS` no layer is polled and the endpoints still answer; with it, the start names the hosts.
+/// Every feed points at a closed loopback port, so that nothing leaves the machine even if the default were on.
+#[test]
+fn outside_polling_is_opt_in_and_the_hosts_are_logged() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let url = format!("http://{closed}/feed");
+    let feeds: Vec<(String, String)> = ["VUELOS", "VUELOS_FALLBACK", "BUQUES", "TERREMOTOS", "SATELITES", "CONFLICTOS"]
+        .iter()
+        .chain(["FONDO_MARINO", "UCDP"].iter())
+        .map(|name| (format!("WEBSEARCHD_MAP_{name}_URL"), url.clone()))
+        .collect();
+    let server = Server::start_with(&common::pairs(&feeds), |c| c.env_remove("WEBSEARCHD_MAP_LAYERS"));
+    let state = server.get("/map/mapstate").json();
+    assert_eq!((state["status"].as_str(), state["active_layers"].as_u64()), (Some("off"), Some(0)), "{state}");
+    assert_eq!(state["layers"].as_array().unwrap().len(), 7);
+    let layer = server.get("/map/api/capa/buques");
+    assert_eq!(layer.status, 200);
+    let layer = layer.json();
+    assert_eq!(
+        (layer["type"].as_str(), layer["layer"]["status"].as_str()),
+        (Some("FeatureCollection"), Some("disabled"))
+    );
+    assert!(layer["layer"]["reason"].as_str().unwrap().contains("WEBSEARCHD_MAP_LAYERS"), "{layer}");
+    assert!(server.log_with("map: no layer polled").contains("map: no layer polled"), "{}", server.log_text());
+
+    let mut all = feeds.clone();
+    all.push(("WEBSEARCHD_MAP_LAYERS".into(), "all".into()));
+    let server = Server::start(&common::pairs(&all));
+    let line = format!("map: polling {closed} (WEBSEARCHD_MAP_LAYERS)");
+    assert!(server.log_with(&line).contains(&line), "{}", server.log_text());
+    assert_eq!(server.get("/map/mapstate").json()["active_layers"], 6, "all but UCDP, which needs a token");
 }

@@ -26,8 +26,9 @@ const FEED_REDIRECTS_MAX: u32 = 3;
 pub const SLUGS: [&str; 7] =
     ["vuelos", "buques", "terremotos", "satelites", "conflictos", "fondo-marino", "conflictos-ucdp"];
 
-/// The layers active unless `WEBSEARCHD_MAP_LAYERS` says otherwise (the keyless ones).
-pub const DEFAULT_LAYERS: &str = "vuelos,buques,terremotos,satelites,conflictos,fondo-marino";
+/// The layers active unless `WEBSEARCHD_MAP_LAYERS` says otherwise: none. Each layer polls an outside service on its
+/// own schedule, which an operator opts in to by naming the layers (or `all`); the endpoints answer either way.
+pub const DEFAULT_LAYERS: &str = "none";
 
 /// Default feed URLs (every one configurable).
 pub const URL_VUELOS: &str = "https://api.adsb.lol/v2/point/50.0/8.5/250";
@@ -93,7 +94,7 @@ pub struct Settings {
 impl Settings {
     pub fn defaults() -> Settings {
         Settings {
-            layers: DEFAULT_LAYERS.split(',').map(str::to_owned).collect(),
+            layers: Vec::new(),
             urls: Vec::new(),
             vuelos_fallback_url: URL_VUELOS_FALLBACK.into(),
             refresh_s: Vec::new(),
@@ -354,7 +355,7 @@ impl MapService {
                 let disabled = if slug == "conflictos-ucdp" && s.ucdp_token.is_none() {
                     Some("the UCDP API needs an access token: set WEBSEARCHD_MAP_UCDP_TOKEN".to_owned())
                 } else if !s.layers.iter().any(|l| l == slug) {
-                    Some("not in WEBSEARCHD_MAP_LAYERS".to_owned())
+                    Some("not in WEBSEARCHD_MAP_LAYERS (outside feeds are polled only when named there)".to_owned())
                 } else {
                     None
                 };
