@@ -59,6 +59,20 @@ fn is_root() -> bool {
     std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
 }
 
+/// As root: an instance whose state directory exists (0700) and belongs to `owner`; `None`, with a notice, when the
+/// tests do not run as root.
+fn root_instance(tag: &str, owner: u32, why: &str) -> Option<(TempDir, PathBuf, PathBuf)> {
+    if !is_root() {
+        eprintln!("notice: not root; skipping {why} (CI runs it as root)");
+        return None;
+    }
+    let (dir, state, env_file) = instance(tag);
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::chown(&state, Some(owner), Some(owner)).unwrap();
+    Some((dir, state, env_file))
+}
+
 #[test]
 fn admin_commands_write_where_the_env_file_says_and_the_server_accepts_the_key() {
     let (dir, state, env_file) = instance("admin-env");
@@ -73,14 +87,7 @@ fn admin_commands_write_where_the_env_file_says_and_the_server_accepts_the_key()
 /// (modes kept), and the server running as that user reads them: the key is accepted, the rotated keys sign.
 #[test]
 fn as_root_the_files_written_go_to_the_state_directorys_owner() {
-    if !is_root() {
-        eprintln!("notice: not root; skipping the ownership check (CI runs it as root)");
-        return;
-    }
-    let (dir, state, env_file) = instance("admin-root");
-    std::fs::create_dir(&state).unwrap();
-    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
-    std::os::unix::fs::chown(&state, Some(SERVICE_ID), Some(SERVICE_ID)).unwrap();
+    let Some((dir, state, env_file)) = root_instance("admin-root", SERVICE_ID, "the ownership check") else { return };
 
     let key = new_key(&env_file);
     let out = admin(&env_file, &["keygen"], None);
@@ -104,13 +111,9 @@ fn as_root_the_files_written_go_to_the_state_directorys_owner() {
 /// A user who cannot read the state directory is told which directory, whose it is, and how to run the command.
 #[test]
 fn permission_denied_names_the_state_directory_and_the_fix() {
-    if !is_root() {
-        eprintln!("notice: not root; skipping the permission message check (it runs a command as another user)");
+    let Some((_dir, state, env_file)) = root_instance("admin-denied", 0, "the permission message check") else {
         return;
-    }
-    let (_dir, state, env_file) = instance("admin-denied");
-    std::fs::create_dir(&state).unwrap();
-    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    };
     let out = admin(&env_file, &["apikey", "new"], Some(SERVICE_ID));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

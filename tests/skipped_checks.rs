@@ -77,7 +77,7 @@ fn inputs() -> Vec<Input> {
         Input {
             what: "root (ownership checks give files to another user)".into(),
             present: std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0),
-            checks_in: &[("tests/admin.rs", "if !is_root()")],
+            checks_in: &[("tests/admin.rs", "= root_instance(")],
             how: "run the tests as root (CI does)",
         },
     ]
