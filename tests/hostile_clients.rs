@@ -198,8 +198,9 @@ fn a_client_that_does_not_read_holds_no_worker() {
         ("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000"),
     ]);
     let one_size = server.get("/llms.txt").body.len();
-    let requests = 1_500;
-    // Loopback send buffers grow to 4 MiB (tcp_wmem); the answers must outgrow them, or nothing ever blocks.
+    // Loopback send buffers grow to 4 MiB (tcp_wmem); the answers must outgrow them, or nothing ever blocks. The
+    // guide's size follows the configuration, so the count follows the size.
+    let requests = 6_500_000 / one_size + 1;
     let total = one_size * requests;
     assert!(total > 6_000_000, "the answers must outgrow the socket buffers ({total} bytes)");
     let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
