@@ -80,9 +80,11 @@ fn main() {
             };
             let make = move |client: usize, n: u64| -> Vec<u8> {
                 let (method, target, body): (&str, &str, Vec<u8>) = match case {
-                    "map layer + state" => {
-                        ("GET", if n % 2 == 0 { "/map/api/capa/terremotos" } else { "/map/mapstate" }, Vec::new())
-                    }
+                    "map layer + state" => (
+                        "GET",
+                        if n.is_multiple_of(2) { "/map/api/capa/terremotos" } else { "/map/mapstate" },
+                        Vec::new(),
+                    ),
                     "paid notary" => {
                         let h = websearchd::sign::sha256_hex(format!("{client}-{n}").as_bytes());
                         ("POST", "/notary/service", format!(r#"{{"op":"notarize","hash":"{h}"}}"#).into_bytes())

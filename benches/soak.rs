@@ -108,7 +108,7 @@ fn main() {
     let flip = Arc::new(AtomicU64::new(0));
     let f2 = flip.clone();
     let feed = Upstream::start(move |_| {
-        if f2.fetch_add(1, Relaxed) % 2 == 0 {
+        if f2.fetch_add(1, Relaxed).is_multiple_of(2) {
             Answer::json(200, usgs.clone())
         } else {
             Answer::Garbage(b"garbage".to_vec())

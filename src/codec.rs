@@ -31,7 +31,7 @@ fn decode_with(text: &str, alphabet: &[u8; 64], padded: Padding) -> Option<Vec<u
     let unpadded = bytes.iter().rposition(|&b| b != b'=').map_or(0, |i| i + 1);
     let pads = bytes.len() - unpadded;
     match padded {
-        Padding::Required if bytes.len() % 4 != 0 || pads > 2 => return None,
+        Padding::Required if !bytes.len().is_multiple_of(4) || pads > 2 => return None,
         Padding::Forbidden if pads > 0 => return None,
         _ => {}
     }
@@ -97,7 +97,7 @@ pub fn hex_encode(data: &[u8]) -> String {
 /// Hex of either case, even length; a `0x` prefix is not accepted here (callers strip it).
 pub fn hex_decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return None;
     }
     bytes
