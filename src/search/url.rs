@@ -46,18 +46,13 @@ pub fn query_param<'a>(url: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-/// Turns a result link into the destination URL: DuckDuckGo's `/l/?uddg=<encoded>` wrapper is unwrapped (decoded
-/// once), Bing's `bing.com/ck/a?...&u=a1<base64url>` too, protocol-relative links get `https:`. Anything that is not
-/// then an absolute http(s) URL is `None`.
+/// Turns a result link into the destination URL: DuckDuckGo's `duckduckgo.com/l/?uddg=<encoded>` wrapper is
+/// unwrapped (decoded once), Bing's `bing.com/ck/a?...&u=a1<base64url>` too, protocol-relative links get `https:`.
+/// Anything that is not then an absolute http(s) URL is `None`, a root-relative link too (whose site it is on is the
+/// caller's to say: see `sources::organic_for`).
 pub fn unwrap_result_link(href: &str) -> Option<String> {
     let href = href.trim();
-    let absolute = if let Some(rest) = href.strip_prefix("//") {
-        format!("https://{rest}")
-    } else if href.starts_with('/') {
-        format!("https://duckduckgo.com{href}")
-    } else {
-        href.to_owned()
-    };
+    let absolute = if let Some(rest) = href.strip_prefix("//") { format!("https://{rest}") } else { href.to_owned() };
     let is_ddg_redirect = host(&absolute).is_some_and(|h| h == "duckduckgo.com" || h.ends_with(".duckduckgo.com"))
         && path(&absolute).starts_with("/l/");
     let is_bing_redirect = host(&absolute).is_some_and(|h| h == "bing.com" || h.ends_with(".bing.com"))
@@ -162,7 +157,7 @@ mod tests {
         assert_eq!(unwrap_result_link(href).as_deref(), Some("https://example.com/a?b=1%20c"));
         assert_eq!(unwrap_result_link("https://example.com/x").as_deref(), Some("https://example.com/x"));
         assert_eq!(unwrap_result_link("//example.com/x").as_deref(), Some("https://example.com/x"));
-        assert_eq!(unwrap_result_link("/l/?uddg=https%3A%2F%2Fe.org").as_deref(), Some("https://e.org"));
+        assert_eq!(unwrap_result_link("/l/?uddg=https%3A%2F%2Fe.org"), None, "relative: the caller knows the site");
         assert_eq!(unwrap_result_link("javascript:alert(1)"), None);
         assert_eq!(unwrap_result_link("//duckduckgo.com/l/?rut=abc"), None);
         assert_eq!(unwrap_result_link(""), None);

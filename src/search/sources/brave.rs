@@ -1,13 +1,18 @@
 //! Brave Search's results page (`search.brave.com/search?q=...&offset=N`): `div.snippet[data-type=web]`, each with
-//! the result link (the first `a` with an absolute href), its `.title`, and the snippet in `div.generic-snippet`
-//! (`.content`; older pages: `.snippet-description`). Other snippets (the knowledge panel `#infobox-snippet`, news,
-//! videos, discussions) are not web results. Blocks are recognised by status (403, 429) in `Kind::parse`.
+//! the result link (the first `a` with an absolute href), its `.title`, and the snippet: the first description block
+//! after the title (`div.content` of a generic or video snippet, a forum question's `div.inline-qa-question`; older
+//! pages: `.snippet-description`). Other snippets (the knowledge panel `#infobox-snippet`, news, video clusters,
+//! discussions, "Find elsewhere") are not web results. Blocks: by status (403, 429) in `Kind::parse`, and the bot
+//! wall Brave serves in their place, whose page says the request "has been flagged as being suspicious" (outside any
+//! result). No recorded page shows Brave's "no results" answer: an empty page is unparseable.
 
 use super::{decide, Entry, Field, Page, Reading};
 use crate::html::{Sink, Tag, Tokenizer};
 
 /// Brave's own host: links that stay on it are not results.
 const OWN_HOST: &str = "search.brave.com";
+/// The sentence of Brave's bot wall (its no-JavaScript text; the page is otherwise an empty application shell).
+const WALL_SENTENCE: &str = "has been flagged as being suspicious";
 
 #[derive(Default)]
 struct Parser {
@@ -15,14 +20,14 @@ struct Parser {
     /// The div depth at which the current web result opened.
     result_div: Option<u32>,
     reading: Reading,
+    blocked: bool,
 }
 
 pub fn parse(body: &[u8]) -> Page {
     let mut p = Parser::default();
     Tokenizer::run(body, &mut p);
     p.reading.close(OWN_HOST);
-    // No recorded Brave page says "no results" in a way we can recognise: an empty page is unparseable.
-    decide(false, p.reading.hits, false)
+    decide(p.blocked, p.reading.hits, false)
 }
 
 impl Sink for Parser {
@@ -51,7 +56,9 @@ impl Sink for Parser {
         } else if tag.has_class("title") && current.title.is_empty() && !current.href.is_empty() {
             self.reading.capture(Field::Title, tag);
         } else if current.snippet.is_empty()
-            && ((tag.name == "div" && tag.has_class("content") && !current.title.is_empty())
+            && ((tag.name == "div"
+                && (tag.has_class("content") || tag.has_class("inline-qa-question"))
+                && !current.title.is_empty())
                 || tag.has_class("snippet-description"))
         {
             self.reading.capture(Field::Snippet, tag);
@@ -70,6 +77,13 @@ impl Sink for Parser {
     }
 
     fn text(&mut self, text: &str) {
-        self.reading.text(text);
+        // Script text never arrives here (`wants_raw_text`), so a script's string cannot pass for the wall.
+        if !self.reading.text(text) && self.reading.current.is_none() && text.contains(WALL_SENTENCE) {
+            self.blocked = true;
+        }
+    }
+
+    fn wants_raw_text(&self) -> bool {
+        false
     }
 }

@@ -135,7 +135,7 @@ impl Kind {
 /// then a no-results marker; a page with none of them is unparseable (never "no results").
 fn decide(blocked: bool, hits: Vec<Hit>, no_results: bool) -> Page {
     if blocked {
-        Page::Blocked("anomaly challenge page".into())
+        Page::Blocked("bot wall (challenge page)".into())
     } else if !hits.is_empty() {
         Page::Results(hits)
     } else if no_results {
@@ -291,13 +291,19 @@ fn iso_date(text: &str) -> Option<String> {
 }
 
 /// Keeps results that are organic: an http(s) destination (unwrapped) not on the source's own host (`own`, or a
-/// subdomain of it), and a title.
+/// subdomain of it), and a title. A root-relative link is on the source's own site (DuckDuckGo's `/l/?uddg=`
+/// redirect is unwrapped from there); only the source's own host is dropped, so a result about another engine
+/// (duckduckgo.com on Bing) stays.
 fn organic_for(own: &str, title: String, href: &str, snippet: String, date: Option<String>) -> Option<Hit> {
-    let url = super::url::unwrap_result_link(href)?;
+    let href = href.trim();
+    let url = if href.starts_with('/') && !href.starts_with("//") {
+        super::url::unwrap_result_link(&format!("https://{own}{href}"))?
+    } else {
+        super::url::unwrap_result_link(href)?
+    };
     let host = super::url::host(&url)?;
     let own_site = host == own || host.strip_suffix(own).is_some_and(|rest| rest.ends_with('.'));
-    let ddg = host == "duckduckgo.com" || host.ends_with(".duckduckgo.com");
-    if own_site || ddg || title.is_empty() {
+    if own_site || title.is_empty() {
         return None;
     }
     Some(Hit { title, url, snippet, date })

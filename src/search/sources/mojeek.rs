@@ -1,5 +1,6 @@
 //! Mojeek's results page: `ul.results-standard > li` with `h2 > a.title` and `p.s` (the snippet). "No results" is
-//! the sentence "No pages found matching".
+//! the sentence "No pages found matching". Its bot wall (a proof-of-work challenge titled "Captcha") holds
+//! `div.captcha-wrap` in place of results.
 
 use super::{decide, Entry, Field, Page, Reading};
 use crate::html::{Sink, Tag, Tokenizer};
@@ -14,6 +15,7 @@ struct Parser {
     results_ul: Option<u32>,
     reading: Reading,
     no_results: bool,
+    blocked: bool,
     in_raw: bool,
 }
 
@@ -21,12 +23,15 @@ pub fn parse(body: &[u8]) -> Page {
     let mut p = Parser::default();
     Tokenizer::run(body, &mut p);
     p.reading.close(OWN_HOST);
-    decide(false, p.reading.hits, p.no_results)
+    decide(p.blocked, p.reading.hits, p.no_results)
 }
 
 impl Sink for Parser {
     fn start_tag(&mut self, tag: &Tag) {
         self.in_raw = matches!(tag.name.as_str(), "script" | "style") && !tag.self_closing;
+        if tag.name == "div" && tag.has_class("captcha-wrap") {
+            self.blocked = true;
+        }
         if tag.name == "ul" {
             self.ul_depth += 1;
             if tag.has_class("results-standard") {

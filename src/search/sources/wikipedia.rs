@@ -1,8 +1,9 @@
 //! Wikipedia's search API (`/w/api.php?action=query&list=search&format=json&srsearch=...&sroffset=N`): each
 //! `query.search[]` entry is an article (title, snippet with `searchmatch` markup and entities). The article URL is
 //! built from the configured endpoint's origin (`<origin>/wiki/<Title_with_underscores>`), so another language's
-//! wiki works by its URL alone. An empty `search` list with `searchinfo` is "no results"; an `error` object is a block
-//! when it says so (`ratelimited`, `maxlag`), otherwise unreadable.
+//! wiki works by its URL alone. An empty `query.search` list is "no results" (MediaWiki leaves `searchinfo` out when
+//! it is not asked for); an `error` object is a block when it says so (`ratelimited`, `maxlag`), otherwise
+//! unreadable.
 
 use serde_json::Value;
 
@@ -35,7 +36,7 @@ pub fn parse(body: &[u8], origin: &str) -> Page {
     let hits: Vec<Hit> = list.iter().filter_map(|r| hit(r, origin)).collect();
     if !hits.is_empty() {
         Page::Results(hits)
-    } else if list.is_empty() && query.and_then(|q| q.get("searchinfo")).is_some() {
+    } else if list.is_empty() {
         Page::NoResults
     } else {
         Page::Unparseable("search entries without a title".into())
