@@ -525,3 +525,79 @@ fn one_providers_empty_answer_does_not_end_the_search() {
     assert_eq!(up.count("/lite/"), 0, "DuckDuckGo said it has nothing: its other endpoint is not asked");
     assert!(a["results"].as_array().unwrap().iter().all(|r| r["source"] == "mojeek"));
 }
+
+/// The upstream of a two-page DuckDuckGo search: the first recorded page (with its next-page form), and, for the
+/// post of that form (`s=10`), another recorded page of ten results.
+fn ddg_two_pages() -> Option<Upstream> {
+    let first = shared_fixture("search/ddg_html__eino__results_with_nextpage_form.html")?;
+    let second = shared_fixture("search/ddg_html_GET__client-side-graph-database-javascript-typescript-b.html")?;
+    Some(Upstream::start(move |seen| match (seen.path(), seen.param("s").as_deref()) {
+        ("/html/", Some("10")) => Answer::html(200, second.clone()),
+        ("/html/", _) => Answer::html(200, first.clone()),
+        _ => Answer::html(404, "no"),
+    }))
+}
+
+/// `max_results: 20` takes DuckDuckGo's second page by posting the first page's next-page form as it was.
+#[test]
+fn duckduckgo_html_second_page_by_its_form() {
+    let Some(up) = ddg_two_pages() else { return };
+    let server = start(&up, "ddg_html,mojeek", &[]);
+    let a = search(&server, "eino").json();
+    let results = a["results"].as_array().unwrap();
+    assert_eq!(results.len(), 20, "{a}");
+    assert!(results.iter().all(|r| r["source"] == "ddg_html"));
+    assert_eq!(results[0]["url"], "https://github.com/cloudwego/eino");
+    assert_eq!(results[10]["url"], "https://github.com/nxpatterns/gitnexus");
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "ok"), pair("ddg_html", "ok")]);
+    assert_eq!(a["sources"][1]["page"], 2);
+    let seen = up.seen();
+    assert_eq!(seen.len(), 2);
+    let second = &seen[1];
+    assert_eq!(second.method, "POST");
+    for (k, v) in
+        [("q", "eino"), ("s", "10"), ("dc", "11"), ("v", "l"), ("o", "json"), ("api", "d.js"), ("kl", "wt-wt")]
+    {
+        assert_eq!(second.param(k).as_deref(), Some(v), "{k}");
+    }
+    assert_eq!(second.param("vqd").as_deref(), Some("4-167208798460794982980732831674372650598"));
+    assert_eq!(up.count("/mojeek"), 0);
+}
+
+/// A next page waits a short gap after the provider's previous request, not its full interval, and counts as the
+/// provider's last request: the next search finds DuckDuckGo not ready.
+#[test]
+fn a_next_page_waits_a_short_gap_not_the_interval() {
+    let Some(up) = ddg_two_pages() else { return };
+    let server = start(&up, "ddg_html", &[("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=20000")]);
+    let started = Instant::now();
+    let a = search(&server, "eino").json();
+    let took = started.elapsed();
+    assert_eq!(a["results"].as_array().unwrap().len(), 20, "{a}");
+    assert!(took >= Duration::from_secs(1), "the second page waited the gap: {took:?}");
+    assert!(took < Duration::from_secs(15), "not the provider's interval: {took:?}");
+    let r = search(&server, "eino again");
+    assert_eq!((r.status, r.error_code().as_str()), (503, "all_sources_skipped"), "{}", r.text());
+}
+
+/// Each request's timeout ends at the search's deadline: a source that hangs cannot hold the search past it.
+#[test]
+fn the_deadline_bounds_each_request() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::Hang(Duration::from_secs(6)),
+        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+    });
+    let server = start(
+        &up,
+        "ddg_html,mojeek",
+        &[("WEBSEARCHD_SOURCE_TIMEOUT_MS", "30000"), ("WEBSEARCHD_SEARCH_DEADLINE_MS", "1000")],
+    );
+    let started = Instant::now();
+    let r = search(&server, "hang past the deadline");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "the request outlived the deadline: {took:?}");
+    assert_eq!(r.status, 502, "{}", r.text());
+    let report = &r.json()["error"]["sources"];
+    assert_eq!(report[0]["error"], "timeout", "{report}");
+    assert_eq!((report[1]["status"].as_str(), report[1]["error"].as_str()), (Some("skipped"), Some("deadline")));
+}

@@ -1,7 +1,8 @@
 //! Admission: a circuit breaker per endpoint (a block opens it at once for a cool-down that doubles on each further
 //! block; three other failures in a row open it for the base cool-down) and a minimum interval between searches per
-//! provider (`Pace`, shared by the provider's endpoints). An endpoint that is not ready is skipped, never waited for.
-//! Time is passed in (`Instant`), so tests can move it.
+//! provider (`Pace`, shared by the provider's endpoints). An endpoint that is not ready is skipped, never waited for;
+//! only a next page of a search already admitted waits, for a short gap. Time is passed in (`Instant`), so tests can
+//! move it.
 
 use std::time::{Duration, Instant};
 
@@ -36,6 +37,20 @@ impl Pace {
         }
         self.last_request = Some(now);
         Ok(())
+    }
+
+    /// A next page of a search that took the provider's turn: it is sent `min(interval, gap_max)` after the
+    /// provider's last request (not a full interval: it is the same search, as a person paging on), and counts as
+    /// the provider's last request, so the next search waits a full interval after it. Returns how long to wait, or
+    /// `None` (nothing taken) when the page could not be sent before `deadline`.
+    pub fn next_page(&mut self, now: Instant, gap_max: Duration, deadline: Instant) -> Option<Duration> {
+        let gap = self.interval.min(gap_max);
+        let at = self.last_request.map_or(now, |last| (last + gap).max(now));
+        if at >= deadline {
+            return None;
+        }
+        self.last_request = Some(at);
+        Some(at - now)
     }
 }
 
@@ -128,6 +143,20 @@ mod tests {
         assert_eq!(p.take(t0), Ok(()));
         assert_eq!(p.take(t0 + Duration::from_secs(1)), Err(Skip::NotReady(Duration::from_secs(1))));
         assert_eq!(p.take(t0 + Duration::from_secs(2)), Ok(()));
+    }
+
+    #[test]
+    fn next_pages_wait_a_short_gap_and_count_as_the_last_request() {
+        let t0 = Instant::now();
+        let far = t0 + Duration::from_secs(60);
+        let mut p = Pace::new(Duration::from_secs(2));
+        assert_eq!(p.take(t0), Ok(()));
+        let gap = Duration::from_millis(500);
+        assert_eq!(p.next_page(t0 + Duration::from_millis(100), gap, far), Some(Duration::from_millis(400)));
+        assert_eq!(p.next_page(t0 + Duration::from_secs(5), gap, far), Some(Duration::ZERO), "long after: at once");
+        assert_eq!(p.take(t0 + Duration::from_secs(6)), Err(Skip::NotReady(Duration::from_secs(1))), "from the page");
+        assert_eq!(p.next_page(t0 + Duration::from_secs(5), gap, t0 + Duration::from_millis(5_200)), None);
+        assert_eq!(Pace::new(Duration::ZERO).next_page(t0, gap, far), Some(Duration::ZERO), "no interval, no gap");
     }
 
     #[test]

@@ -5,9 +5,13 @@
 //! are cooling down, failed last time or are slow go last. An endpoint whose breaker is open, or whose provider was
 //! asked too recently (pacing is per provider: DuckDuckGo's two endpoints share one interval), is skipped. Results are
 //! merged in the order asked, deduplicated by URL, each keeping its source, until `max_results` are held: an endpoint
-//! whose page was full is asked for its next page (up to `WEBSEARCHD_SOURCE_PAGES_MAX` pages), then the next source.
-//! A genuine "no results" before any result ends the search. Every endpoint asked or skipped is reported with what
-//! happened to it, and a failure is never presented as "no results".
+//! whose page was full is asked for its next page (up to `WEBSEARCHD_SOURCE_PAGES_MAX` pages; by offset, or for
+//! DuckDuckGo's HTML endpoint by posting the page's own next-page form), then the next source. A next page is part of
+//! the search that took the provider's turn: it waits only `min(interval, PAGE_GAP_MAX)` after the provider's previous
+//! request, and the next search then waits the provider's full interval after it. Nothing is asked after the search's
+//! deadline, and each request's timeouts end at it. One provider's "no results" ends that provider, not the search.
+//! Every endpoint asked or skipped is reported with what happened to it, and a failure is never presented as "no
+//! results".
 
 mod breaker;
 mod request;
@@ -33,7 +37,7 @@ use crate::config::Config;
 use crate::error::ApiError;
 use crate::fetch;
 use breaker::Breaker;
-use sources::{Hit, Kind, Page};
+use sources::{Hit, Kind, NextForm, Page};
 use url::origin;
 
 /// A browser's headers: the sources serve their plain HTML pages to browsers.
@@ -42,6 +46,9 @@ const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9
 
 /// Results a page must hold to be worth asking the next page of (a shorter page is the last one).
 const PAGE_FULL_MIN: usize = 5;
+/// The longest a next page of the same search waits after the provider's previous request (less when the provider's
+/// interval is shorter): a person paging on, not a new search, so not a full interval.
+const PAGE_GAP_MAX: Duration = Duration::from_secs(1);
 /// Wikipedia results asked per page (`srlimit`).
 const WIKIPEDIA_PAGE_RESULTS: usize = 20;
 /// An endpoint slower than this on average (exponentially weighted) is asked after the others.
@@ -388,11 +395,23 @@ impl Engine {
                 attempts.push(skip(s.code(), Some(s.retry_in()), detail));
                 continue;
             }
+            // DuckDuckGo's next page is asked with the form of the page before it.
+            let mut form: Option<NextForm> = None;
             for page in 0..self.settings.pages_max {
-                if page > 0 && (results.len() >= request.max_results || Instant::now() >= deadline) {
-                    break;
+                if page > 0 {
+                    if results.len() >= request.max_results || (ep.kind == Kind::DdgHtml && form.is_none()) {
+                        break;
+                    }
+                    let gap = ep.pace.lock().unwrap_or_else(|e| e.into_inner()).next_page(
+                        Instant::now(),
+                        PAGE_GAP_MAX,
+                        deadline,
+                    );
+                    let Some(wait) = gap else { break };
+                    std::thread::sleep(wait);
                 }
-                let (attempt, outcome) = self.ask_page(ep, &request.query, page);
+                let (attempt, outcome, next) = self.ask_page(ep, &request.query, page, form.take(), deadline);
+                form = next;
                 attempts.push(attempt);
                 match outcome {
                     Some(hits) if hits.is_empty() => {
@@ -425,10 +444,20 @@ impl Engine {
     }
 
     /// Asks one page of one admitted endpoint and records the outcome: the hits (empty for a genuine "no
-    /// results"), or `None` for a failure.
-    fn ask_page(&self, ep: &Endpoint, query: &str, page: u32) -> (Attempt, Option<Vec<Hit>>) {
+    /// results"), or `None` for a failure; and the form that asks the page after it (DuckDuckGo's HTML endpoint).
+    fn ask_page(
+        &self,
+        ep: &Endpoint,
+        query: &str,
+        page: u32,
+        form: Option<NextForm>,
+        deadline: Instant,
+    ) -> (Attempt, Option<Vec<Hit>>, Option<NextForm>) {
         let t0 = Instant::now();
-        let result = self.ask(ep, query, page);
+        let (result, next) = match self.ask(ep, query, page, form, deadline) {
+            Ok((page, next)) => (Ok(page), next),
+            Err(e) => (Err(e), None),
+        };
         let elapsed_ms = t0.elapsed().as_millis() as u64;
         let now_ms = self.clock.now_unix_ms();
         let mut attempt = Attempt {
@@ -497,11 +526,33 @@ impl Engine {
             );
         }
         drop(state);
-        (attempt, outcome)
+        (attempt, outcome, next)
     }
 
-    /// One request to one endpoint, read into a `Page`.
-    fn ask(&self, ep: &Endpoint, query: &str, page: u32) -> Result<Page, Failure> {
+    /// The client for a request sent at `now`: the shared one, or, when less than the source timeout is left before
+    /// the search's deadline, one whose timeouts end at the deadline.
+    fn client_until(&self, now: Instant, deadline: Instant) -> std::borrow::Cow<'_, fetch::Client> {
+        let left = deadline.saturating_duration_since(now);
+        let limits = &self.settings.fetch;
+        if left >= limits.total_timeout {
+            return std::borrow::Cow::Borrowed(&self.client);
+        }
+        let limits =
+            fetch::Limits { connect_timeout: limits.connect_timeout.min(left), total_timeout: left, ..limits.clone() };
+        std::borrow::Cow::Owned(fetch::Client::new(limits, self.settings.redirect_policy.clone()))
+    }
+
+    /// One request to one endpoint (page `page`; DuckDuckGo's HTML endpoint posts the previous page's `form`),
+    /// within the search's deadline, read into a `Page` and the form of its next page.
+    fn ask(
+        &self,
+        ep: &Endpoint,
+        query: &str,
+        page: u32,
+        form: Option<NextForm>,
+        deadline: Instant,
+    ) -> Result<(Page, Option<NextForm>), Failure> {
+        let client = self.client_until(Instant::now(), deadline);
         let q = url::form_encode(query);
         let browser =
             [("User-Agent", BROWSER_USER_AGENT), ("Accept", ACCEPT_HTML), ("Accept-Language", "en-US,en;q=0.5")];
@@ -516,8 +567,12 @@ impl Engine {
                     ("Origin", origin),
                     ("Referer", referer.as_str()),
                 ];
-                let fields = [("q", query), ("b", ""), ("kl", self.settings.region.as_str())];
-                self.client.post_form(&ep.url, &headers, &fields)
+                // A next page posts the page's form as it was, to the configured endpoint (not to the form's action:
+                // a page does not choose where we send requests).
+                let first = [("q", query), ("b", ""), ("kl", self.settings.region.as_str())];
+                let next: Vec<(&str, &str)> =
+                    form.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                client.post_form(&ep.url, &headers, if page > 0 && !next.is_empty() { &next } else { &first })
             }
             Kind::Searxng => {
                 let mut url = format!("{}/search?q={q}&format=json", ep.url.trim_end_matches('/'));
@@ -525,7 +580,7 @@ impl Engine {
                     url.push_str(&format!("&pageno={}", page + 1));
                 }
                 let headers = [("User-Agent", BROWSER_USER_AGENT), ("Accept", "application/json")];
-                self.client.get(&url, &headers)
+                client.get(&url, &headers)
             }
             Kind::Mojeek | Kind::Bing | Kind::Brave => {
                 let mut url = format!("{}{}q={q}", ep.url, if ep.url.contains('?') { '&' } else { '?' });
@@ -534,7 +589,7 @@ impl Engine {
                     (Kind::Brave, p) => url.push_str(&format!("&offset={p}")),
                     (_, p) => url.push_str(&format!("&{}={}", if ep.kind == Kind::Bing { "first" } else { "s" }, 1 + 10 * p)),
                 }
-                self.client.get(&url, &browser)
+                client.get(&url, &browser)
             }
             Kind::Wikipedia => {
                 let offset = WIKIPEDIA_PAGE_RESULTS * page as usize;
@@ -544,14 +599,14 @@ impl Engine {
                     if ep.url.contains('?') { '&' } else { '?' }
                 );
                 let headers = [("User-Agent", self.settings.wikimedia_user_agent.as_str()), ("Accept", "application/json")];
-                self.client.get(&url, &headers)
+                client.get(&url, &headers)
             }
         }
         .map_err(Failure::Fetch)?;
         if !ep.kind.parses_status(fetched.status) {
             return Err(Failure::Status(fetched.status));
         }
-        Ok(ep.kind.parse_from(fetched.status, &fetched.body, &ep.url))
+        Ok(ep.kind.parse_paged(fetched.status, &fetched.body, &ep.url))
     }
 
     /// Per-endpoint state, for `/health`.

@@ -14,7 +14,7 @@ use crate::html::{collapse_whitespace, Tag};
 
 pub use bing::parse as parse_bing;
 pub use brave::parse as parse_brave;
-pub use ddg_html::parse as parse_ddg_html;
+pub use ddg_html::{parse as parse_ddg_html, parse_paged as parse_ddg_html_paged, NextForm};
 pub use ddg_lite::parse as parse_ddg_lite;
 pub use mojeek::parse as parse_mojeek;
 pub use searxng::parse as parse_searxng;
@@ -79,10 +79,10 @@ impl Kind {
         }
     }
 
-    /// Whether the source pages by offset (the engine can ask its next page). DuckDuckGo's next page needs the
-    /// page's own form: not yet followed.
+    /// Whether the engine can ask the source's next page: by offset, or (DuckDuckGo's HTML endpoint) by posting the
+    /// page's own next-page form. The lite endpoint's forms are not followed.
     pub fn pages(self) -> bool {
-        !matches!(self, Kind::DdgHtml | Kind::DdgLite)
+        self != Kind::DdgLite
     }
 
     /// The URL the source is asked at when none is configured (the parsers of sources whose links are relative to
@@ -111,18 +111,25 @@ impl Kind {
     /// Reads a response of the endpoint at `endpoint`. Statuses that mean "not now" (403, 429) are blocks whatever
     /// the body says.
     pub fn parse_from(self, status: u16, body: &[u8], endpoint: &str) -> Page {
+        self.parse_paged(status, body, endpoint).0
+    }
+
+    /// `parse_from`, with the form that asks the next page where the source pages by form (DuckDuckGo's HTML
+    /// endpoint).
+    pub fn parse_paged(self, status: u16, body: &[u8], endpoint: &str) -> (Page, Option<NextForm>) {
         if status == 429 || status == 403 {
-            return Page::Blocked(format!("HTTP {status}"));
+            return (Page::Blocked(format!("HTTP {status}")), None);
         }
-        match self {
-            Kind::DdgHtml => ddg_html::parse(body),
+        let page = match self {
+            Kind::DdgHtml => return ddg_html::parse_paged(body),
             Kind::DdgLite => ddg_lite::parse(body),
             Kind::Searxng => searxng::parse(body),
             Kind::Mojeek => mojeek::parse(body),
             Kind::Bing => bing::parse(body),
             Kind::Brave => brave::parse(body),
             Kind::Wikipedia => wikipedia::parse(body, super::url::origin(endpoint)),
-        }
+        };
+        (page, None)
     }
 
     /// Whether this HTTP status carries a page worth parsing (DuckDuckGo serves its bot wall with 202).

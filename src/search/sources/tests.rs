@@ -473,3 +473,49 @@ fn organic_is_relative_to_the_source() {
     assert_eq!(hit("duckduckgo.com", "/l/?uddg=https%3A%2F%2Fe.org%2F").as_deref(), Some("https://e.org/"));
     assert_eq!(hit("duckduckgo.com", "https://duckduckgo.com/y.js?ad_provider=x"), None);
 }
+
+/// DuckDuckGo's next page is asked by posting the page's own `div.nav-link` form back, as recorded.
+#[test]
+fn recorded_ddg_next_page_forms() {
+    let next = |name: &str| shared(name).map(|page| parse_ddg_html_paged(&page).1);
+    if let Some(form) = next("ddg_html__eino__results_with_nextpage_form.html") {
+        let form = form.expect("the page has a next-page form");
+        let names: Vec<&str> = form.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["q", "s", "nextParams", "v", "o", "dc", "api", "vqd", "kl"]);
+        let get = |k: &str| form.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!((get("q"), get("s"), get("dc")), (Some("eino"), Some("10"), Some("11")));
+        assert_eq!(get("vqd"), Some("4-167208798460794982980732831674372650598"));
+    }
+    if let Some(form) = next("ddg_html_2020__antani__30results_with_ad.html") {
+        let form = form.expect("the 2020 template has the same form");
+        assert!(form.contains(&("s".into(), "28".into())) && form.contains(&("dc".into(), "32".into())));
+    }
+    if let Some(form) = next("ddg_html_GET__client-side-graph-database-javascript-typescript-b.html") {
+        assert!(form.is_some_and(|f| f.contains(&("vqd".into(), "4-27547094037301250810679169593972079382".into()))));
+    }
+    for last in [
+        "ddg_html_GET__indexeddb-wrapper-javascript-typescript-idb-localf.html",
+        "ddg_html__eino__no_more_results_dfw.html",
+        "ddg_html__testtest__eof_google_fallback_no_results.html",
+    ] {
+        if let Some(form) = next(last) {
+            assert_eq!(form, None, "{last}: the last page, or no results");
+        }
+    }
+}
+
+/// A next-page form is bounded: too many fields or an overlong value, and it is not followed.
+#[test]
+fn ddg_next_page_form_limits() {
+    let page = |fields: &str| {
+        let html = format!(
+            "<div class=\"result\"><a class=\"result__a\" href=\"https://e.org/\">E</a></div>\
+             <div class=\"nav-link\"><form method=\"post\"><input type=\"hidden\" name=\"s\" value=\"10\">\
+             <input type=\"hidden\" name=\"vqd\" value=\"4-1\">{fields}</form></div>"
+        );
+        parse_ddg_html_paged(html.as_bytes()).1
+    };
+    assert!(page("").is_some());
+    assert_eq!(page(&"<input type=\"hidden\" name=\"x\" value=\"1\">".repeat(40)), None);
+    assert_eq!(page(&format!("<input type=\"hidden\" name=\"x\" value=\"{}\">", "v".repeat(600))), None);
+}
