@@ -58,7 +58,10 @@ fn pages() -> Vec<(Kind, PathBuf)> {
     // The recorded pages of the issue-15 providers are kept in the project.
     for (kind, name) in [
         (Kind::Bing, "bing__does-caffeine-affect-sleep__10results.html"),
+        (Kind::Bing, "bing__javascript-tutorial__10results.html"),
         (Kind::Brave, "brave__react__web_result_and_infobox.html"),
+        (Kind::Brave, "brave__rust-programming-language__20web_results.html"),
+        (Kind::Wikipedia, "wikipedia__meaning__2results.json"),
     ] {
         out.push((kind, PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search")).join(name)));
     }

@@ -143,6 +143,15 @@ struct Ranked {
     source: &'static str,
 }
 
+/// One page of one search asked of an endpoint: page 0 is the query's first page; DuckDuckGo's HTML endpoint asks a
+/// later one with the `form` of the page before it. Nothing is sent after `deadline`.
+struct PageAsk<'a> {
+    query: &'a str,
+    page: u32,
+    form: Option<NextForm>,
+    deadline: Instant,
+}
+
 /// What is cached: the results and the source report that produced them.
 #[derive(Debug, Clone)]
 struct Outcome {
@@ -410,7 +419,8 @@ impl Engine {
                     let Some(wait) = gap else { break };
                     std::thread::sleep(wait);
                 }
-                let (attempt, outcome, next) = self.ask_page(ep, &request.query, page, form.take(), deadline);
+                let asked = PageAsk { query: &request.query, page, form: form.take(), deadline };
+                let (attempt, outcome, next) = self.ask_page(ep, &asked);
                 form = next;
                 attempts.push(attempt);
                 match outcome {
@@ -445,16 +455,9 @@ impl Engine {
 
     /// Asks one page of one admitted endpoint and records the outcome: the hits (empty for a genuine "no
     /// results"), or `None` for a failure; and the form that asks the page after it (DuckDuckGo's HTML endpoint).
-    fn ask_page(
-        &self,
-        ep: &Endpoint,
-        query: &str,
-        page: u32,
-        form: Option<NextForm>,
-        deadline: Instant,
-    ) -> (Attempt, Option<Vec<Hit>>, Option<NextForm>) {
+    fn ask_page(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> (Attempt, Option<Vec<Hit>>, Option<NextForm>) {
         let t0 = Instant::now();
-        let (result, next) = match self.ask(ep, query, page, form, deadline) {
+        let (result, next) = match self.ask(ep, asked) {
             Ok((page, next)) => (Ok(page), next),
             Err(e) => (Err(e), None),
         };
@@ -469,7 +472,7 @@ impl Engine {
             elapsed_ms,
             results: None,
             retry_in: None,
-            page,
+            page: asked.page,
         };
         let mut state = ep.lock();
         state.asked_at = Some(t0);
@@ -542,16 +545,9 @@ impl Engine {
         std::borrow::Cow::Owned(fetch::Client::new(limits, self.settings.redirect_policy.clone()))
     }
 
-    /// One request to one endpoint (page `page`; DuckDuckGo's HTML endpoint posts the previous page's `form`),
-    /// within the search's deadline, read into a `Page` and the form of its next page.
-    fn ask(
-        &self,
-        ep: &Endpoint,
-        query: &str,
-        page: u32,
-        form: Option<NextForm>,
-        deadline: Instant,
-    ) -> Result<(Page, Option<NextForm>), Failure> {
+    /// One request to one endpoint, within the search's deadline, read into a `Page` and the form of its next page.
+    fn ask(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> Result<(Page, Option<NextForm>), Failure> {
+        let PageAsk { query, page, ref form, deadline } = *asked;
         let client = self.client_until(Instant::now(), deadline);
         let q = url::form_encode(query);
         let browser =
@@ -570,8 +566,7 @@ impl Engine {
                 // A next page posts the page's form as it was, to the configured endpoint (not to the form's action:
                 // a page does not choose where we send requests).
                 let first = [("q", query), ("b", ""), ("kl", self.settings.region.as_str())];
-                let next: Vec<(&str, &str)> =
-                    form.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                let next: Vec<(&str, &str)> = form.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 client.post_form(&ep.url, &headers, if page > 0 && !next.is_empty() { &next } else { &first })
             }
             Kind::Searxng => {
