@@ -160,7 +160,8 @@ pub const VARS: &[VarDoc] = &[
         default: "2",
         allowed: "1 to 5",
         meaning: "Result pages asked of one endpoint in one search when its first page holds fewer results than \
-                  `max_results` (Bing, Brave, Mojeek, Wikipedia, SearXNG page by offset).",
+                  `max_results` (DuckDuckGo html by its next-page form; Bing, Brave, Mojeek, Wikipedia, SearXNG by \
+                  offset; DuckDuckGo lite not at all).",
     },
     VarDoc {
         name: "WEBSEARCHD_PROVIDER_INTERVALS_MS",
