@@ -623,6 +623,8 @@ pub struct Resolved {
 pub enum Origin {
     Env,
     File,
+    /// Given on the command line (`--env-file`).
+    Flag,
     Default,
 }
 
@@ -631,6 +633,7 @@ impl fmt::Display for Origin {
         f.write_str(match self {
             Origin::Env => "environment",
             Origin::File => "env file",
+            Origin::Flag => "--env-file",
             Origin::Default => "default",
         })
     }
@@ -656,6 +659,8 @@ impl std::error::Error for ConfigError {}
 pub struct Source {
     env: BTreeMap<String, String>,
     file: BTreeMap<String, String>,
+    /// The env file named by `--env-file`, which takes the place of `WEBSEARCHD_ENV_FILE`.
+    flag_env_file: Option<String>,
 }
 
 impl Source {
@@ -684,10 +689,14 @@ impl Source {
             }
             None => BTreeMap::new(),
         };
-        Ok(Source { env, file })
+        let flag_env_file = env_file.map(|p| p.display().to_string());
+        Ok(Source { env, file, flag_env_file })
     }
 
     fn lookup(&self, name: &str) -> Option<(&str, Origin)> {
+        if let (Some(v), "WEBSEARCHD_ENV_FILE") = (&self.flag_env_file, name) {
+            return Some((v, Origin::Flag));
+        }
         if let Some(v) = self.env.get(name) {
             return Some((v, Origin::Env));
         }
@@ -1457,6 +1466,9 @@ mod tests {
         assert_eq!((c.workers, c.queue_depth), (5, 7));
         let depth = c.resolved.iter().find(|r| r.name == "WEBSEARCHD_QUEUE_DEPTH").expect("recorded");
         assert_eq!(depth.origin, Origin::File);
+        // check-config names the file given on the command line.
+        let named = c.resolved.iter().find(|r| r.name == "WEBSEARCHD_ENV_FILE").expect("recorded");
+        assert_eq!((named.value.as_str(), named.origin), (file.to_str().expect("utf-8"), Origin::Flag));
         std::fs::remove_dir_all(&dir).ok();
     }
 
