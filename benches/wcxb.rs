@@ -7,7 +7,8 @@
 //!
 //! Flags (after `--`): `--type T` only pages of that type; `--worst N` list the N lowest-scoring pages;
 //! `--dump DIR` write each page's markdown; `--budget N` also score the extract cut to N tokens (`extract`'s
-//! default is 2,000); `--passes N` timed passes (default 2; 0 skips the speed measurement).
+//! default is 2,000); `--passes N` timed passes (default 2; 0 skips the speed measurement); `--scores FILE` write
+//! each page's id, type, F1, precision and recall (tab-separated), to compare two runs page by page.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 #[path = "wcxb/metric.rs"]
@@ -151,6 +152,13 @@ fn main() {
             budgeted.precision / n,
             budgeted.recall / n
         );
+    }
+    if let Some(path) = arg("--scores") {
+        let lines: String = per_page
+            .iter()
+            .map(|(s, id, kind)| format!("{id}\t{kind}\t{:.4}\t{:.4}\t{:.4}\n", s.f1, s.precision, s.recall))
+            .collect();
+        std::fs::write(path, lines).unwrap();
     }
     if worst > 0 {
         per_page.sort_by(|a, b| a.0.f1.partial_cmp(&b.0.f1).unwrap());

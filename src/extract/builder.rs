@@ -2,6 +2,7 @@
 
 use crate::html::{Sink, Tag};
 
+use super::signals::{LdScanner, Signals};
 use super::{Options, BLOCKS_MAX, CELLS_MAX, DEPTH_MAX, NODES_MAX, TEXT_BYTES_MAX, TITLE_BYTES_MAX};
 
 /// How many enclosing containers a block remembers (readability scores parent, grandparent and a few more).
@@ -65,20 +66,6 @@ pub struct Node {
     pub class_key: u64,
 }
 
-/// What the page says it is: its Open Graph type and its schema.org types (JSON-LD `@type`, microdata `itemtype`),
-/// lowercase.
-#[derive(Debug, Clone, Default)]
-pub struct Signals {
-    pub og_type: Option<String>,
-    pub types: Vec<String>,
-}
-
-impl Signals {
-    pub fn has(&self, types: &[&str]) -> bool {
-        self.types.iter().any(|t| types.contains(&t.as_str()))
-    }
-}
-
 pub struct Page {
     pub title: Option<String>,
     pub og_title: Option<String>,
@@ -133,8 +120,8 @@ pub struct Builder {
     signals: Signals,
     /// Inside `<script type="application/ld+json">`: its text is read for `@type`.
     in_ld_json: bool,
-    /// JSON-LD text kept (at most `LD_JSON_BYTES_MAX`), read for types at the end.
-    ld_json: String,
+    /// Reads the types of the JSON-LD script being read.
+    ld_json: LdScanner,
     /// Whether the last character written to `cur` was whitespace (to collapse runs).
     space: bool,
     hints: Hints,
@@ -444,47 +431,6 @@ fn is_streamed_segment(tag: &Tag) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Bytes of JSON-LD kept from one page to read its types (the types come first in practice; a page's JSON-LD can
-/// be hundreds of KB of product data).
-const LD_JSON_BYTES_MAX: usize = 64 * 1_024;
-
-/// Distinct schema.org types kept from one page.
-const TYPES_MAX: usize = 32;
-
-/// Adds a type (its last path segment, lowercase) unless known or past `TYPES_MAX`.
-fn add_type(signals: &mut Signals, raw: &str) {
-    let t = raw.trim().rsplit(['/', '#', ':']).next().unwrap_or("").to_ascii_lowercase();
-    if !t.is_empty() && t.len() <= 64 && signals.types.len() < TYPES_MAX && !signals.types.contains(&t) {
-        signals.types.push(t);
-    }
-}
-
-/// The `"@type"` values in JSON-LD text (a string or an array of strings), read without parsing the rest: linear,
-/// and it tolerates text cut at `LD_JSON_BYTES_MAX`.
-fn ld_json_types(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("\"@type\"") {
-        rest = rest.get(at + 7..).unwrap_or("");
-        let value = rest.trim_start().strip_prefix(':').unwrap_or("").trim_start();
-        let (list, tail) = match value.strip_prefix('[') {
-            Some(v) => v.split_once(']').unwrap_or((v, "")),
-            None => match value.strip_prefix('"') {
-                Some(v) => v.split_once('"').map_or((v, ""), |(a, _)| (a, v)),
-                None => ("", value),
-            },
-        };
-        for t in list.split(',') {
-            let t = t.trim().trim_matches('"');
-            if !t.is_empty() {
-                out.push(t.to_owned());
-            }
-        }
-        rest = tail;
-    }
-    out
-}
-
 /// A title as shown: whitespace collapsed, at most `TITLE_BYTES_MAX` bytes (cut at a character boundary).
 fn title_text(raw: &str) -> String {
     let mut t = crate::html::collapse_whitespace(raw);
@@ -500,7 +446,7 @@ fn is_hidden(tag: &Tag) -> bool {
         || tag.attr("aria-hidden") == Some("true")
         || tag.attr("style").is_some_and(|s| {
             let s = s.replace(' ', "").to_ascii_lowercase();
-            s.contains("display:none") || s.contains("visibility:hidden")
+            s.contains("display:none")
         })
 }
 
@@ -526,7 +472,7 @@ impl Builder {
             og_title: None,
             signals: Signals::default(),
             in_ld_json: false,
-            ld_json: String::new(),
+            ld_json: LdScanner::default(),
             space: true,
             hints: Hints::default(),
             depths: Depths::default(),
@@ -540,10 +486,7 @@ impl Builder {
         self.flush();
         self.flush_row();
         let truncated = self.truncated;
-        let mut signals = std::mem::take(&mut self.signals);
-        for t in ld_json_types(&self.ld_json) {
-            add_type(&mut signals, &t);
-        }
+        let signals = std::mem::take(&mut self.signals);
         Page { title: self.title, og_title: self.og_title, signals, blocks: self.blocks, nodes: self.nodes, truncated }
     }
 
@@ -866,12 +809,15 @@ impl Sink for Builder {
             self.signals.og_type = tag.attr("content").map(|t| t.trim().to_ascii_lowercase()).filter(|t| t.len() <= 64);
         }
         if let Some(types) = tag.attr("itemtype") {
+            // A microdata item that is another's property is something the page holds, not what it is.
+            let own = tag.attr("itemprop").is_none();
             for t in types.split_whitespace() {
-                add_type(&mut self.signals, t);
+                self.signals.add(t, own);
             }
         }
         if name == "script" {
             self.in_ld_json = tag.attr("type").is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"));
+            self.ld_json.reset();
         }
         // `</head>` is optional: an element that cannot be in the head ends it (as a browser does), or the whole
         // body would be skipped with it.
@@ -986,7 +932,10 @@ impl Sink for Builder {
         let (weight, comments) = if inline { (0, false) } else { self.hints.of(tag) };
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
-        let node = if inline || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "li" | "pre") {
+        let node = if inline
+            || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre")
+            || name == "li" && tag.attr("class").is_none_or(|c| c.trim().is_empty())
+        {
             NO_NODE
         } else if self.nodes.len() >= NODES_MAX {
             self.stop();
@@ -1089,13 +1038,7 @@ impl Sink for Builder {
             return;
         }
         if self.in_ld_json {
-            // Character by character, so that how the text was split changes nothing.
-            for c in text.chars() {
-                if self.ld_json.len() + c.len_utf8() > LD_JSON_BYTES_MAX {
-                    break;
-                }
-                self.ld_json.push(c);
-            }
+            self.ld_json.feed(text, &mut self.signals);
             return;
         }
         if self.in_title {

@@ -14,6 +14,7 @@ pub mod budget;
 mod builder;
 mod render;
 mod select;
+mod signals;
 
 pub use render::Markdown;
 

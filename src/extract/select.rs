@@ -11,8 +11,9 @@
 //! items, not a link list); an article keeps its container. A page that says it is a forum thread or a Q&A keeps
 //! its posts even in a region named comments. Blocks said twice, unfilled template placeholders and bare URLs go.
 
-use super::builder::{Block, Kind, Page, Signals, NO_NODE};
+use super::builder::{Block, Kind, Page, NO_NODE};
 use super::render;
+use super::signals::{PageKind, Signals};
 use super::{Extract, MARKDOWN_BYTES_MAX};
 
 /// The share of the page's clean body text the chosen region holds at least (see `choose`).
@@ -23,13 +24,12 @@ const ARTICLE_COVERAGE_MIN: f64 = 0.35;
 
 /// Whether the page says it is a forum thread or a question with answers.
 fn is_forum(s: &Signals) -> bool {
-    s.og_type.as_deref() == Some("forum") || s.has(&["discussionforumposting", "qapage"])
+    s.kind() == PageKind::Forum
 }
 
 /// Whether the page says it is an article (Open Graph or schema.org).
 fn is_article(s: &Signals) -> bool {
-    s.og_type.as_deref() == Some("article")
-        || s.has(&["article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle"])
+    s.kind() == PageKind::Article
 }
 
 /// A block shorter than this does not score its containers.

@@ -274,3 +274,32 @@ fn a_listing_keeps_its_items_and_not_its_filters() {
         assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
     }
 }
+
+#[test]
+fn a_listing_of_list_items_keeps_its_items() {
+    let md = run(&fixture("listing_items.html")).markdown();
+    for part in ["Braided polyester sheet line", "£2.40 per metre", "Waxed whipping twine reel", "£4.50 each"] {
+        assert!(md.contains(part), "{part:?} missing from:\n{md}");
+    }
+    for junk in ["About us", "Harbour Road"] {
+        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
+    }
+}
+
+#[test]
+fn a_page_hidden_until_its_scripts_run_is_read() {
+    let md = run(&fixture("anti_flicker_wrapper.html")).markdown();
+    assert!(md.contains("Start with the bowline"), "{md}");
+    assert!(!md.contains("cookie dialog"), "{md}");
+}
+
+#[test]
+fn a_collection_of_articles_is_not_read_as_an_article() {
+    // `og:type` says article, but the page's own JSON-LD type is a CollectionPage (its NewsArticles are its items):
+    // the teasers are the content, not the related links around one article.
+    let md = run(&fixture("collection_of_articles.html")).markdown();
+    for part in ["Everything that happened", "New pontoons open on the east quay", "Harbour dues rise by two percent"] {
+        assert!(md.contains(part), "{part:?} missing from:\n{md}");
+    }
+    assert!(!md.contains("printed weekly"), "{md}");
+}
