@@ -293,7 +293,7 @@ fn token_hint(token: &str) -> u8 {
             return HINT_BODY;
         }
         for (list, flag) in [(NEGATIVE, HINT_NEGATIVE), (POSITIVE, HINT_POSITIVE)] {
-            if list.iter().any(|w| w.len() > 5 && t.len() > w.len() && rest.starts_with(w.as_bytes())) {
+            if list.iter().any(|w| inside_words(w) && t.len() > w.len() && rest.starts_with(w.as_bytes())) {
                 h |= flag;
             }
         }
@@ -301,12 +301,19 @@ fn token_hint(token: &str) -> u8 {
     h
 }
 
-/// The first two bytes of every word longer than five letters, as a bit set.
+/// Whether a hint word also counts inside a longer token: words longer than five letters, except `hidden`, which
+/// inside a token is a state or a utility (`overflow-hidden`, `panel--hidden` of a collapsed section), not a
+/// hidden element.
+fn inside_words(w: &str) -> bool {
+    w.len() > 5 && w != "hidden"
+}
+
+/// The first two bytes of every word that counts inside longer tokens, as a bit set.
 fn long_word_bigrams() -> &'static [u64; 1024] {
     static SET: std::sync::OnceLock<[u64; 1024]> = std::sync::OnceLock::new();
     SET.get_or_init(|| {
         let mut set = [0u64; 1024];
-        for w in NEGATIVE.iter().chain(POSITIVE).filter(|w| w.len() > 5).chain(&["articlebody"]) {
+        for w in NEGATIVE.iter().chain(POSITIVE).filter(|w| inside_words(w)).chain(&["articlebody"]) {
             let b = w.as_bytes();
             let pair = usize::from(b.first().copied().unwrap_or(0)) << 8 | usize::from(b.get(1).copied().unwrap_or(0));
             if let Some(word) = set.get_mut(pair / 64) {
@@ -929,7 +936,10 @@ impl Sink for Builder {
         }
         let skip = SKIP.contains(&name) || is_hidden(tag);
         // Hints matter on containers; inline elements (links, spans, emphasis) are many and carry none we use.
-        let (weight, comments) = if inline { (0, false) } else { self.hints.of(tag) };
+        // The classes of `html` and `body` describe the whole page's layout (`has-sidebar`, `no-comments`), not a
+        // part of it.
+        let (weight, comments) =
+            if inline || matches!(name, "html" | "body") { (0, false) } else { self.hints.of(tag) };
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline

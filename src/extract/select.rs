@@ -8,7 +8,9 @@
 //! Page types, by general rules rather than per-site ones: a page that does not say it is an article (Open Graph,
 //! schema.org) has its region widened until it holds most of the page's body text, so that a service page keeps
 //! every section and a listing its items (sibling containers of one template, "cards", whose linked titles are the
-//! items, not a link list); an article keeps its container. A page that says it is a forum thread or a Q&A keeps
+//! items, not a link list); when a group of cards holds a good share of the body text, the region starts at the
+//! container holding both the cards and the best-scoring prose (a listing's items score little, being short and
+//! linked). An article keeps its container. A page that says it is a forum thread or a Q&A keeps
 //! its posts even in a region named comments. Blocks said twice, unfilled template placeholders and bare URLs go.
 
 use super::builder::{Block, Kind, Page, NO_NODE};
@@ -173,6 +175,18 @@ fn choose(page: &Page) -> Vec<usize> {
         .filter(|&i| score.get(i).copied().unwrap_or(0.0) > 0.0)
         .filter(|i| !has_clean || clean(i))
         .max_by(|&a, &b| final_score(a).partial_cmp(&final_score(b)).unwrap_or(std::cmp::Ordering::Equal));
+    // A listing's items are short and mostly links, so they score little: when one group of cards holds more body
+    // text than the best-scoring container, the region starts at the cards' parent.
+    let page_body: u64 =
+        page.blocks.iter().filter(|b| is_body(b) || in_card(b) && !b.boiler).map(|b| u64::from(b.text_len)).sum();
+    let grid =
+        largest_card_group(page, &card, &body).filter(|&(_, text)| text as f64 >= GRID_SHARE_MIN * page_body as f64);
+    let best = match (best, grid) {
+        // Both the cards and the best prose (a listing's introduction), in the container that holds both.
+        (Some(b), Some((parent, _))) => Some(common_ancestor(page, b, parent)),
+        (None, Some((parent, _))) => Some(parent),
+        (best, _) => best,
+    };
     let Some(mut best) = best else {
         // Nothing scored (a short page): keep every non-boilerplate block.
         return page.blocks.iter().enumerate().filter(|(_, b)| !b.boiler).map(|(i, _)| i).collect();
@@ -191,8 +205,6 @@ fn choose(page: &Page) -> Vec<usize> {
     // A page of many sections (a service or landing page, a product page, a listing) has no one container that
     // holds most of its text: climb until the region holds most of the page's clean body text, so that every
     // section is kept (boilerplate inside it is still dropped below).
-    let page_body: u64 =
-        page.blocks.iter().filter(|b| is_body(b) || in_card(b) && !b.boiler).map(|b| u64::from(b.text_len)).sum();
     let coverage = if is_article(&page.signals) { ARTICLE_COVERAGE_MIN } else { COVERAGE_MIN };
     for _ in 0..super::DEPTH_MAX {
         let Some(parent) = page.nodes.get(best).map(|n| n.parent).filter(|p| *p != NO_NODE) else { break };
@@ -267,7 +279,8 @@ fn choose(page: &Page) -> Vec<usize> {
         if matches!(b.kind, Kind::Item { .. }) && ld > 0.35 && !own_sentence {
             continue;
         }
-        if is_chrome(b) || is_residue(b) {
+        // A card's short lines (a price, a date) are the item's own.
+        if !in_card(b) && is_chrome(b) || is_residue(b) {
             continue;
         }
         // The same text again (a promise repeated in a banner, a price box and a footer note) is said once.
@@ -289,7 +302,8 @@ fn choose(page: &Page) -> Vec<usize> {
         keep.truncate(cut);
     }
     // Runs of three or more headings with no text between them are lists of teasers.
-    let is_heading = |i: &usize| page.blocks.get(*i).is_some_and(|b| matches!(b.kind, Kind::Heading(_)));
+    // (A listing's cards titled by headings are its items, not teasers.)
+    let is_heading = |i: &usize| page.blocks.get(*i).is_some_and(|b| matches!(b.kind, Kind::Heading(_)) && !in_card(b));
     let mut drop = vec![false; keep.len()];
     let mut run_start = 0;
     for pos in 0..=keep.len() {
@@ -303,7 +317,7 @@ fn choose(page: &Page) -> Vec<usize> {
     }
     let mut keep: Vec<usize> = keep.into_iter().zip(drop).filter(|(_, d)| !d).map(|(i, _)| i).collect();
     // Headings with no body text after them (a "Related" or "Topics" tail) go too.
-    while keep.last().and_then(|&i| page.blocks.get(i)).is_some_and(|b| matches!(b.kind, Kind::Heading(_))) {
+    while keep.last().is_some_and(is_heading) {
         keep.pop();
     }
     keep
@@ -385,6 +399,46 @@ fn cards(page: &Page) -> Vec<bool> {
                 && counts.get(&(node.parent, node.class_key)).is_some_and(|&c| c >= CARDS_MIN)
         })
         .collect()
+}
+
+/// The innermost container holding both `a` and `b` (one of them when it holds the other); bounded by the depth
+/// of the tree, which is at most `DEPTH_MAX`.
+fn common_ancestor(page: &Page, a: usize, b: usize) -> usize {
+    let up = |i: usize| page.nodes.get(i).map(|n| n.parent).filter(|&p| p != NO_NODE).map(|p| p as usize);
+    let mut ancestors = Vec::new();
+    let mut x = Some(a);
+    while let Some(i) = x.filter(|_| ancestors.len() <= super::DEPTH_MAX) {
+        ancestors.push(i);
+        x = up(i);
+    }
+    let mut y = Some(b);
+    for _ in 0..=super::DEPTH_MAX {
+        let Some(j) = y else { break };
+        if ancestors.contains(&j) {
+            return j;
+        }
+        y = up(j);
+    }
+    a
+}
+
+/// The share of the page's body text a group of cards holds at least to be the listing.
+const GRID_SHARE_MIN: f64 = 0.25;
+
+/// The parent of the group of cards (siblings of one template) holding the most body text, and that text; not a
+/// group inside boilerplate. Linear: one sum per (parent, template).
+fn largest_card_group(page: &Page, card: &[bool], body: &[u64]) -> Option<(usize, u64)> {
+    let mut groups: std::collections::HashMap<(u32, u64), u64> = std::collections::HashMap::new();
+    for (i, node) in page.nodes.iter().enumerate() {
+        if card.get(i).copied().unwrap_or(false) && node.parent != NO_NODE {
+            *groups.entry((node.parent, node.class_key)).or_insert(0) += body.get(i).copied().unwrap_or(0);
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|((parent, _), _)| page.nodes.get(*parent as usize).is_some_and(|p| !p.boiler || p.content))
+        .max_by_key(|&((parent, key), text)| (text, std::cmp::Reverse((parent, key))))
+        .map(|((parent, _), text)| (parent as usize, text))
 }
 
 /// Blocks of this many characters or more are said once.

@@ -303,3 +303,25 @@ fn a_collection_of_articles_is_not_read_as_an_article() {
     }
     assert!(!md.contains("printed weekly"), "{md}");
 }
+
+#[test]
+fn a_listing_keeps_its_introduction_and_every_card() {
+    // The cards score little (short, linked titles) beside the introduction's prose: the region holds both. The
+    // grid's wrapper is `overflow-hidden` (a utility class, not a hidden element), the body's class names the
+    // layout (`has-sidebar`, not a sidebar), and cards titled by headings alone are items, not a run of teasers.
+    let md = run(&fixture("listing_with_intro.html")).markdown();
+    for part in [
+        "An oilskin keeps a sailor dry",
+        "Coastal jacket, red",
+        "$189.00",
+        "Offshore jacket, yellow",
+        "$329.00",
+        "Ocean smock, orange",
+        "Sou'wester hat, yellow",
+    ] {
+        assert!(md.contains(part), "{part:?} missing from:\n{md}");
+    }
+    for junk in ["Help and returns", "Harbour Road"] {
+        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
+    }
+}
