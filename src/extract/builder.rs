@@ -448,8 +448,23 @@ fn title_text(raw: &str) -> String {
     t
 }
 
+/// Words of a class or id that name a section a reader opens with a click (an accordion's panel, a tab, a FAQ's
+/// answer): hidden in the HTML only until then, and part of the page's text.
+const COLLAPSED: &[&str] = &["accordion", "collapse", "tabpanel", "tab-pane", "answer", "faq", "expand"];
+
+/// A section hidden until a reader opens it (by its class, id or role).
+fn is_collapsed_section(tag: &Tag) -> bool {
+    tag.attr("role").is_some_and(|r| r.eq_ignore_ascii_case("tabpanel"))
+        || ["class", "id"].iter().any(|a| {
+            tag.attr(a).is_some_and(|v| {
+                let v = v.to_ascii_lowercase();
+                COLLAPSED.iter().any(|w| v.contains(w))
+            })
+        })
+}
+
 fn is_hidden(tag: &Tag) -> bool {
-    (tag.attr("hidden").is_some() && !is_streamed_segment(tag))
+    (tag.attr("hidden").is_some() && !is_streamed_segment(tag) && !is_collapsed_section(tag))
         || tag.attr("aria-hidden") == Some("true")
         || tag.attr("style").is_some_and(|s| {
             let s = s.replace(' ', "").to_ascii_lowercase();

@@ -325,3 +325,13 @@ fn a_listing_keeps_its_introduction_and_every_card() {
         assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
     }
 }
+
+#[test]
+fn collapsed_sections_are_read_and_hidden_popups_are_not() {
+    // An accordion's panels are hidden until a reader opens them: they are the page's text.
+    let md = run(&fixture("collapsed_sections.html")).markdown();
+    for part in ["We lift, wash and store boats", "with power and water at every", "your own policy covers"] {
+        assert!(md.contains(part), "{part:?} missing from:\n{md}");
+    }
+    assert!(!md.contains("newsletter"), "{md}");
+}
