@@ -1,5 +1,6 @@
 //! The extraction benchmark (`cargo bench --bench extract`): quality with the benchmark's own metric on the markdown
-//! as served (only link targets and image URLs dropped; also the text view and the raw markdown), and speed on one thread with pages in memory. Reads
+//! as served (only link targets and image URLs dropped), unbudgeted and cut to the default 2,000 tokens (also the
+//! text view and the raw markdown), and speed on one thread with pages in memory. Reads
 //! `$WEBSEARCHD_SHARED_DIR/bench/aeb` (default `../shared/bench/aeb`); `--dump DIR` writes each page's markdown.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -11,6 +12,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use websearchd::extract::{Extractor, Options};
+
+/// The default budget of `extract` and `answer_extract`.
+const SERVED_TOKENS: usize = 2_000;
 
 fn main() {
     let dir = std::env::var_os("WEBSEARCHD_SHARED_DIR")
@@ -41,8 +45,11 @@ fn main() {
 
     // Quality.
     let mut outputs = Vec::new();
+    // Cut to the 2,000 tokens `extract` and `answer_extract` serve by default.
+    let mut cut = Vec::new();
     for (id, _, url, html) in &pages {
         let e = Extractor::run(html, Options { base_url: url.clone(), ..Options::default() });
+        cut.push(metric::served_view(&websearchd::extract::budget::fit(&e.blocks, SERVED_TOKENS).markdown));
         let md = e.markdown();
         if let Some(d) = &dump {
             std::fs::create_dir_all(d).unwrap();
@@ -52,6 +59,7 @@ fn main() {
     }
     if speed_only {
         outputs.clear();
+        cut.clear();
     }
     // The headline: the markdown as served, with only link targets and image URLs dropped.
     let views: Vec<String> = outputs.iter().map(|m| metric::served_view(m)).collect();
@@ -64,11 +72,15 @@ fn main() {
         let refs: Vec<(&str, &str)> = owned.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         metric::score(&refs)
     };
-    let (s, t, r) = (score(&views), score(&texts), score(&outputs));
+    let (s, t, r, c) = (score(&views), score(&texts), score(&outputs), score(&cut));
     println!("pages: {}, HTML: {:.1} MB", pages.len(), total_bytes as f64 / 1e6);
     println!(
         "markdown as served (link targets and image URLs dropped): F1 {:.3}  precision {:.3}  recall {:.3}  accuracy {:.3}",
         s.f1, s.precision, s.recall, s.accuracy
+    );
+    println!(
+        "markdown as served cut to {SERVED_TOKENS} tokens: F1 {:.3}  precision {:.3}  recall {:.3}",
+        c.f1, c.precision, c.recall
     );
     println!("text view (bare URLs dropped too): F1 {:.3}  precision {:.3}  recall {:.3}", t.f1, t.precision, t.recall);
     println!("raw markdown (link targets kept): F1 {:.3}  precision {:.3}  recall {:.3}", r.f1, r.precision, r.recall);

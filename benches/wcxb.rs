@@ -46,6 +46,17 @@ struct Tally {
 }
 
 impl Tally {
+    fn add(&mut self, s: metric::PageScore, with: usize, without: usize, p: &Page) {
+        self.pages += 1;
+        self.f1 += s.f1;
+        self.precision += s.precision;
+        self.recall += s.recall;
+        self.with.0 += with;
+        self.with.1 += p.with.len();
+        self.without.0 += without;
+        self.without.1 += p.without.len();
+    }
+
     fn line(&self, name: &str) -> String {
         let n = self.pages.max(1) as f64;
         format!(
@@ -106,6 +117,7 @@ fn main() {
     let mut all = Tally::default();
     let mut by_kind: BTreeMap<String, Tally> = BTreeMap::new();
     let mut budgeted = Tally::default();
+    let mut budgeted_by_kind: BTreeMap<String, Tally> = BTreeMap::new();
     let mut per_page = Vec::new();
     for p in &pages {
         let e = Extractor::run(&p.html, Options { base_url: Some(p.url.clone()), ..Options::default() });
@@ -120,22 +132,18 @@ fn main() {
         let with = p.with.iter().filter(|w| metric::contains_snippet(&line, w)).count();
         let without = p.without.iter().filter(|w| metric::contains_snippet(&line, w)).count();
         for t in [&mut all, by_kind.entry(p.kind.clone()).or_default()] {
-            t.pages += 1;
-            t.f1 += s.f1;
-            t.precision += s.precision;
-            t.recall += s.recall;
-            t.with.0 += with;
-            t.with.1 += p.with.len();
-            t.without.0 += without;
-            t.without.1 += p.without.len();
+            t.add(s, with, without, p);
         }
         if let Some(b) = budget {
             let fitted = websearchd::extract::budget::fit(&e.blocks, b);
-            let s = metric::page_score(&p.truth, &metric::served_view(&fitted.markdown));
-            budgeted.pages += 1;
-            budgeted.f1 += s.f1;
-            budgeted.precision += s.precision;
-            budgeted.recall += s.recall;
+            let view = metric::served_view(&fitted.markdown);
+            let s = metric::page_score(&p.truth, &view);
+            let line = metric::token_line(&view);
+            let with = p.with.iter().filter(|w| metric::contains_snippet(&line, w)).count();
+            let without = p.without.iter().filter(|w| metric::contains_snippet(&line, w)).count();
+            for t in [&mut budgeted, budgeted_by_kind.entry(p.kind.clone()).or_default()] {
+                t.add(s, with, without, p);
+            }
         }
         per_page.push((s, p.id.as_str(), p.kind.as_str()));
     }
@@ -145,13 +153,11 @@ fn main() {
     }
     println!("{}", all.line("all"));
     if let Some(b) = budget {
-        let n = budgeted.pages.max(1) as f64;
-        println!(
-            "cut to {b} tokens: F1 {:.3}  P {:.3}  R {:.3}",
-            budgeted.f1 / n,
-            budgeted.precision / n,
-            budgeted.recall / n
-        );
+        println!("cut to {b} tokens:");
+        for (kind, t) in &budgeted_by_kind {
+            println!("{}", t.line(kind));
+        }
+        println!("{}", budgeted.line("all"));
     }
     if let Some(path) = arg("--scores") {
         let lines: String = per_page
