@@ -45,6 +45,19 @@ struct Tally {
     without: (usize, usize),
 }
 
+/// Scores one page's markdown as served and adds it to `tallies`.
+fn score(p: &Page, md: &str, tallies: [&mut Tally; 2]) -> metric::PageScore {
+    let view = metric::served_view(md);
+    let s = metric::page_score(&p.truth, &view);
+    let line = metric::token_line(&view);
+    let with = p.with.iter().filter(|w| metric::contains_snippet(&line, w)).count();
+    let without = p.without.iter().filter(|w| metric::contains_snippet(&line, w)).count();
+    for t in tallies {
+        t.add(s, with, without, p);
+    }
+    s
+}
+
 impl Tally {
     fn add(&mut self, s: metric::PageScore, with: usize, without: usize, p: &Page) {
         self.pages += 1;
@@ -126,24 +139,10 @@ fn main() {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join(format!("{}.md", p.id)), &md).unwrap();
         }
-        let view = metric::served_view(&md);
-        let s = metric::page_score(&p.truth, &view);
-        let line = metric::token_line(&view);
-        let with = p.with.iter().filter(|w| metric::contains_snippet(&line, w)).count();
-        let without = p.without.iter().filter(|w| metric::contains_snippet(&line, w)).count();
-        for t in [&mut all, by_kind.entry(p.kind.clone()).or_default()] {
-            t.add(s, with, without, p);
-        }
+        let s = score(p, &md, [&mut all, by_kind.entry(p.kind.clone()).or_default()]);
         if let Some(b) = budget {
             let fitted = websearchd::extract::budget::fit(&e.blocks, b);
-            let view = metric::served_view(&fitted.markdown);
-            let s = metric::page_score(&p.truth, &view);
-            let line = metric::token_line(&view);
-            let with = p.with.iter().filter(|w| metric::contains_snippet(&line, w)).count();
-            let without = p.without.iter().filter(|w| metric::contains_snippet(&line, w)).count();
-            for t in [&mut budgeted, budgeted_by_kind.entry(p.kind.clone()).or_default()] {
-                t.add(s, with, without, p);
-            }
+            score(p, &fitted.markdown, [&mut budgeted, budgeted_by_kind.entry(p.kind.clone()).or_default()]);
         }
         per_page.push((s, p.id.as_str(), p.kind.as_str()));
     }

@@ -19,6 +19,18 @@ fn md(html: &str) -> String {
     run(html.as_bytes()).markdown()
 }
 
+/// Extracts a fixture and checks that each of `parts` is in its markdown and none of `junk` is.
+#[track_caller]
+fn check_fixture(name: &str, parts: &[&str], junk: &[&str]) {
+    let md = run(&fixture(name)).markdown();
+    for part in parts {
+        assert!(md.contains(part), "{part:?} missing from:\n{md}");
+    }
+    for junk in junk {
+        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
+    }
+}
+
 /// A fixture of `fixtures/extract/` (regressions found on real pages, issue 14).
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/fixtures/extract/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -235,24 +247,28 @@ fn a_first_block_over_the_budget_is_cut_at_a_sentence_end() {
 
 #[test]
 fn a_service_page_keeps_every_section() {
-    let md = run(&fixture("service_sections.html")).markdown();
-    for part in
-        ["We clean offices", "## Offices", "Hull, deck and cabin", "Degreasing", "## Prices", "90 euros", "photographs"]
-    {
-        assert!(md.contains(part), "{part:?} missing from:\n{md}");
-    }
-    for junk in ["Contact", "All rights reserved"] {
-        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
-    }
+    check_fixture(
+        "service_sections.html",
+        &[
+            "We clean offices",
+            "## Offices",
+            "Hull, deck and cabin",
+            "Degreasing",
+            "## Prices",
+            "90 euros",
+            "photographs",
+        ],
+        &["Contact", "All rights reserved"],
+    );
 }
 
 #[test]
 fn a_forum_thread_keeps_its_replies_in_a_region_named_comments() {
-    let md = run(&fixture("forum_comments.html")).markdown();
-    for part in ["My anchor keeps dragging", "A plough is poor in soft mud", "let it settle for a minute"] {
-        assert!(md.contains(part), "{part:?} missing from:\n{md}");
-    }
-    assert!(!md.contains("volunteers"), "{md}");
+    check_fixture(
+        "forum_comments.html",
+        &["My anchor keeps dragging", "A plough is poor in soft mud", "let it settle for a minute"],
+        &["volunteers"],
+    );
 }
 
 #[test]
@@ -266,24 +282,20 @@ fn a_thread_served_inside_noscript_is_read() {
 
 #[test]
 fn a_listing_keeps_its_items_and_not_its_filters() {
-    let md = run(&fixture("listing_cards.html")).markdown();
-    for part in ["Coastal navigation", "Charts, tides and pilotage", "Marine diesel engines", "Reading the weather"] {
-        assert!(md.contains(part), "{part:?} missing from:\n{md}");
-    }
-    for junk in ["Beginner", "About", "Quay 2"] {
-        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
-    }
+    check_fixture(
+        "listing_cards.html",
+        &["Coastal navigation", "Charts, tides and pilotage", "Marine diesel engines", "Reading the weather"],
+        &["Beginner", "About", "Quay 2"],
+    );
 }
 
 #[test]
 fn a_listing_of_list_items_keeps_its_items() {
-    let md = run(&fixture("listing_items.html")).markdown();
-    for part in ["Braided polyester sheet line", "£2.40 per metre", "Waxed whipping twine reel", "£4.50 each"] {
-        assert!(md.contains(part), "{part:?} missing from:\n{md}");
-    }
-    for junk in ["About us", "Harbour Road"] {
-        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
-    }
+    check_fixture(
+        "listing_items.html",
+        &["Braided polyester sheet line", "£2.40 per metre", "Waxed whipping twine reel", "£4.50 each"],
+        &["About us", "Harbour Road"],
+    );
 }
 
 #[test]
@@ -297,11 +309,11 @@ fn a_page_hidden_until_its_scripts_run_is_read() {
 fn a_collection_of_articles_is_not_read_as_an_article() {
     // `og:type` says article, but the page's own JSON-LD type is a CollectionPage (its NewsArticles are its items):
     // the teasers are the content, not the related links around one article.
-    let md = run(&fixture("collection_of_articles.html")).markdown();
-    for part in ["Everything that happened", "New pontoons open on the east quay", "Harbour dues rise by two percent"] {
-        assert!(md.contains(part), "{part:?} missing from:\n{md}");
-    }
-    assert!(!md.contains("printed weekly"), "{md}");
+    check_fixture(
+        "collection_of_articles.html",
+        &["Everything that happened", "New pontoons open on the east quay", "Harbour dues rise by two percent"],
+        &["printed weekly"],
+    );
 }
 
 #[test]
@@ -309,29 +321,27 @@ fn a_listing_keeps_its_introduction_and_every_card() {
     // The cards score little (short, linked titles) beside the introduction's prose: the region holds both. The
     // grid's wrapper is `overflow-hidden` (a utility class, not a hidden element), the body's class names the
     // layout (`has-sidebar`, not a sidebar), and cards titled by headings alone are items, not a run of teasers.
-    let md = run(&fixture("listing_with_intro.html")).markdown();
-    for part in [
-        "An oilskin keeps a sailor dry",
-        "Coastal jacket, red",
-        "$189.00",
-        "Offshore jacket, yellow",
-        "$329.00",
-        "Ocean smock, orange",
-        "Sou'wester hat, yellow",
-    ] {
-        assert!(md.contains(part), "{part:?} missing from:\n{md}");
-    }
-    for junk in ["Help and returns", "Harbour Road"] {
-        assert!(!md.contains(junk), "{junk:?} leaked into:\n{md}");
-    }
+    check_fixture(
+        "listing_with_intro.html",
+        &[
+            "An oilskin keeps a sailor dry",
+            "Coastal jacket, red",
+            "$189.00",
+            "Offshore jacket, yellow",
+            "$329.00",
+            "Ocean smock, orange",
+            "Sou'wester hat, yellow",
+        ],
+        &["Help and returns", "Harbour Road"],
+    );
 }
 
 #[test]
 fn collapsed_sections_are_read_and_hidden_popups_are_not() {
     // An accordion's panels are hidden until a reader opens them: they are the page's text.
-    let md = run(&fixture("collapsed_sections.html")).markdown();
-    for part in ["We lift, wash and store boats", "with power and water at every", "your own policy covers"] {
-        assert!(md.contains(part), "{part:?} missing from:\n{md}");
-    }
-    assert!(!md.contains("newsletter"), "{md}");
+    check_fixture(
+        "collapsed_sections.html",
+        &["We lift, wash and store boats", "with power and water at every", "your own policy covers"],
+        &["newsletter"],
+    );
 }
