@@ -282,16 +282,9 @@ impl App {
             Err(refusal) => return Ok(refusal),
         };
         let agent = agent_of(req, &admission);
-        let answer = match self.engine.search(&search, &req.request_id) {
-            Ok(mut answer) => {
-                if search.extract {
-                    crate::page::add_to_answer(&mut answer, &self.config, &self.pages, search.extract_tokens);
-                }
-                if let Some(map) = answer.as_object_mut() {
-                    map.insert("kid".into(), self.keys.result.kid.clone().into());
-                }
-                answer
-            }
+        let work = (&self.engine, &self.config, &self.pages);
+        let answer = match search_answer(work, &self.keys.result.kid, &search, &req.request_id) {
+            Ok(answer) => answer,
             Err(e) => {
                 self.failed(admission, agent, "search", e.code);
                 return Err(e);
@@ -544,6 +537,24 @@ impl App {
             "agents_max": crate::mesh::AGENTS_MAX,
         })
     }
+}
+
+/// The work of one search call, shared by `/service` and the MCP tools (`mcp`): the engine's answer, the top
+/// result's page when `extract` asks for it, and the `kid` of the result key that is to sign it.
+pub fn search_answer(
+    (engine, config, pages): (&Engine, &Config, &crate::page::Cache),
+    kid: &str,
+    search: &SearchRequest,
+    request_id: &str,
+) -> Result<Value, ApiError> {
+    let mut answer = engine.search(search, request_id)?;
+    if search.extract {
+        crate::page::add_to_answer(&mut answer, config, pages, search.extract_tokens);
+    }
+    if let Some(map) = answer.as_object_mut() {
+        map.insert("kid".into(), kid.into());
+    }
+    Ok(answer)
 }
 
 /// Who is calling, for the mesh graph: a verified payer's address, or an `X-WALLET` address hint on a free call

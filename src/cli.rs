@@ -1,4 +1,4 @@
-//! The command line: `serve` (the default), `search`, `extract`, `check-config`, `payments`, `journal`, `keygen`,
+//! The command line: `serve` (the default), `search`, `extract`, `mcp`, `check-config`, `payments`, `journal`, `keygen`,
 //! `apikey`, `verify`, `--help`, `--version`. Exit codes: 0 success,
 //! 1 a failure at run time (cannot listen, the search failed), 2 a usage or configuration error.
 
@@ -23,6 +23,8 @@ Usage:
   websearchd extract URL|--file PATH [--tokens N]
                                             print a page's main content as markdown (N tokens, default
                                             2000; 0 for no budget)
+  websearchd mcp                            an MCP server on stdin/stdout (tools web_search, extract_page;
+                                            the same pipeline, no payment)
   websearchd check-config                   print the resolved configuration, secrets hidden
   websearchd payments                       list the payment ledger (one JSON record per line) and a summary
   websearchd journal check FILE             check a journal (payments.journal, notary.journal): records, a torn
@@ -56,6 +58,7 @@ enum Command {
     JournalCheck { file: PathBuf },
     JournalRepair { file: PathBuf, truncate_at: String },
     Extract { target: String, file: bool, tokens: Option<String> },
+    Mcp,
     Keygen,
     Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
     VerifyReceipts { receipts: PathBuf, jwks: Option<PathBuf> },
@@ -130,6 +133,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         let command = match positional.next().as_deref() {
             None | Some("serve") => Command::Serve,
             Some("check-config") => Command::CheckConfig,
+            Some("mcp") => Command::Mcp,
             Some("payments") => Command::Payments,
             Some("keygen") => Command::Keygen,
             Some("journal") => match (positional.next().as_deref(), positional.next(), truncate_at.take()) {
@@ -212,6 +216,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Verify { body, headers, jwks } => verify(&config, &body, &headers, jwks.as_deref()),
         Command::VerifyReceipts { receipts, jwks } => verify_receipts(&config, &receipts, jwks.as_deref()),
         Command::ApiKeyNew { comment } => apikey_new(&config, comment.as_deref()),
+        Command::Mcp => mcp(config),
         _ => serve(config),
     }
 }
@@ -287,6 +292,16 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
     };
     println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
     code
+}
+
+/// `mcp`: the MCP server on stdio (`crate::mcp`), its keys in the state directory as `serve` keeps them.
+fn mcp(config: Config) -> ExitCode {
+    crate::logger::init(&config.log);
+    if let Err(e) = create_state_dir(&config) {
+        log::error!("cannot create the state directory {}: {e}", config.state_dir.display());
+        return ExitCode::from(1);
+    }
+    crate::mcp::tools::run(config)
 }
 
 fn serve(config: Config) -> ExitCode {
@@ -994,6 +1009,7 @@ mod tests {
         assert_eq!(parse(&[]).map(|i| i.command), Ok(Command::Serve));
         assert_eq!(parse(&["serve"]).map(|i| i.command), Ok(Command::Serve));
         assert_eq!(parse(&["check-config"]).map(|i| i.command), Ok(Command::CheckConfig));
+        assert_eq!(parse(&["mcp"]).map(|i| i.command), Ok(Command::Mcp));
         assert_eq!(parse(&["--version"]).map(|i| i.command), Ok(Command::Version));
         assert_eq!(parse(&["search", "-h"]).map(|i| i.command), Ok(Command::Help));
         assert_eq!(

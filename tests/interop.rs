@@ -107,3 +107,83 @@ fn discovery_documents_verify_with_standard_tools() {
         }
     }
 }
+
+/// The official MCP Python SDK client starts `websearchd mcp` over stdio (both the 2026-07-28 discovery and the
+/// `initialize` handshake), lists the tools and calls them against loopback sources; the search results equal
+/// `/service`'s for the same query, and the answers' signatures verify with the service's key set.
+#[test]
+fn the_official_mcp_python_client_searches_over_stdio() {
+    let Some(python) = python() else { return };
+    let site = Upstream::start(|seen| match seen.path() {
+        "/article" => Answer::html(200, own_fixture("extract_article.html")),
+        _ => Answer::html(404, ""),
+    });
+    let article = site.url("/article");
+    let results = common::results_pointing_at(&article);
+    let source = Upstream::start(move |_| Answer::html(200, results.clone()));
+    let (html, allow) = (source.url("/html/"), format!("127.0.0.1:{}", site.addr.port()));
+    let env = [
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
+        ("WEBSEARCHD_FETCH_ALLOW", allow.as_str()),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+    ];
+    let server = Server::start(&env);
+    let query = "rust at the edge";
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/mcp_client.py");
+    // The MCP server signs with the same keys as the HTTP server: one state directory.
+    let state = server.state_dir.path().join("data");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .args([common::binary(), query, &article, "http://127.0.0.1:80/private"])
+        .envs(env)
+        .env("WEBSEARCHD_STATE_DIR", &state)
+        .env("WEBSEARCHD_MAP_LAYERS", "none")
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "client failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+
+    let service = server.post_json("/service", &format!(r#"{{"query":"{query}","max_results":5}}"#)).json();
+    let jwks = server.get("/.well-known/jwks.json").json();
+    let keys = websearchd::sign::keys_from_jwks(&jwks);
+    let verify = |text: &str, signature: &Value| {
+        let header = |name: &str| {
+            let member = match name {
+                "X-Signature" => "value",
+                "X-Signature-Kid" => "kid",
+                _ => "signed_object",
+            };
+            signature[member].as_str().map(str::to_owned)
+        };
+        websearchd::sign::verify_answer(text.as_bytes(), header, &keys)
+    };
+    let seen: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let protocols: Vec<&str> = seen.iter().map(|s| s["protocol"].as_str().unwrap()).collect();
+    assert_eq!(protocols, ["2026-07-28", "2025-11-25"], "auto discovers, legacy shakes hands");
+    for s in &seen {
+        assert_eq!(s["server"], "websearchd");
+        let search = &s["search"];
+        assert_eq!(search["query"], service["query"]);
+        assert_eq!(search["results"], service["results"], "mode {}", s["mode"]);
+        assert_eq!(search["results"].as_array().unwrap().len(), 2);
+        assert_eq!(search["kid"], service["kid"]);
+        // The text block is the signed answer; the structured content is the same answer and its signature.
+        let text = s["search_text"].as_str().unwrap();
+        verify(text, &search["signature"]).expect("the search answer verifies");
+        let mut unsigned = search.clone();
+        unsigned.as_object_mut().unwrap().remove("signature");
+        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), unsigned);
+        let tampered = text.replacen("rust", "rusT", 1);
+        assert!(verify(&tampered, &search["signature"]).is_err());
+
+        let extract = &s["extract"];
+        assert_eq!(extract["final_url"], article.as_str());
+        assert_eq!(extract["title"], "Rust at the Edge");
+        assert!(extract["markdown"].as_str().unwrap().starts_with("# Rust at the Edge"), "{extract}");
+        verify(s["extract_text"].as_str().unwrap(), &extract["signature"]).expect("the extract verifies");
+        // The same SSRF guard as the server: a loopback address that is not allowed is refused.
+        assert_eq!(s["refused"]["error"]["code"], "address_refused", "{}", s["refused"]);
+        assert_eq!(s["bad"]["error"]["code"], "query_empty");
+    }
+}

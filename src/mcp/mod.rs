@@ -1,0 +1,354 @@
+//! The Model Context Protocol door: JSON-RPC 2.0 messages, one per line, over stdin and stdout (`websearchd mcp`,
+//! the way desktop agents and IDEs start local tools). This module is the protocol: framing with a bounded line
+//! reader, the JSON-RPC envelope, version negotiation and the methods; what the tools do is `tools`, which calls
+//! the same pipeline as `/service` (`app::search_answer`), without payment and without a listening socket.
+//!
+//! Versions: the stateless revision 2026-07-28 (every request carries its version and the client's capabilities in
+//! `params._meta`; `server/discover` advertises the server) and, for clients of the handshake era, `initialize` with
+//! 2025-11-25 or 2025-06-18. Requests are answered one at a time, in order; notifications get no answer.
+
+pub mod tools;
+
+use std::io::{self, BufRead, Write};
+
+use serde_json::{json, Map, Value};
+
+/// Longest message line read, newline excluded; a longer line is skipped to its end and answered with
+/// `INVALID_REQUEST` (tool arguments are a query of at most 400 characters or a URL).
+pub const LINE_BYTES_MAX: usize = 65_536;
+
+/// Revisions with the per-request envelope (`params._meta`), newest last.
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+/// Revisions reached through the `initialize` handshake, newest last; the first with structured tool output
+/// (`outputSchema`, `structuredContent`) is 2025-06-18.
+pub const HANDSHAKE_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
+
+/// The reserved `_meta` keys of 2026-07-28.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// JSON-RPC 2.0 error codes, and MCP's code for a version it does not serve.
+pub const PARSE_ERROR: i64 = -32_700;
+pub const INVALID_REQUEST: i64 = -32_600;
+pub const METHOD_NOT_FOUND: i64 = -32_601;
+pub const INVALID_PARAMS: i64 = -32_602;
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32_022;
+
+const INSTRUCTIONS: &str = "web_search finds ranked organic results (title, url, snippet) from live public sources, \
+with every source's outcome, and with extract: true the top page as markdown; extract_page fetches one public page \
+and returns its main content as markdown. Answers are signed with Ed25519 (structuredContent.signature, over the \
+exact text of the first content block).";
+
+/// A tool's outcome: its structured content and the text block that carries it (the signed bytes, for answers).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    pub structured: Value,
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// What the server offers; `tools::Toolbox` is the real one.
+pub trait Tools {
+    /// The tool definitions (`name`, `description`, `inputSchema`, `outputSchema`, ...).
+    fn list(&self) -> Vec<Value>;
+    /// Runs a tool; `None` when there is no tool by that name.
+    fn call(&self, name: &str, arguments: &Map<String, Value>) -> Option<ToolResult>;
+}
+
+/// A JSON-RPC error answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError { code, message: message.into(), data: None }
+    }
+
+    fn to_json(&self, id: &Value) -> Value {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let (Some(data), Some(map)) = (&self.data, error.as_object_mut()) {
+            map.insert("data".into(), data.clone());
+        }
+        json!({ "jsonrpc": "2.0", "id": id, "error": error })
+    }
+}
+
+/// The protocol revision a request is served under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// 2026-07-28: results carry `resultType` and the server's identity in `_meta`.
+    Modern,
+    Handshake,
+}
+
+/// One stdio connection: what the `initialize` handshake agreed (if a handshake-era client made one).
+pub struct Session<'a, T: Tools> {
+    tools: &'a T,
+    handshake: Option<&'static str>,
+}
+
+impl<'a, T: Tools> Session<'a, T> {
+    pub fn new(tools: &'a T) -> Session<'a, T> {
+        Session { tools, handshake: None }
+    }
+
+    /// The answer to one message line (without its newline), or `None` for a notification or a response.
+    pub fn handle(&mut self, line: &[u8]) -> Option<Value> {
+        let message: Value = match serde_json::from_slice(line) {
+            Ok(v) => v,
+            Err(e) => return Some(RpcError::new(PARSE_ERROR, format!("not JSON: {e}")).to_json(&Value::Null)),
+        };
+        let Value::Object(message) = message else {
+            let why = if message.is_array() { "batches are not supported" } else { "a message is a JSON object" };
+            return Some(RpcError::new(INVALID_REQUEST, why).to_json(&Value::Null));
+        };
+        // An id that is not a string or an integer cannot be echoed: the error goes to id null.
+        let id = match message.get("id") {
+            None => None,
+            Some(id @ Value::String(_)) => Some(id.clone()),
+            Some(id @ Value::Number(n)) if n.is_i64() || n.is_u64() => Some(id.clone()),
+            Some(_) => {
+                let e = RpcError::new(INVALID_REQUEST, "id must be a string or an integer");
+                return Some(e.to_json(&Value::Null));
+            }
+        };
+        let answer = |result: Result<Value, RpcError>, id: &Value| match result {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(e) => e.to_json(id),
+        };
+        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            let e = RpcError::new(INVALID_REQUEST, "jsonrpc must be \"2.0\"");
+            return Some(e.to_json(id.as_ref().unwrap_or(&Value::Null)));
+        }
+        let method = match message.get("method") {
+            Some(Value::String(m)) => m.as_str(),
+            // A response to a request of ours: this server sends none, so there is nothing to match it with.
+            None if id.is_some() && (message.contains_key("result") || message.contains_key("error")) => return None,
+            _ => {
+                let e = RpcError::new(INVALID_REQUEST, "method must be a string");
+                return Some(e.to_json(id.as_ref().unwrap_or(&Value::Null)));
+            }
+        };
+        let empty = Map::new();
+        let params = match message.get("params") {
+            None | Some(Value::Null) => Ok(&empty),
+            Some(Value::Object(p)) => Ok(p),
+            Some(_) => Err(RpcError::new(INVALID_PARAMS, "params must be an object")),
+        };
+        // Notifications (initialized, cancelled, ...) need nothing from this server.
+        let id = id?;
+        Some(answer(params.and_then(|p| self.request(method, p)), &id))
+    }
+
+    fn request(&mut self, method: &str, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => return self.initialize(params),
+            "server/discover" => {
+                modern_envelope(params)?;
+                return Ok(finish(discover(), Era::Modern));
+            }
+            _ => {}
+        }
+        let era = if params.get("_meta").and_then(|m| m.get(META_PROTOCOL_VERSION)).is_some() {
+            modern_envelope(params)?;
+            Era::Modern
+        } else if self.handshake.is_some() {
+            Era::Handshake
+        } else {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                format!(
+                    "params._meta must carry {META_PROTOCOL_VERSION:?} and {META_CLIENT_CAPABILITIES:?} \
+                     (protocol {}), or the connection must begin with initialize",
+                    MODERN_VERSIONS.join(", ")
+                ),
+            ));
+        };
+        let result = match method {
+            "ping" => json!({}),
+            "tools/list" => {
+                let mut list = json!({ "tools": self.tools.list() });
+                if let (Era::Modern, Some(map)) = (era, list.as_object_mut()) {
+                    // The tool set is fixed for the life of the process, but a client need not keep it.
+                    map.insert("ttlMs".into(), 0.into());
+                    map.insert("cacheScope".into(), "private".into());
+                }
+                list
+            }
+            "tools/call" => self.call(params)?,
+            _ => return Err(RpcError::new(METHOD_NOT_FOUND, format!("no method {method:?}"))),
+        };
+        Ok(finish(result, era))
+    }
+
+    /// The handshake: the client's version if served, else the newest handshake version (the client then decides).
+    fn initialize(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let Some(asked) = params.get("protocolVersion").and_then(Value::as_str) else {
+            return Err(RpcError::new(INVALID_PARAMS, "initialize needs protocolVersion (a string)"));
+        };
+        let newest = HANDSHAKE_VERSIONS.last().copied().unwrap_or_default();
+        let version = HANDSHAKE_VERSIONS.iter().copied().find(|v| *v == asked).unwrap_or(newest);
+        self.handshake = Some(version);
+        Ok(json!({
+            "protocolVersion": version,
+            "capabilities": { "tools": {} },
+            "serverInfo": server_info(),
+            "instructions": INSTRUCTIONS,
+        }))
+    }
+
+    fn call(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err(RpcError::new(INVALID_PARAMS, "tools/call needs name (a string)"));
+        };
+        let empty = Map::new();
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(a)) => a,
+            Some(_) => return Err(RpcError::new(INVALID_PARAMS, "arguments must be an object")),
+        };
+        let Some(result) = self.tools.call(name, arguments) else {
+            return Err(RpcError::new(INVALID_PARAMS, format!("no tool {name:?}")));
+        };
+        Ok(json!({
+            "content": [{ "type": "text", "text": result.text }],
+            "structuredContent": result.structured,
+            "isError": result.is_error,
+        }))
+    }
+}
+
+/// Checks the 2026-07-28 envelope: `_meta` with the version (one this server serves) and the client's capabilities.
+fn modern_envelope(params: &Map<String, Value>) -> Result<(), RpcError> {
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let (Some(version), Some(_)) =
+        (meta.and_then(|m| m.get(META_PROTOCOL_VERSION)), meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)))
+    else {
+        return Err(RpcError::new(
+            INVALID_PARAMS,
+            format!("params._meta must carry {META_PROTOCOL_VERSION:?} and {META_CLIENT_CAPABILITIES:?}"),
+        ));
+    };
+    let Some(version) = version.as_str() else {
+        return Err(RpcError::new(INVALID_PARAMS, format!("{META_PROTOCOL_VERSION:?} must be a string")));
+    };
+    if MODERN_VERSIONS.contains(&version) {
+        return Ok(());
+    }
+    let supported: Vec<&str> = MODERN_VERSIONS.iter().chain(HANDSHAKE_VERSIONS.iter().rev()).copied().collect();
+    Err(RpcError {
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        message: "Unsupported protocol version".into(),
+        data: Some(json!({ "supported": supported, "requested": version })),
+    })
+}
+
+fn server_info() -> Value {
+    json!({
+        "name": "websearchd",
+        "title": "websearchd web search",
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": "Web search and page extraction for agents, answers signed with Ed25519.",
+    })
+}
+
+fn discover() -> Value {
+    json!({
+        "supportedVersions": MODERN_VERSIONS,
+        "capabilities": { "tools": {} },
+        "instructions": INSTRUCTIONS,
+        "ttlMs": 0,
+        "cacheScope": "private",
+    })
+}
+
+/// A 2026-07-28 result says it is complete and who answered.
+fn finish(mut result: Value, era: Era) -> Value {
+    if let (Era::Modern, Some(map)) = (era, result.as_object_mut()) {
+        map.insert("resultType".into(), "complete".into());
+        map.insert("_meta".into(), json!({ META_SERVER_INFO: server_info() }));
+    }
+    result
+}
+
+/// One line of input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// A line is in the buffer (newline and a trailing `\r` removed).
+    Message,
+    /// The line was longer than the limit; it was read to its end and dropped.
+    TooLong,
+    End,
+}
+
+/// Reads the next line into `buf`, holding at most `max_bytes` of it: a longer line is consumed to its newline
+/// without being kept. The last line may end without a newline.
+pub fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max_bytes: usize) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    let mut seen = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(match (seen, too_long) {
+                (false, _) => Line::End,
+                (true, true) => Line::TooLong,
+                (true, false) => Line::Message,
+            });
+        }
+        seen = true;
+        let newline = chunk.iter().position(|b| *b == b'\n');
+        let take = newline.unwrap_or(chunk.len());
+        if !too_long {
+            if buf.len() + take > max_bytes {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk.get(..take).unwrap_or_default());
+            }
+        }
+        input.consume(take + usize::from(newline.is_some()));
+        if newline.is_some() {
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(if too_long { Line::TooLong } else { Line::Message });
+        }
+    }
+}
+
+/// Serves one client until its input ends: each line is a message, each answer one line of compact JSON.
+pub fn serve(tools: &impl Tools, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+    let mut session = Session::new(tools);
+    let mut buf = Vec::new();
+    loop {
+        let answer = match next_line(&mut input, &mut buf, LINE_BYTES_MAX)? {
+            Line::End => return Ok(()),
+            Line::TooLong => Some(
+                RpcError::new(INVALID_REQUEST, format!("the message is longer than {LINE_BYTES_MAX} bytes"))
+                    .to_json(&Value::Null),
+            ),
+            Line::Message if buf.iter().all(u8::is_ascii_whitespace) => None,
+            Line::Message => session.handle(&buf),
+        };
+        if let Some(answer) = answer {
+            // Compact JSON escapes every newline inside strings: one message is one line.
+            let mut bytes = serde_json::to_vec(&answer).unwrap_or_default();
+            bytes.push(b'\n');
+            output.write_all(&bytes)?;
+            output.flush()?;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

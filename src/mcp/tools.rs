@@ -1,0 +1,253 @@
+//! The MCP tools: `web_search` (the `/service` pipeline: `app::search_answer`) and `extract_page` (one page through
+//! the same SSRF guard, fetch limits and extraction cache as `extract: true`). Each answer is signed with the
+//! result key over exactly the text block sent, as `/service` signs its body, and the structured content carries
+//! the answer with the signature beside it. No payment: this door is the operator's own (`websearchd mcp`).
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::{ToolResult, Tools};
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::error::ApiError;
+use crate::http::RequestIds;
+use crate::search::{Engine, SearchRequest, EXTRACT_TOKENS_DEFAULT, EXTRACT_TOKENS_MAX, EXTRACT_TOKENS_MIN};
+use crate::sign::{Keyring, SignedObject};
+
+/// Longest URL `extract_page` takes, in bytes.
+pub const URL_BYTES_MAX: usize = 4_096;
+
+pub struct Toolbox {
+    config: Config,
+    engine: Engine,
+    keys: Arc<Keyring>,
+    pages: crate::page::Cache,
+    ids: RequestIds,
+    clock: Arc<dyn Clock>,
+}
+
+impl Toolbox {
+    /// The tools over the configured sources, fetch policy and caches, signing with `keys`.
+    pub fn new(config: Config, keys: Arc<Keyring>) -> Toolbox {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let engine = Engine::from_config(&config, clock.clone());
+        let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
+        Toolbox { config, engine, keys, pages, ids: RequestIds::new(), clock }
+    }
+
+    fn web_search(&self, arguments: &Map<String, Value>) -> Result<Value, ApiError> {
+        let search = SearchRequest::from_fields(arguments)?;
+        let work = (&self.engine, &self.config, &self.pages);
+        crate::app::search_answer(work, &self.keys.result.kid, &search, &self.ids.next())
+    }
+
+    fn extract_page(&self, arguments: &Map<String, Value>) -> Result<Value, ApiError> {
+        let url = match arguments.get("url") {
+            None | Some(Value::Null) => {
+                return Err(ApiError::invalid_field("url_missing", "url", "the argument `url` is required"))
+            }
+            Some(Value::String(u)) if u.len() > URL_BYTES_MAX => {
+                return Err(ApiError::invalid_field(
+                    "url_too_long",
+                    "url",
+                    format!("`url` has {} bytes; at most {URL_BYTES_MAX} are allowed", u.len()),
+                ))
+            }
+            Some(Value::String(u)) => u.trim(),
+            Some(_) => return Err(ApiError::invalid_field("url_not_string", "url", "`url` must be a string")),
+        };
+        let tokens = match arguments.get("tokens") {
+            None | Some(Value::Null) => EXTRACT_TOKENS_DEFAULT,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(n) if (EXTRACT_TOKENS_MIN as u64..=EXTRACT_TOKENS_MAX as u64).contains(&n) => n as usize,
+                _ if n.is_i64() || n.is_u64() => {
+                    return Err(ApiError::invalid_field(
+                        "tokens_out_of_range",
+                        "tokens",
+                        format!("`tokens` must be from {EXTRACT_TOKENS_MIN} to {EXTRACT_TOKENS_MAX}"),
+                    ))
+                }
+                _ => return Err(tokens_not_integer()),
+            },
+            Some(_) => return Err(tokens_not_integer()),
+        };
+        let (policy, limits) = self.config.fetch_policy();
+        let page = crate::page::extract_cached(&self.pages, url, &policy, &limits, tokens)
+            .map_err(|e| ApiError::new(502, e.code(), e.to_string()).detail("url", url))?;
+        if page.markdown.trim().is_empty() {
+            return Err(ApiError::new(422, "empty", "no main content was found on the page").detail("url", url));
+        }
+        Ok(json!({
+            "request_id": self.ids.next(),
+            "url": url,
+            "final_url": page.url,
+            "title": page.title,
+            "markdown": page.markdown,
+            "tokens": page.tokens,
+            "truncated": page.truncated,
+            "content_sha256": crate::sign::sha256_hex(page.markdown.as_bytes()),
+            "issued_at": crate::clock::rfc3339_ms(self.clock.now_unix_ms()),
+            "kid": self.keys.result.kid,
+        }))
+    }
+
+    /// An answer as `/service` would send it (compact JSON and a newline), signed over exactly those bytes; the
+    /// structured content is the answer with `signature` added.
+    fn signed(&self, answer: Value) -> ToolResult {
+        let mut body = serde_json::to_vec(&answer).unwrap_or_default();
+        body.push(b'\n');
+        let [(_, value), (_, kid), (_, object)] = crate::sign::sign_answer(&self.keys.result, &body, SignedObject::Raw);
+        let mut structured = answer;
+        if let Some(map) = structured.as_object_mut() {
+            map.insert(
+                "signature".into(),
+                json!({
+                    "alg": "Ed25519",
+                    "kid": kid,
+                    "signed_object": object,
+                    "value": value,
+                    "covers": "the exact UTF-8 bytes of the text of content[0]",
+                }),
+            );
+        }
+        ToolResult { structured, text: String::from_utf8_lossy(&body).into_owned(), is_error: false }
+    }
+}
+
+fn tokens_not_integer() -> ApiError {
+    ApiError::invalid_field("tokens_not_integer", "tokens", "`tokens` must be an integer")
+}
+
+/// A tool that failed: the error body the HTTP door would send, for the model to read and correct.
+fn failed(e: &ApiError) -> ToolResult {
+    let body = e.body();
+    ToolResult { text: body.to_string(), structured: body, is_error: true }
+}
+
+impl Tools for Toolbox {
+    fn list(&self) -> Vec<Value> {
+        definitions()
+    }
+
+    fn call(&self, name: &str, arguments: &Map<String, Value>) -> Option<ToolResult> {
+        let answer = match name {
+            "web_search" => self.web_search(arguments),
+            "extract_page" => self.extract_page(arguments),
+            _ => return None,
+        };
+        Some(match answer {
+            Ok(answer) => self.signed(answer),
+            Err(e) => failed(&e),
+        })
+    }
+}
+
+/// The signature member of a tool's structured content.
+fn signature_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "Ed25519 signature by the result key over the exact text of content[0] (the answer as /service \
+                        sends it); the key is in the service's JWKS under kid.",
+        "properties": {
+            "alg": { "const": "Ed25519" },
+            "kid": { "type": "string" },
+            "signed_object": { "enum": ["raw"] },
+            "value": { "type": "string", "description": "Standard base64 of the 64-byte signature." },
+            "covers": { "type": "string" },
+        },
+        "required": ["alg", "kid", "signed_object", "value"],
+    })
+}
+
+/// `schema` (an object schema) with the signature member added and required.
+fn with_signature(mut schema: Value) -> Value {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert("signature".into(), signature_schema());
+    }
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        required.push("signature".into());
+    }
+    schema
+}
+
+fn definitions() -> Vec<Value> {
+    let annotations = json!({ "readOnlyHint": true, "openWorldHint": true, "destructiveHint": false });
+    vec![
+        json!({
+            "name": "web_search",
+            "title": "Web search",
+            "description": "Search the web: ranked organic results (title, url, snippet) from live public sources \
+                            with fallback, every source's outcome reported; with extract: true, the top result's \
+                            main content as token-budgeted markdown in answer_extract. Signed with Ed25519.",
+            "inputSchema": crate::openapi::search_request_schema(),
+            "outputSchema": with_signature(crate::openapi::search_answer_schema()),
+            "annotations": annotations,
+        }),
+        json!({
+            "name": "extract_page",
+            "title": "Extract a page",
+            "description": "Fetch one public web page (private, loopback and reserved addresses are refused) and \
+                            return its main content as token-budgeted markdown. Signed with Ed25519.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "url": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": URL_BYTES_MAX,
+                        "description": "An http:// or https:// URL.",
+                    },
+                    "tokens": {
+                        "type": "integer",
+                        "minimum": EXTRACT_TOKENS_MIN,
+                        "maximum": EXTRACT_TOKENS_MAX,
+                        "default": EXTRACT_TOKENS_DEFAULT,
+                        "description": "Token budget (cl100k) of the markdown.",
+                    },
+                },
+                "required": ["url"],
+            },
+            "outputSchema": with_signature(json!({
+                "type": "object",
+                "properties": {
+                    "request_id": { "type": "string" },
+                    "url": { "type": "string", "description": "The URL asked for." },
+                    "final_url": { "type": "string", "description": "The URL after redirects." },
+                    "title": { "type": ["string", "null"] },
+                    "markdown": { "type": "string" },
+                    "tokens": { "type": "integer", "minimum": 0 },
+                    "truncated": { "type": "boolean" },
+                    "content_sha256": { "type": "string" },
+                    "issued_at": { "type": "string" },
+                    "kid": { "type": "string" },
+                },
+                "required": ["request_id", "url", "final_url", "markdown", "tokens", "truncated", "issued_at", "kid"],
+            })),
+            "annotations": annotations,
+        }),
+    ]
+}
+
+/// Runs `websearchd mcp`: the keys (created on first use, as `serve` does), the tools, and the stdio loop until
+/// the client closes stdin. Logs go to stderr; stdout carries only protocol messages.
+pub fn run(config: Config) -> std::process::ExitCode {
+    let keys = match Keyring::load_or_create(&config.key_paths()) {
+        Ok(k) => Arc::new(k),
+        Err(e) => {
+            log::error!("cannot load or create the signing keys: {e}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    log::info!("mcp: serving web_search and extract_page on stdio, signing with {}", keys.result.kid);
+    let toolbox = Toolbox::new(config, keys);
+    match super::serve(&toolbox, std::io::stdin().lock(), std::io::stdout().lock()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // The client went away while an answer was written: the session is over, not failed.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            log::error!("mcp: stdio failed: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
