@@ -165,7 +165,8 @@ impl App {
             | "/.well-known/agent-card.json"
             | "/pubkey"
             | "/catalog.json"
-            | "/llms.txt" => return Route::Document,
+            | "/llms.txt"
+            | "/openapi.json" => return Route::Document,
             _ => {}
         }
         if let Some(rest) = self.config.notary_path.as_deref().and_then(|p| path.strip_prefix(p)) {

@@ -1,6 +1,7 @@
 //! The public discovery documents, built once at start from the configuration, the keys and the terms: the JWKS, the
 //! A2A v1.0 agent card (signed with the card key), `/pubkey` (the verification procedure as data, signed), the
-//! catalogue of paid operations (signed) and `/llms.txt`. Each is served with an `ETag` and `Cache-Control`.
+//! catalogue of paid operations (signed), `/llms.txt` and `/openapi.json` (`openapi`). Each is served with an `ETag`
+//! and `Cache-Control`.
 //!
 //! The card is built in the shape the official A2A SDKs rebuild before verifying (their v1.0 model, with empty
 //! strings, lists and objects and proto default values dropped), so it carries no empty value and no `false`.
@@ -58,6 +59,7 @@ impl Documents {
             guide.insert_str(at, &map_lines(base, path, map));
         }
         add(&["/llms.txt"], "text/plain; charset=utf-8", guide.into_bytes());
+        add(&["/openapi.json"], "application/json", pretty(&crate::openapi::document(config, terms, free, map)));
         Documents { by_path }
     }
 }
@@ -89,7 +91,7 @@ pub fn usdc_decimal(atomic: u128) -> String {
 }
 
 /// The published terms as strings (the agent card's extension params, the catalogue).
-fn terms_params(resource: &str, terms: &Terms, free: FreeRules) -> Map<String, Value> {
+pub(crate) fn terms_params(resource: &str, terms: &Terms, free: FreeRules) -> Map<String, Value> {
     let mut m = Map::new();
     let mut put = |k: &str, v: String| {
         m.insert(k.into(), Value::String(v));
@@ -317,6 +319,7 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         "operations": operations,
         "agent_card": format!("{base}/agent-card.json"),
         "jwks": format!("{base}/.well-known/jwks.json"),
+        "openapi": format!("{base}/openapi.json"),
     });
     with_signature(doc, keys)
 }
@@ -442,12 +445,15 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          - [Agent card]({base}/agent-card.json): A2A v1.0, signed with the card key; also at \
          /.well-known/agent-card.json.\n\
          - [Catalogue]({base}/catalog.json): every operation with its price (network, asset and payTo when paid); \
-         signed.\n\n\
+         signed.\n\
+         - [OpenAPI]({base}/openapi.json): OpenAPI 3.1 description of every endpoint this instance serves, with the \
+         error codes{openapi_402}.\n\n\
          ## Optional\n\n\
          {core_lines}",
         result_kid = keys.result.kid,
         notary_lines = notary_lines(config, terms),
         core_lines = core_lines(config),
+        openapi_402 = if terms.is_some() { " and the 402 answer with its PAYMENT-REQUIRED header" } else { "" },
         body_max = config.body_bytes_max,
     )
 }

@@ -187,3 +187,29 @@ fn the_official_mcp_python_client_searches_over_stdio() {
         assert_eq!(s["bad"]["error"]["code"], "query_empty");
     }
 }
+
+/// `/openapi.json` of a free and of a paid instance passes openapi-spec-validator (tests/openapi.rs calls every
+/// path it lists).
+#[test]
+fn the_openapi_document_passes_openapi_spec_validator() {
+    let Some(python) = python() else { return };
+    let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
+    let facilitator = Facilitator::start();
+    let (html, fac) = (source.url("/html/"), facilitator.url());
+    let free = Server::start(&[("WEBSEARCHD_SOURCES", "ddg_html"), ("WEBSEARCHD_DDG_HTML_URL", &html)]);
+    let paid = Server::start(&[
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", &html),
+        ("WEBSEARCHD_PAY_TO", PAY_TO),
+        ("WEBSEARCHD_FACILITATOR_URL", &fac),
+    ]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/validate_openapi.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .args([format!("http://{}", free.addr), format!("http://{}", paid.addr)])
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.matches("openapi-spec-validator: valid OpenAPI 3.1.0").count(), 2, "{stdout}");
+}
