@@ -114,6 +114,8 @@ pub(crate) fn terms_params(resource: &str, terms: &Terms, free: FreeRules) -> Ma
     m
 }
 
+/// The A2A card, as a signed discovery document: it lists no `supportedInterfaces`, because no A2A protocol binding
+/// (JSON-RPC, gRPC, HTTP+JSON `message:send`) is served; the skills say how to call the service over plain HTTP.
 fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> Value {
     let base = &config.public_url;
     let mut extensions = vec![json!({
@@ -161,9 +163,9 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
         "description": format!(
             "Web search for software agents: ranked organic results (title, url, snippet) from live public sources \
              with fallback and every source reported, optionally the top page as token-budgeted markdown; answers \
-             signed with Ed25519; {paid_how}."
+             signed with Ed25519; {paid_how}. Called over plain HTTP as each skill says (described at \
+             {base}/openapi.json), not through an A2A protocol binding: this card lists none."
         ),
-        "supportedInterfaces": [{ "url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0" }],
         "version": env!("CARGO_PKG_VERSION"),
         "documentationUrl": format!("{base}/llms.txt"),
         "capabilities": { "extensions": extensions },

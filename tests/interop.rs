@@ -213,3 +213,27 @@ fn the_openapi_document_passes_openapi_spec_validator() {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout.matches("openapi-spec-validator: valid OpenAPI 3.1.0").count(), 2, "{stdout}");
 }
+
+/// What the A2A card says is what is served, checked with the official A2A SDK on a free and a paid instance: the
+/// card resolves and verifies, advertises no A2A binding (none is served: `message:send` is 404), and its
+/// websearch skill's plain HTTP call answers (200 free; 402 with the card's x402 terms when paid).
+#[test]
+fn the_a2a_card_says_only_what_is_served() {
+    let Some(python) = python() else { return };
+    let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
+    let facilitator = Facilitator::start();
+    let (html, fac) = (source.url("/html/"), facilitator.url());
+    let common = [("WEBSEARCHD_SOURCES", "ddg_html"), ("WEBSEARCHD_DDG_HTML_URL", html.as_str())];
+    let paid = [("WEBSEARCHD_PAY_TO", PAY_TO), ("WEBSEARCHD_FACILITATOR_URL", fac.as_str())];
+    for (extra, said) in [(&[][..], "free call answered 200"), (&paid[..], "402 with the card's x402 terms")] {
+        let env: Vec<(&str, &str)> = common.iter().chain(extra.iter()).copied().collect();
+        let server = Server::start(&env);
+        let base = format!("http://{}", server.addr);
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/a2a_card.py");
+        let out = std::process::Command::new(&python).arg(script).arg(&base).output().expect("run python");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("no A2A transport advertised"), "{stdout}");
+        assert!(stdout.contains(said), "{stdout}");
+    }
+}

@@ -113,7 +113,8 @@ fn discovery_documents() {
     let c = card.json();
     assert_eq!(c["skills"][0]["id"], "websearch");
     assert_eq!(c["securitySchemes"]["apiKey"]["apiKeySecurityScheme"]["name"], "X-WALLET");
-    assert_eq!(c["supportedInterfaces"][0]["url"], "https://search.example");
+    assert!(c.get("supportedInterfaces").is_none(), "no A2A binding is served, so none is advertised");
+    assert!(c["description"].as_str().unwrap().contains("https://search.example/openapi.json"));
     assert_eq!(c["signatures"].as_array().unwrap().len(), 1);
 
     let etag = card.header("etag").unwrap().to_string();
