@@ -29,6 +29,15 @@ fn python() -> Option<PathBuf> {
     }
 }
 
+/// Runs `tests/interop/<script>` with `args`; its standard output, once it has exited 0.
+fn run_script(python: &std::path::Path, script: &str, args: &[&str]) -> String {
+    let path = format!("{}/tests/interop/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(python).arg(path).args(args).output().expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{script} failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
 #[test]
 fn the_official_x402_python_client_pays_end_to_end() {
     let Some(python) = python() else { return };
@@ -203,14 +212,11 @@ fn the_openapi_document_passes_openapi_spec_validator() {
         ("WEBSEARCHD_PAY_TO", PAY_TO),
         ("WEBSEARCHD_FACILITATOR_URL", &fac),
     ]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/validate_openapi.py");
-    let out = std::process::Command::new(python)
-        .arg(script)
-        .args([format!("http://{}", free.addr), format!("http://{}", paid.addr)])
-        .output()
-        .expect("run python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = run_script(
+        &python,
+        "validate_openapi.py",
+        &[&format!("http://{}", free.addr), &format!("http://{}", paid.addr)],
+    );
     assert_eq!(stdout.matches("openapi-spec-validator: valid OpenAPI 3.1.0").count(), 2, "{stdout}");
 }
 
@@ -228,11 +234,7 @@ fn the_a2a_card_says_only_what_is_served() {
     for (extra, said) in [(&[][..], "free call answered 200"), (&paid[..], "402 with the card's x402 terms")] {
         let env: Vec<(&str, &str)> = common.iter().chain(extra.iter()).copied().collect();
         let server = Server::start(&env);
-        let base = format!("http://{}", server.addr);
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/a2a_card.py");
-        let out = std::process::Command::new(&python).arg(script).arg(&base).output().expect("run python");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = run_script(&python, "a2a_card.py", &[&format!("http://{}", server.addr)]);
         assert!(stdout.contains("no A2A transport advertised"), "{stdout}");
         assert!(stdout.contains(said), "{stdout}");
     }

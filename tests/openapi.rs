@@ -14,6 +14,20 @@ fn source() -> Upstream {
     Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")))
 }
 
+/// A free server over a loopback source, with `extra` variables.
+fn free_server(extra: &[(&str, &str)]) -> (Upstream, Server) {
+    let source = source();
+    let html = source.url("/html/");
+    let mut env = vec![
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+    ];
+    env.extend_from_slice(extra);
+    let server = Server::start(&env);
+    (source, server)
+}
+
 /// The path with its parameters filled in: a layer slug the document lists, receipt 1.
 fn concrete(path: &str, op: &Value) -> String {
     let slug = op["parameters"].as_array().into_iter().flatten().find(|p| p["name"] == "slug");
@@ -84,13 +98,7 @@ fn paths(doc: &Value) -> Vec<&str> {
 
 #[test]
 fn every_listed_path_of_a_free_instance_answers_as_documented() {
-    let source = source();
-    let html = source.url("/html/");
-    let server = Server::start(&[
-        ("WEBSEARCHD_SOURCES", "ddg_html"),
-        ("WEBSEARCHD_DDG_HTML_URL", &html),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
-    ]);
+    let (_source, server) = free_server(&[]);
     let reply = server.get("/openapi.json");
     assert_eq!(reply.status, 200);
     assert!(reply.header("ETag").is_some());
@@ -164,11 +172,7 @@ fn a_paid_instance_documents_the_402_and_answers_it() {
 
 #[test]
 fn paths_that_are_off_are_neither_listed_nor_served() {
-    let source = source();
-    let html = source.url("/html/");
-    let server = Server::start(&[
-        ("WEBSEARCHD_SOURCES", "ddg_html"),
-        ("WEBSEARCHD_DDG_HTML_URL", &html),
+    let (_source, server) = free_server(&[
         ("WEBSEARCHD_NOTARY_PATH", "off"),
         ("WEBSEARCHD_CORE_PATH", "off"),
         ("WEBSEARCHD_MAP_PATH", "off"),

@@ -65,3 +65,20 @@ fn unsupported_versions_name_the_supported_ones() {
     let params = json!({ "_meta": { META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {} } });
     assert_eq!(modern_envelope(params.as_object().expect("object")), Ok(()));
 }
+
+/// The tools' text says the limits the code enforces.
+#[test]
+fn the_tool_definitions_parse_and_say_the_limits() {
+    let tools = tools::definitions();
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["web_search", "extract_page"]);
+    let extract = &tools[1]["inputSchema"]["properties"];
+    assert_eq!(extract["url"]["maxLength"], tools::URL_BYTES_MAX);
+    assert_eq!(extract["tokens"]["minimum"], crate::search::EXTRACT_TOKENS_MIN);
+    assert_eq!(extract["tokens"]["maximum"], crate::search::EXTRACT_TOKENS_MAX);
+    assert_eq!(extract["tokens"]["default"], crate::search::EXTRACT_TOKENS_DEFAULT);
+    for tool in &tools {
+        assert_eq!(tool["outputSchema"]["properties"]["signature"]["properties"]["alg"]["const"], "Ed25519");
+        assert!(tool["outputSchema"]["required"].as_array().unwrap().contains(&json!("signature")));
+    }
+}

@@ -143,27 +143,68 @@ impl Tools for Toolbox {
     }
 }
 
+/// The tools as `tools/list` gives them, without the schemas `definitions` adds: the search's input and output
+/// schemas are `openapi`'s (one description of the search for every door). Text, not code: see `openapi`.
+const TOOLS: &str = r#"[
+ {
+  "name": "web_search",
+  "title": "Web search",
+  "description": "Search the web: ranked organic results (title, url, snippet) from live public sources with fallback, every source's outcome reported; with extract: true, the top result's main content as token-budgeted markdown in answer_extract. Signed with Ed25519.",
+  "annotations": {"readOnlyHint": true, "openWorldHint": true, "destructiveHint": false}
+ },
+ {
+  "name": "extract_page",
+  "title": "Extract a page",
+  "description": "Fetch one public web page (private, loopback and reserved addresses are refused) and return its main content as token-budgeted markdown. Signed with Ed25519.",
+  "annotations": {"readOnlyHint": true, "openWorldHint": true, "destructiveHint": false},
+  "inputSchema": {
+   "type": "object",
+   "properties": {
+    "url": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "An http:// or https:// URL."},
+    "tokens": {
+     "type": "integer", "minimum": 100, "maximum": 8000, "default": 2000,
+     "description": "Token budget (cl100k) of the markdown."
+    }
+   },
+   "required": ["url"]
+  },
+  "outputSchema": {
+   "type": "object",
+   "properties": {
+    "request_id": {"type": "string"},
+    "url": {"type": "string", "description": "The URL asked for."},
+    "final_url": {"type": "string", "description": "The URL after redirects."},
+    "title": {"type": ["string", "null"]},
+    "markdown": {"type": "string"},
+    "tokens": {"type": "integer", "minimum": 0},
+    "truncated": {"type": "boolean"},
+    "content_sha256": {"type": "string"},
+    "issued_at": {"type": "string"},
+    "kid": {"type": "string"}
+   },
+   "required": ["request_id", "url", "final_url", "markdown", "tokens", "truncated", "issued_at", "kid"]
+  }
+ }
+]"#;
+
 /// The signature member of a tool's structured content.
-fn signature_schema() -> Value {
-    json!({
-        "type": "object",
-        "description": "Ed25519 signature by the result key over the exact text of content[0] (the answer as /service \
-                        sends it); the key is in the service's JWKS under kid.",
-        "properties": {
-            "alg": { "const": "Ed25519" },
-            "kid": { "type": "string" },
-            "signed_object": { "enum": ["raw"] },
-            "value": { "type": "string", "description": "Standard base64 of the 64-byte signature." },
-            "covers": { "type": "string" },
-        },
-        "required": ["alg", "kid", "signed_object", "value"],
-    })
-}
+const SIGNATURE_SCHEMA: &str = r#"{
+ "type": "object",
+ "description": "Ed25519 signature by the result key over the exact text of content[0] (the answer as /service sends it); the key is in the service's JWKS under kid.",
+ "properties": {
+  "alg": {"const": "Ed25519"},
+  "kid": {"type": "string"},
+  "signed_object": {"enum": ["raw"]},
+  "value": {"type": "string", "description": "Standard base64 of the 64-byte signature."},
+  "covers": {"type": "string"}
+ },
+ "required": ["alg", "kid", "signed_object", "value"]
+}"#;
 
 /// `schema` (an object schema) with the signature member added and required.
 fn with_signature(mut schema: Value) -> Value {
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        props.insert("signature".into(), signature_schema());
+        props.insert("signature".into(), serde_json::from_str(SIGNATURE_SCHEMA).unwrap_or_default());
     }
     if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
         required.push("signature".into());
@@ -171,62 +212,20 @@ fn with_signature(mut schema: Value) -> Value {
     schema
 }
 
-fn definitions() -> Vec<Value> {
-    let annotations = json!({ "readOnlyHint": true, "openWorldHint": true, "destructiveHint": false });
-    vec![
-        json!({
-            "name": "web_search",
-            "title": "Web search",
-            "description": "Search the web: ranked organic results (title, url, snippet) from live public sources \
-                            with fallback, every source's outcome reported; with extract: true, the top result's \
-                            main content as token-budgeted markdown in answer_extract. Signed with Ed25519.",
-            "inputSchema": crate::openapi::search_request_schema(),
-            "outputSchema": with_signature(crate::openapi::search_answer_schema()),
-            "annotations": annotations,
-        }),
-        json!({
-            "name": "extract_page",
-            "title": "Extract a page",
-            "description": "Fetch one public web page (private, loopback and reserved addresses are refused) and \
-                            return its main content as token-budgeted markdown. Signed with Ed25519.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "url": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": URL_BYTES_MAX,
-                        "description": "An http:// or https:// URL.",
-                    },
-                    "tokens": {
-                        "type": "integer",
-                        "minimum": EXTRACT_TOKENS_MIN,
-                        "maximum": EXTRACT_TOKENS_MAX,
-                        "default": EXTRACT_TOKENS_DEFAULT,
-                        "description": "Token budget (cl100k) of the markdown.",
-                    },
-                },
-                "required": ["url"],
-            },
-            "outputSchema": with_signature(json!({
-                "type": "object",
-                "properties": {
-                    "request_id": { "type": "string" },
-                    "url": { "type": "string", "description": "The URL asked for." },
-                    "final_url": { "type": "string", "description": "The URL after redirects." },
-                    "title": { "type": ["string", "null"] },
-                    "markdown": { "type": "string" },
-                    "tokens": { "type": "integer", "minimum": 0 },
-                    "truncated": { "type": "boolean" },
-                    "content_sha256": { "type": "string" },
-                    "issued_at": { "type": "string" },
-                    "kid": { "type": "string" },
-                },
-                "required": ["request_id", "url", "final_url", "markdown", "tokens", "truncated", "issued_at", "kid"],
-            })),
-            "annotations": annotations,
-        }),
-    ]
+pub(crate) fn definitions() -> Vec<Value> {
+    // This crate's own text; the tests list the tools.
+    let mut tools: Vec<Value> = serde_json::from_str(TOOLS).unwrap_or_default();
+    for tool in &mut tools {
+        let Some(tool) = tool.as_object_mut() else { continue };
+        if tool.get("name").and_then(Value::as_str) == Some("web_search") {
+            tool.insert("inputSchema".into(), crate::openapi::search_request_schema());
+            tool.insert("outputSchema".into(), crate::openapi::search_answer_schema());
+        }
+        if let Some(output) = tool.remove("outputSchema") {
+            tool.insert("outputSchema".into(), with_signature(output));
+        }
+    }
+    tools
 }
 
 /// Runs `websearchd mcp`: the keys (created on first use, as `serve` does), the tools, and the stdio loop until
