@@ -48,6 +48,8 @@ pub struct Block {
     pub plain: (bool, bool),
     /// Inside `<noscript>`: what the page says to readers without scripts.
     pub noscript: bool,
+    /// Inside a section of customers' reviews (boilerplate on a product page).
+    pub reviews: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -80,6 +82,8 @@ struct Open {
     name: String,
     /// A comments section (readers' comments are never the article).
     comments: bool,
+    /// A section of customers' reviews.
+    reviews: bool,
     /// Node id for containers, `NO_NODE` for the rest.
     node: u32,
     boiler: bool,
@@ -143,6 +147,7 @@ struct Depths {
     boiler: u32,
     content: u32,
     comments: u32,
+    reviews: u32,
     quotes: u32,
     paragraphs: u32,
     cells: u32,
@@ -162,6 +167,7 @@ impl Depths {
         step(&mut self.boiler, o.boiler);
         step(&mut self.content, o.content);
         step(&mut self.comments, o.comments);
+        step(&mut self.reviews, o.reviews);
         step(&mut self.quotes, o.name == "blockquote");
         step(&mut self.paragraphs, o.name == "p");
         step(&mut self.cells, o.name == "td" || o.name == "th");
@@ -430,6 +436,21 @@ fn comment_token(t: &str) -> bool {
     matches!(first, "comment" | "comments" | "commentlist") || t.starts_with("disqus") || t == "respond"
 }
 
+/// A section of customers' reviews, by id, class or `itemprop`: a token naming reviews (`reviews`,
+/// `product-review__title`, `customerReviews`, `reviewer-profile`), not a preview. No allocation: it is asked of
+/// every container.
+fn is_reviews(tag: &Tag) -> bool {
+    ["id", "class", "itemprop"].iter().any(|a| {
+        tag.attr(a).is_some_and(|v| {
+            let v = v.as_bytes();
+            (0..v.len().saturating_sub(5)).any(|i| {
+                v.get(i..i + 6).is_some_and(|w| w.eq_ignore_ascii_case(b"review"))
+                    && !(i > 0 && v.get(i - 1).is_some_and(|p| p.eq_ignore_ascii_case(&b'p')))
+            })
+        })
+    })
+}
+
 /// A part of a page that React streams after the shell: `<div hidden id="S:0">`, hidden only until a script moves it
 /// into its place (`$RC("B:0", "S:0")`). Without the script it is still the page's content.
 fn is_streamed_segment(tag: &Tag) -> bool {
@@ -598,6 +619,7 @@ impl Builder {
             content,
             plain,
             noscript: self.depths.noscript > 0,
+            reviews: self.depths.reviews > 0,
         });
         self.cur_text = 0;
         self.cur_links = 0;
@@ -661,6 +683,7 @@ impl Builder {
             content: self.depths.comments == 0 && self.depths.content > 0,
             plain: (self.depths.boiler > 0, self.depths.content > 0),
             noscript: self.depths.noscript > 0,
+            reviews: self.depths.reviews > 0,
         });
         self.row_header = false;
     }
@@ -850,6 +873,7 @@ impl Sink for Builder {
             if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
                 self.push(Open {
                     comments: false,
+                    reviews: false,
                     name: name.to_owned(),
                     node: NO_NODE,
                     boiler: false,
@@ -955,6 +979,7 @@ impl Sink for Builder {
         // part of it.
         let (weight, comments) =
             if inline || matches!(name, "html" | "body") { (0, false) } else { self.hints.of(tag) };
+        let reviews = !inline && !matches!(name, "html" | "body") && is_reviews(tag);
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline
@@ -982,6 +1007,7 @@ impl Sink for Builder {
         };
         let mut open = Open {
             comments,
+            reviews,
             name: name.to_owned(),
             node,
             boiler,

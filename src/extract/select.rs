@@ -11,7 +11,7 @@
 //! items, not a link list); when a group of cards holds a good share of the body text, the region starts at the
 //! container holding both the cards and the best-scoring prose (a listing's items score little, being short and
 //! linked). An article keeps its container. A page that says it is a forum thread or a Q&A keeps
-//! its posts even in a region named comments. Blocks said twice, unfilled template placeholders and bare URLs go.
+//! its posts even in a region named comments. A page that says it is a product leaves its customers' reviews out. Blocks said twice, unfilled template placeholders and bare URLs go.
 
 use super::builder::{Block, Kind, Page, NO_NODE};
 use super::render;
@@ -45,6 +45,12 @@ pub fn extract(mut page: Page) -> Extract {
         }
         for n in &mut page.nodes {
             (n.boiler, n.content) = n.plain;
+        }
+    }
+    // On a product page, what customers say of it (reviews, ratings) is not the product's description.
+    if page.signals.kind() == PageKind::Product {
+        for b in page.blocks.iter_mut().filter(|b| b.reviews) {
+            (b.boiler, b.content) = (true, false);
         }
     }
     let title = page.og_title.clone().or_else(|| page.title.clone()).map(|t| clean_title(&t, page.title.as_deref()));

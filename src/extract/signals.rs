@@ -33,11 +33,14 @@ pub enum PageKind {
     Article,
     /// A thread of posts: keep every post, even in a region named comments.
     Forum,
+    /// One product: its name, description, specifications and price, not its customers' reviews.
+    Product,
     /// Many items or sections: keep the whole region.
     Other,
 }
 
 const FORUM_TYPES: &[&str] = &["discussionforumposting", "qapage"];
+const PRODUCT_TYPES: &[&str] = &["product", "productgroup", "individualproduct", "productmodel"];
 const ARTICLE_TYPES: &[&str] =
     &["article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle", "techarticle"];
 /// Page types that are not one article: a page saying it is one of these is not an article whatever its Open
@@ -61,14 +64,18 @@ impl Signals {
     }
 
     /// The page's kind: a forum or Q&A by its own types or Open Graph; an article by its own types, or by Open
-    /// Graph unless its own types say it is a collection, a list or a product. Types of what the page holds do
-    /// not count (an `ItemList` of `NewsArticle`s is a listing).
+    /// Graph unless its own types say it is a collection, a list or a product; a product by its own types or Open
+    /// Graph. Types of what the page holds do not count (an `ItemList` of `NewsArticle`s is a listing, a
+    /// collection's `Product` items do not make it a product page).
     pub fn kind(&self) -> PageKind {
         if self.og_type.as_deref() == Some("forum") || self.has(FORUM_TYPES) {
             return PageKind::Forum;
         }
         if self.has(ARTICLE_TYPES) || self.og_type.as_deref() == Some("article") && !self.has(NOT_ARTICLE_TYPES) {
             return PageKind::Article;
+        }
+        if self.has(PRODUCT_TYPES) || self.og_type.as_deref().is_some_and(|t| t == "product" || t == "og:product") {
+            return PageKind::Product;
         }
         PageKind::Other
     }
@@ -279,5 +286,16 @@ mod tests {
         assert_eq!(s.kind(), PageKind::Article);
         s.types.push("qapage".into());
         assert_eq!(s.kind(), PageKind::Forum);
+    }
+
+    #[test]
+    fn a_product_page_by_its_own_types() {
+        let mut s = Signals::default();
+        LdScanner::default().feed(r#"{"@type":"ItemList","itemListElement":[{"@type":"Product"}]}"#, &mut s);
+        assert_eq!(s.kind(), PageKind::Other, "{s:?}");
+        LdScanner::default().feed(r#"{"@type":"Product","offers":{"@type":"Offer"}}"#, &mut s);
+        assert_eq!(s.kind(), PageKind::Product, "{s:?}");
+        let og = Signals { og_type: Some("product".into()), ..Signals::default() };
+        assert_eq!(og.kind(), PageKind::Product);
     }
 }

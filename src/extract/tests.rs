@@ -206,6 +206,15 @@ fn a_document_without_a_head_end_tag_keeps_its_body() {
 }
 
 #[test]
+fn a_product_page_leaves_its_customers_reviews_out() {
+    check_fixture(
+        "product_reviews.html",
+        &["# Trail 25 Daypack", "padded back panel", "rain cover is stowed", "| Weight | 820 g |"],
+        &["every weekend walk", "four stars from me", "Customer reviews"],
+    );
+}
+
+#[test]
 fn a_streamed_react_segment_is_read_although_hidden() {
     let md = run(&fixture("react_streamed.html")).markdown();
     assert!(md.contains("React streams a server-rendered page"), "{md}");
