@@ -4,6 +4,8 @@
 //! `$WEBSEARCHD_SHARED_DIR/bench/aeb` (default `../shared/bench/aeb`); `--dump DIR` writes each page's markdown.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+#[path = "support/cpu.rs"]
+mod cpu;
 #[path = "aeb/metric.rs"]
 mod metric;
 
@@ -75,8 +77,19 @@ fn main() {
     let (s, t, r, c) = (score(&views), score(&texts), score(&outputs), score(&cut));
     println!("pages: {}, HTML: {:.1} MB", pages.len(), total_bytes as f64 / 1e6);
     println!(
-        "markdown as served (link targets and image URLs dropped): F1 {:.3}  precision {:.3}  recall {:.3}  accuracy {:.3}",
-        s.f1, s.precision, s.recall, s.accuracy
+        "markdown as served (link targets and image URLs dropped): F1 {:.3}  precision {:.3}  recall {:.3}",
+        s.f1, s.precision, s.recall
+    );
+    // The benchmark's "accuracy" is the share of pages whose words equal the truth's exactly (trafilatura's stored
+    // output: 0.293). The truth is the article body without its headline, and the served markdown starts with the
+    // title, so no served page can match: it is given for the body after the title line.
+    let bodies: Vec<String> = views
+        .iter()
+        .map(|v| v.strip_prefix("# ").map_or(v.as_str(), |r| r.split_once('\n').map_or("", |x| x.1)).to_owned())
+        .collect();
+    println!(
+        "exact matches (the benchmark's accuracy) of the body after the title line: {:.3}",
+        score(&bodies).accuracy
     );
     println!(
         "markdown as served cut to {SERVED_TOKENS} tokens: F1 {:.3}  precision {:.3}  recall {:.3}",
@@ -163,6 +176,7 @@ fn main() {
     // Speed: one thread, several passes over all pages in memory.
     // The best pass is reported beside the mean: on a shared machine the best is the most repeatable figure.
     let started = Instant::now();
+    let cpu_started = cpu::thread_seconds();
     let mut passes = 0;
     let mut best = f64::MAX;
     while started.elapsed().as_secs_f64() < 3.0 || passes < 1 {
@@ -177,6 +191,7 @@ fn main() {
         passes += 1;
     }
     let secs = started.elapsed().as_secs_f64();
+    let cpu_secs = cpu::thread_seconds() - cpu_started;
     // The floor: the tokenizer alone, with a sink that only counts.
     struct Count(usize);
     impl websearchd::html::Sink for Count {
@@ -198,11 +213,14 @@ fn main() {
     let tok = t0.elapsed().as_secs_f64();
     println!("tokenizer alone: {:.1} MB/s ({n} units)", total_bytes as f64 / tok / 1e6);
     println!(
-        "speed: best pass {:.0} pages/s, {:.1} MB/s; mean {:.1} MB/s ({} passes in {:.1} s)",
+        "speed: best pass {:.0} pages/s, {:.1} MB/s; mean {:.1} MB/s wall, {:.1} MB per CPU-second ({} passes in {:.1} s \
+         wall, {:.1} s CPU)",
         pages.len() as f64 / best,
         total_bytes as f64 / best / 1e6,
         (total_bytes * passes) as f64 / secs / 1e6,
+        (total_bytes * passes) as f64 / cpu_secs / 1e6,
         passes,
-        secs
+        secs,
+        cpu_secs
     );
 }
