@@ -279,6 +279,9 @@ const POSITIVE: &[&str] = &[
 /// longer tokens.
 fn token_hint(token: &str) -> u8 {
     let mut h = 0;
+    if token.match_indices("review").any(|(i, _)| !token[..i].ends_with('p')) {
+        h |= HINT_REVIEWS;
+    }
     if NEGATIVE.contains(&token) {
         h |= HINT_NEGATIVE;
     }
@@ -333,6 +336,9 @@ fn long_word_bigrams() -> &'static [u64; 1024] {
 const HINT_NEGATIVE: u8 = 1;
 const HINT_POSITIVE: u8 = 2;
 const HINT_BODY: u8 = 4;
+/// A token naming customers' reviews (`reviews`, `product-review__title`, `customerreviews`), not a preview:
+/// boilerplate on a product page only, so a flag of its own.
+const HINT_REVIEWS: u8 = 8;
 
 fn class_key(tag: &Tag) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -375,14 +381,15 @@ struct Hints {
 const HINT_TOKENS_MAX: usize = 4_096;
 
 impl Hints {
-    /// The hint weight (positive for content, negative for boilerplate) and whether the element is a comments
-    /// section.
-    fn of(&mut self, tag: &Tag) -> (i32, bool) {
+    /// The hint weight (positive for content, negative for boilerplate), whether the element is a comments
+    /// section, and whether it is a section of customers' reviews.
+    fn of(&mut self, tag: &Tag) -> (i32, bool, bool) {
         let comments = is_comments(tag);
         if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
-            return (40, comments);
+            return (40, comments, false);
         }
         let mut hints = 0;
+        let mut reviews = false;
         for a in ["class", "id", "role", "itemprop"] {
             let Some(v) = tag.attr(a) else { continue };
             for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
@@ -400,8 +407,9 @@ impl Hints {
                     }
                 };
                 if h & HINT_BODY != 0 {
-                    return (40, comments);
+                    return (40, comments, false);
                 }
+                reviews |= h & HINT_REVIEWS != 0;
                 // A comments word marks a comments section (`comments`), not a negative hint.
                 if !comment_token(&self.token) {
                     hints |= h;
@@ -418,7 +426,7 @@ impl Hints {
         if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
             w -= 25;
         }
-        (w, comments)
+        (w, comments, reviews)
     }
 }
 
@@ -434,21 +442,6 @@ fn is_comments(tag: &Tag) -> bool {
 fn comment_token(t: &str) -> bool {
     let first = t.split(['-', '_']).next().unwrap_or("");
     matches!(first, "comment" | "comments" | "commentlist") || t.starts_with("disqus") || t == "respond"
-}
-
-/// A section of customers' reviews, by id, class or `itemprop`: a token naming reviews (`reviews`,
-/// `product-review__title`, `customerReviews`, `reviewer-profile`), not a preview. No allocation: it is asked of
-/// every container.
-fn is_reviews(tag: &Tag) -> bool {
-    ["id", "class", "itemprop"].iter().any(|a| {
-        tag.attr(a).is_some_and(|v| {
-            let v = v.as_bytes();
-            (0..v.len().saturating_sub(5)).any(|i| {
-                v.get(i..i + 6).is_some_and(|w| w.eq_ignore_ascii_case(b"review"))
-                    && !(i > 0 && v.get(i - 1).is_some_and(|p| p.eq_ignore_ascii_case(&b'p')))
-            })
-        })
-    })
 }
 
 /// A part of a page that React streams after the shell: `<div hidden id="S:0">`, hidden only until a script moves it
@@ -977,9 +970,8 @@ impl Sink for Builder {
         // Hints matter on containers; inline elements (links, spans, emphasis) are many and carry none we use.
         // The classes of `html` and `body` describe the whole page's layout (`has-sidebar`, `no-comments`), not a
         // part of it.
-        let (weight, comments) =
-            if inline || matches!(name, "html" | "body") { (0, false) } else { self.hints.of(tag) };
-        let reviews = !inline && !matches!(name, "html" | "body") && is_reviews(tag);
+        let (weight, comments, reviews) =
+            if inline || matches!(name, "html" | "body") { (0, false, false) } else { self.hints.of(tag) };
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline
