@@ -165,16 +165,27 @@ impl Gate {
     /// Before a payment is verified: a facilitator known not to serve the network is not asked (503
     /// `facilitator_unsupported`); one that has not answered `/supported` is asked again, at most once a minute.
     fn facilitator_ready(&self, terms: &Terms) -> Result<(), Response> {
-        let last = self.support.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let support = match last {
-            Some((Support::Unknown(_), at)) if self.clock.now_unix_ms().saturating_sub(at) >= SUPPORT_RECHECK_MS => {
-                let again = self.check_facilitator();
-                if let Some(Support::No(kinds)) = &again {
-                    log::error!("{}", Support::refusal(self.facilitator.url(), terms.network, kinds));
+        let now = self.clock.now_unix_ms();
+        let (known, ask) = {
+            let mut last = self.support.lock().unwrap_or_else(|p| p.into_inner());
+            match last.as_mut() {
+                // This payment asks; the time is taken now, under the lock, so that the payments arriving while it
+                // waits go on as before instead of asking too.
+                Some((Support::Unknown(_), at)) if now.saturating_sub(*at) >= SUPPORT_RECHECK_MS => {
+                    *at = now;
+                    (None, true)
                 }
-                again
+                other => (other.map(|(s, _)| s.clone()), false),
             }
-            other => other.map(|(s, _)| s),
+        };
+        let support = if ask {
+            let again = self.check_facilitator();
+            if let Some(Support::No(kinds)) = &again {
+                log::error!("{}", Support::refusal(self.facilitator.url(), terms.network, kinds));
+            }
+            again
+        } else {
+            known
         };
         if !matches!(support, Some(Support::No(_))) {
             return Ok(());
@@ -521,5 +532,89 @@ impl Gate {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::clock::FixedClock;
+    use crate::x402::Network;
+
+    /// A loopback facilitator whose `/supported` answers (Base listed) only once `go` is set; it counts the
+    /// connections it was asked on.
+    fn held_facilitator(go: Arc<AtomicBool>, asked: Arc<AtomicUsize>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                asked.fetch_add(1, SeqCst);
+                let go = go.clone();
+                std::thread::spawn(move || {
+                    let mut head = [0u8; 4_096];
+                    let _ = stream.read(&mut head);
+                    while !go.load(SeqCst) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    let body = r#"{"kinds":[{"x402Version":2,"scheme":"exact","network":"eip155:8453"}]}"#;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: \
+                         close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    /// Payments arriving together once `/supported` is due again ask it once between them, not once each.
+    #[test]
+    fn the_supported_recheck_is_asked_once_by_concurrent_payments() {
+        const PAYMENTS: usize = 6;
+        let (go, asked) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        let url = held_facilitator(go.clone(), asked.clone());
+        let terms = Terms { network: Network::Base, pay_to: [7; 20], price: 1, max_timeout_s: 60 };
+        let facilitator = Facilitator::new(&url, None, Duration::from_secs(20));
+        let clock = Arc::new(FixedClock(SUPPORT_RECHECK_MS));
+        let gate = Arc::new(Gate::new(
+            Some(terms.clone()),
+            facilitator,
+            None,
+            clock,
+            FreeRules { trial_calls_per_day: 0, loopback: false },
+        ));
+        // Not answered at start (at instant 0); a minute later, it is due.
+        *gate.support.lock().expect("lock") = Some((Support::Unknown("down".into()), 0));
+        let done = Arc::new(AtomicUsize::new(0));
+        let payments: Vec<_> = (0..PAYMENTS)
+            .map(|_| {
+                let (gate, terms, done) = (gate.clone(), terms.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let ready = gate.facilitator_ready(&terms).is_ok();
+                    done.fetch_add(1, SeqCst);
+                    ready
+                })
+            })
+            .collect();
+        // Every payment has either gone on or is waiting on the facilitator.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while done.load(SeqCst) + asked.load(SeqCst) < PAYMENTS {
+            assert!(std::time::Instant::now() < deadline, "payments neither done nor asking");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        go.store(true, SeqCst);
+        for p in payments {
+            assert!(p.join().expect("no panic"), "a facilitator not known to refuse lets payments through");
+        }
+        assert_eq!(asked.load(SeqCst), 1, "/supported asked once");
+        assert!(matches!(gate.support.lock().expect("lock").as_ref(), Some((Support::Yes, _))));
     }
 }
