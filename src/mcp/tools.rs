@@ -25,6 +25,8 @@ pub struct Toolbox {
     pages: crate::page::Cache,
     ids: RequestIds,
     clock: Arc<dyn Clock>,
+    /// What `tools/list` answers, made once: the definitions with the schemas filled in.
+    definitions: Vec<Value>,
 }
 
 impl Toolbox {
@@ -33,7 +35,7 @@ impl Toolbox {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let engine = Engine::from_config(&config, clock.clone());
         let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
-        Toolbox { config, engine, keys, pages, ids: RequestIds::new(), clock }
+        Toolbox { config, engine, keys, pages, ids: RequestIds::new(), clock, definitions: definitions() }
     }
 
     fn web_search(&self, arguments: &Map<String, Value>) -> Result<Value, ApiError> {
@@ -92,11 +94,10 @@ impl Toolbox {
         }))
     }
 
-    /// An answer as `/service` would send it (compact JSON and a newline), signed over exactly those bytes; the
+    /// An answer as `/service` sends it (its body, made by the same function), signed over exactly those bytes; the
     /// structured content is the answer with `signature` added.
     fn signed(&self, answer: Value) -> ToolResult {
-        let mut body = serde_json::to_vec(&answer).unwrap_or_default();
-        body.push(b'\n');
+        let body = crate::http::Response::json(200, &answer).body;
         let [(_, value), (_, kid), (_, object)] = crate::sign::sign_answer(&self.keys.result, &body, SignedObject::Raw);
         let mut structured = answer;
         if let Some(map) = structured.as_object_mut() {
@@ -127,7 +128,7 @@ fn failed(e: &ApiError) -> ToolResult {
 
 impl Tools for Toolbox {
     fn list(&self) -> Vec<Value> {
-        definitions()
+        self.definitions.clone()
     }
 
     fn call(&self, name: &str, arguments: &Map<String, Value>) -> Option<ToolResult> {
