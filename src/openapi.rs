@@ -1,5 +1,5 @@
-//! `/openapi.json`, and the JSON Schemas of the public bodies (the search request and answer, the error body) that
-//! every door describing them uses: the MCP tools' input and output schemas (`mcp`) and the OpenAPI document.
+//! `/openapi.json`, and the JSON Schemas of the public bodies (the search request and answer) that every door
+//! describing them uses: the MCP tools' input and output schemas (`mcp`) and the OpenAPI document.
 //! Schemas are JSON Schema 2020-12, the dialect of both OpenAPI 3.1 and MCP.
 //!
 //! The document is data, `openapi_template.json`: every endpoint as a paid instance with every part on at its
@@ -93,11 +93,6 @@ pub fn search_request_schema() -> Value {
 /// `signature`). Members the engine may add later are allowed.
 pub fn search_answer_schema() -> Value {
     schema("SearchAnswer")
-}
-
-/// Every error answer: `{"error": {"code", "message", ...}}`; `code` is stable and documented.
-pub fn error_schema() -> Value {
-    schema("Error")
 }
 
 /// The OpenAPI 3.1 description of this instance, built at start from its configuration: the endpoints that are off
@@ -249,6 +244,6 @@ mod tests {
         assert_eq!(p["extract_tokens"]["maximum"], EXTRACT_TOKENS_MAX);
         assert_eq!(p["extract_tokens"]["default"], EXTRACT_TOKENS_DEFAULT);
         assert_eq!(search_answer_schema()["type"], "object");
-        assert_eq!(error_schema()["required"], json!(["error"]));
+        assert_eq!(schema("Error")["required"], json!(["error"]));
     }
 }
