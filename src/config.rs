@@ -790,6 +790,21 @@ impl Resolver<'_> {
         Ok(value)
     }
 
+    /// One word of a fixed set, turned into its value by `parse` (`None`: not one of them).
+    fn choice<T>(
+        &mut self,
+        name: &'static str,
+        default: &str,
+        allowed: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<T, ConfigError> {
+        let (raw, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
+        let value =
+            parse(&raw).ok_or_else(|| ConfigError { var: name.into(), value: raw.clone(), allowed: allowed.into() })?;
+        self.record(name, raw, origin);
+        Ok(value)
+    }
+
     fn url(&mut self, name: &'static str, default: &str) -> Result<String, ConfigError> {
         let (raw, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
         match raw.strip_prefix("http://").or_else(|| raw.strip_prefix("https://")) {
@@ -881,19 +896,12 @@ impl Config {
             "a comma-separated list of IP addresses or CIDR ranges (no host bits set), like 127.0.0.1,::1",
             |items| items.iter().map(|i| crate::http::client_addr::Cidr::parse(i)).collect(),
         )?;
-        let forwarded_header = r
-            .list(
-                "WEBSEARCHD_FORWARDED_HEADER",
-                "x-forwarded-for",
-                "x-forwarded-for or forwarded",
-                |items| match items {
-                    [one] => crate::http::client_addr::ForwardedHeader::from_name(one).map(|h| vec![h]),
-                    _ => None,
-                },
-            )?
-            .into_iter()
-            .next()
-            .unwrap_or(crate::http::client_addr::ForwardedHeader::XForwardedFor);
+        let forwarded_header = r.choice(
+            "WEBSEARCHD_FORWARDED_HEADER",
+            "x-forwarded-for",
+            "x-forwarded-for or forwarded",
+            crate::http::client_addr::ForwardedHeader::from_name,
+        )?;
         let header_bytes_max = r.int("WEBSEARCHD_HEADER_BYTES_MAX", 8_192, 1_024..=65_536)?;
         let headers_max = r.int("WEBSEARCHD_HEADERS_MAX", 64, 8..=256)?;
         let body_bytes_max = r.int("WEBSEARCHD_BODY_BYTES_MAX", 16_384, 256..=1_048_576)?;
@@ -922,17 +930,11 @@ impl Config {
         let bing_url = r.url("WEBSEARCHD_BING_URL", "https://www.bing.com/search")?;
         let brave_url = r.url("WEBSEARCHD_BRAVE_URL", "https://search.brave.com/search")?;
         let wikipedia_url = r.url("WEBSEARCHD_WIKIPEDIA_URL", "https://en.wikipedia.org/w/api.php")?;
-        let source_order_rotate = match r.string("WEBSEARCHD_SOURCE_ORDER", "rotate").as_str() {
-            "rotate" => true,
-            "fixed" => false,
-            other => {
-                return Err(ConfigError {
-                    var: "WEBSEARCHD_SOURCE_ORDER".into(),
-                    value: other.to_owned(),
-                    allowed: "rotate or fixed".into(),
-                })
-            }
-        };
+        let source_order_rotate = r.choice("WEBSEARCHD_SOURCE_ORDER", "rotate", "rotate or fixed", |v| match v {
+            "rotate" => Some(true),
+            "fixed" => Some(false),
+            _ => None,
+        })?;
         let source_pages_max = r.int("WEBSEARCHD_SOURCE_PAGES_MAX", 2, 1..=5)?;
         let provider_intervals_ms = r.list(
             "WEBSEARCHD_PROVIDER_INTERVALS_MS",
@@ -1004,12 +1006,8 @@ impl Config {
                 Some(address)
             }
         };
-        let network_name = r.string("WEBSEARCHD_NETWORK", "base");
-        let network = crate::x402::Network::from_name(&network_name).ok_or_else(|| ConfigError {
-            var: "WEBSEARCHD_NETWORK".into(),
-            value: network_name.clone(),
-            allowed: "base or base-sepolia".into(),
-        })?;
+        let network =
+            r.choice("WEBSEARCHD_NETWORK", "base", "base or base-sepolia", crate::x402::Network::from_name)?;
         let price_atomic = r.int("WEBSEARCHD_PRICE_ATOMIC", 5_000u128, 1..=1_000_000_000)?;
         let max_timeout_s = r.int("WEBSEARCHD_MAX_TIMEOUT_S", 60, 10..=3_600)?;
         let facilitator_url = r.url("WEBSEARCHD_FACILITATOR_URL", FACILITATOR_URL_DEFAULT)?;
@@ -1357,6 +1355,8 @@ mod tests {
         check_invalid("WEBSEARCHD_LOG", "loud", "comma-separated");
         check_invalid("WEBSEARCHD_SOURCES", "ddg_html,google", "ddg_lite");
         check_invalid("WEBSEARCHD_SOURCE_ORDER", "random", "rotate or fixed");
+        check_invalid("WEBSEARCHD_FORWARDED_HEADER", "x-real-ip", "x-forwarded-for or forwarded");
+        check_invalid("WEBSEARCHD_FORWARDED_HEADER", "x-forwarded-for,forwarded", "x-forwarded-for or forwarded");
         check_invalid("WEBSEARCHD_SOURCE_PAGES_MAX", "9", "1 to 5");
         check_invalid("WEBSEARCHD_PROVIDER_INTERVALS_MS", "google=100", "provider=ms");
         check_invalid("WEBSEARCHD_PROVIDER_INTERVALS_MS", "bing=fast", "provider=ms");
