@@ -236,23 +236,20 @@ fn check_config(config: &Config) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (url, network) = (facilitator.url(), config.network.caip2());
-    match facilitator.support(config.network) {
-        Support::Yes => println!("# facilitator {url}: serves exact on {network} (its /supported)"),
-        Support::No(kinds) => {
-            println!("# facilitator {url}: does not serve {network} (its /supported)");
-            eprintln!("websearchd: {}", Support::refusal(url, config.network, &kinds));
-            return ExitCode::from(2);
+    let support = facilitator.support(config.network);
+    let said = support.describe(facilitator.url(), config.network);
+    println!("# {said}");
+    match support {
+        Support::No(_) => {
+            eprintln!("websearchd: {said}");
+            ExitCode::from(2)
         }
-        Support::Unknown(why) => {
-            println!("# facilitator {url}: not checked: /supported did not answer ({why})");
-            eprintln!(
-                "websearchd: warning: cannot ask the facilitator {url}/supported whether it serves {network}: {why}"
-            );
+        Support::Unknown(_) => {
+            eprintln!("websearchd: warning: {said}");
+            ExitCode::SUCCESS
         }
-        Support::NotOffered => println!("# facilitator {url}: not checked (it has no /supported)"),
+        Support::Yes | Support::NotOffered => ExitCode::SUCCESS,
     }
-    ExitCode::SUCCESS
 }
 
 fn search(config: Config, query: &str, max_results: Option<String>, extract: bool) -> ExitCode {
@@ -344,21 +341,19 @@ fn serve(config: Config) -> ExitCode {
     }
     if let Some(support) = gate.check_facilitator() {
         use crate::x402::facilitator::Support;
-        let (url, network) = (&config.facilitator_url, config.network.caip2());
+        let said = support.describe(&config.facilitator_url, config.network);
         match support {
-            Support::Yes => log::info!("the facilitator serves exact on {network} (its /supported)"),
-            Support::No(kinds) => {
-                log::error!("{}; not starting", Support::refusal(url, config.network, &kinds));
+            Support::Yes => log::info!("{said}"),
+            Support::No(_) => {
+                log::error!("{said}; not starting");
                 log::logger().flush();
                 return ExitCode::from(2);
             }
-            Support::Unknown(why) => log::warn!(
-                "PAYMENTS UNCHECKED: cannot ask the facilitator {url}/supported whether it serves {network} ({why}); \
-                 starting anyway: /health reports it, and it is asked again at the next payment"
+            Support::Unknown(_) => log::warn!(
+                "PAYMENTS UNCHECKED: {said}; starting anyway: /health reports it, and it is asked again at the next \
+                 payment"
             ),
-            Support::NotOffered => {
-                log::warn!("the facilitator {url} has no /supported: whether it serves {network} is not checked")
-            }
+            Support::NotOffered => log::warn!("{said}"),
         }
     }
     let keys = match crate::sign::Keyring::load_or_create(&config.key_paths()) {

@@ -35,8 +35,24 @@ pub enum Support {
 }
 
 impl Support {
-    /// The operator's message for a network the facilitator does not serve: what it serves and what to set.
-    pub fn refusal(url: &str, network: super::Network, kinds: &[String]) -> String {
+    /// The answer in one sentence for the operator, as the start logs it, `check-config` prints it and `/health`
+    /// reports it.
+    pub fn describe(&self, url: &str, network: super::Network) -> String {
+        let caip2 = network.caip2();
+        match self {
+            Support::Yes => format!("facilitator {url}: serves exact on {caip2} (its /supported)"),
+            Support::No(kinds) => Support::refusal(url, network, kinds),
+            Support::Unknown(why) => {
+                format!("the facilitator {url}/supported did not answer whether it serves {caip2} ({why})")
+            }
+            Support::NotOffered => {
+                format!("the facilitator {url} has no /supported: whether it serves {caip2} is not checked")
+            }
+        }
+    }
+
+    /// For a network the facilitator does not serve: what it serves and what to set.
+    fn refusal(url: &str, network: super::Network, kinds: &[String]) -> String {
         let listed = if kinds.is_empty() { "nothing".to_owned() } else { kinds.join(", ") };
         format!(
             "the facilitator {url} does not serve payments on {} (WEBSEARCHD_NETWORK={}): it lists {listed}. Set \

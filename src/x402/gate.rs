@@ -146,12 +146,15 @@ impl Gate {
         let last = self.support.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let (supports, detail) = match last.as_ref().map(|(s, _)| s) {
             None => (Value::Null, "not asked yet".to_owned()),
-            Some(Support::Yes) => (true.into(), "listed in /supported".to_owned()),
-            Some(Support::No(kinds)) => (false.into(), Support::refusal(self.facilitator.url(), terms.network, kinds)),
-            Some(Support::Unknown(why)) => {
-                (Value::Null, format!("/supported did not answer ({why}); asked again at the next payment"))
+            Some(s) => {
+                let said = s.describe(self.facilitator.url(), terms.network);
+                match s {
+                    Support::Yes => (true.into(), said),
+                    Support::No(_) => (false.into(), said),
+                    Support::Unknown(_) => (Value::Null, format!("{said}; asked again at the next payment")),
+                    Support::NotOffered => (Value::Null, said),
+                }
             }
-            Some(Support::NotOffered) => (Value::Null, "the facilitator has no /supported".to_owned()),
         };
         Some(json!({
             "url": self.facilitator.url(),
@@ -180,8 +183,8 @@ impl Gate {
         };
         let support = if ask {
             let again = self.check_facilitator();
-            if let Some(Support::No(kinds)) = &again {
-                log::error!("{}", Support::refusal(self.facilitator.url(), terms.network, kinds));
+            if let Some(no @ Support::No(_)) = &again {
+                log::error!("{}", no.describe(self.facilitator.url(), terms.network));
             }
             again
         } else {
