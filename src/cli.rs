@@ -473,10 +473,12 @@ fn serve(config: Config) -> ExitCode {
     }
 }
 
-/// The host (and port) of a configured URL, for the log.
+/// The host (and port) of a configured URL, for the log: its origin without the scheme, and without any
+/// `user:password@`, which is not for a log.
 fn host_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    rest.split(['/', '?']).next().unwrap_or(rest).to_owned()
+    let origin = crate::search::url::origin(url);
+    let authority = origin.split_once("://").map_or(origin, |(_, a)| a);
+    authority.rsplit_once('@').map_or(authority, |(_, h)| h).to_owned()
 }
 
 /// Prints a page's main content (from a URL through the SSRF guard, or from a file) as markdown.
@@ -1021,6 +1023,12 @@ mod tests {
         );
         let inv = parse(&["--env-file", "/etc/x.env", "serve"]).expect("valid");
         assert_eq!(inv.env_file, Some(PathBuf::from("/etc/x.env")));
+    }
+
+    #[test]
+    fn the_logged_host_of_a_feed_keeps_no_credentials() {
+        assert_eq!(host_of("https://api.example.org:8443/v2/point?x=1"), "api.example.org:8443");
+        assert_eq!(host_of("https://user:secret@feeds.example.org/data.json"), "feeds.example.org");
     }
 
     #[test]
