@@ -156,17 +156,7 @@ fn the_official_mcp_python_client_searches_over_stdio() {
     let service = server.post_json("/service", &format!(r#"{{"query":"{query}","max_results":5}}"#)).json();
     let jwks = server.get("/.well-known/jwks.json").json();
     let keys = websearchd::sign::keys_from_jwks(&jwks);
-    let verify = |text: &str, signature: &Value| {
-        let header = |name: &str| {
-            let member = match name {
-                "X-Signature" => "value",
-                "X-Signature-Kid" => "kid",
-                _ => "signed_object",
-            };
-            signature[member].as_str().map(str::to_owned)
-        };
-        websearchd::sign::verify_answer(text.as_bytes(), header, &keys)
-    };
+    let verify = |text: &str, signature: &Value| websearchd::mcp::tools::verify(text, signature, &keys);
     let seen: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let protocols: Vec<&str> = seen.iter().map(|s| s["protocol"].as_str().unwrap()).collect();
     assert_eq!(protocols, ["2026-07-28", "2025-11-25"], "auto discovers, legacy shakes hands");

@@ -239,18 +239,9 @@ fn web_search_answers_signed_results_and_tool_errors_as_results() {
     // The signature is over exactly that text, by the result key the server made in its state directory.
     let paths = websearchd::sign::keys::KeyPaths::new(&mcp._state.path().join("data"), None, None);
     let keys = websearchd::sign::keys_from_jwks(&websearchd::sign::Keyring::load_or_create(&paths).unwrap().jwks());
-    let signature = &structured["signature"];
-    let header = |name: &str| {
-        let member = match name {
-            "X-Signature" => "value",
-            "X-Signature-Kid" => "kid",
-            _ => "signed_object",
-        };
-        signature[member].as_str().map(str::to_owned)
-    };
-    websearchd::sign::verify_answer(text.as_bytes(), header, &keys).expect("the signature verifies over the text");
-    let tampered = text.replacen("rust", "Rust", 1);
-    assert!(websearchd::sign::verify_answer(tampered.as_bytes(), header, &keys).is_err());
+    let verify = |text: &str| websearchd::mcp::tools::verify(text, &structured["signature"], &keys);
+    verify(text).expect("the signature verifies over the text");
+    assert!(verify(&text.replacen("rust", "Rust", 1)).is_err());
 
     // Wrong arguments are the tool's error, with the HTTP door's stable code, for the model to correct.
     let answer =

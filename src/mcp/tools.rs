@@ -116,6 +116,23 @@ impl Toolbox {
     }
 }
 
+/// Checks a tool's answer as a client does: `text` (of `content[0]`) against the `signature` member of the structured
+/// content, with the service's keys (`sign::keys_from_jwks` of its JWKS). The other side of `Toolbox::signed`.
+pub fn verify(
+    text: &str,
+    signature: &Value,
+    keys: &[crate::sign::PublicKey],
+) -> Result<crate::sign::Verified, crate::sign::VerifyError> {
+    // The members stand for the headers `/service` signs with.
+    let member = |header: &str| match header {
+        crate::sign::HEADER_SIGNATURE => "value",
+        crate::sign::HEADER_KID => "kid",
+        _ => "signed_object",
+    };
+    let header = |name: &str| signature.get(member(name)).and_then(Value::as_str).map(str::to_owned);
+    crate::sign::verify_answer(text.as_bytes(), header, keys)
+}
+
 fn tokens_not_integer() -> ApiError {
     ApiError::invalid_field("tokens_not_integer", "tokens", "`tokens` must be an integer")
 }
