@@ -170,13 +170,23 @@ impl Client {
         Client { agent: config.into(), limits, policy }
     }
 
+    /// This client for requests that must be over by `deadline` (a search's): its timeouts cut to the time left.
+    /// It shares this client's agent, so its connections and TLS settings, and costs a few reference counts.
+    pub fn until(&self, deadline: Instant) -> Client {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let total_timeout = self.limits.total_timeout.min(left);
+        let connect_timeout = self.limits.connect_timeout.min(total_timeout);
+        let limits = Limits { connect_timeout, total_timeout, ..self.limits.clone() };
+        Client { agent: self.agent.clone(), limits, policy: self.policy.clone() }
+    }
+
     pub fn get(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, Error> {
         let started = Instant::now();
         let mut req = self.agent.get(url);
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        self.follow(url, headers, req.call(), false, started)
+        self.follow(url, headers, self.within(req, started)?.call(), false, started)
     }
 
     /// POSTs `application/x-www-form-urlencoded` fields.
@@ -186,7 +196,7 @@ impl Client {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        self.follow(url, headers, req.send_form(fields.iter().copied()), true, started)
+        self.follow(url, headers, self.within(req, started)?.send_form(fields.iter().copied()), true, started)
     }
 
     /// POSTs a JSON body.
@@ -196,7 +206,14 @@ impl Client {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        self.follow(url, headers, req.send(body), true, started)
+        self.follow(url, headers, self.within(req, started)?.send(body), true, started)
+    }
+
+    /// A request's timeouts, set on the request itself (the agent may be shared with a client of longer limits, see
+    /// `until`): what is left of the total since `started`, and the connect timeout within it.
+    fn within<B>(&self, req: ureq::RequestBuilder<B>, started: Instant) -> Result<ureq::RequestBuilder<B>, Error> {
+        let left = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
+        Ok(req.config().timeout_connect(Some(self.limits.connect_timeout.min(left))).timeout_global(Some(left)).build())
     }
 
     /// Follows the redirects of the response to `url` (see the module's comment) and reads the last response.
@@ -235,21 +252,20 @@ impl Client {
             };
             let refused = |refusal: Refusal| Error::RedirectRefused { hop, location: quote(&next), refusal };
             let target = guard::parse_url(&next).map_err(refused)?;
-            let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
             trusted &= home.as_ref().is_some_and(|h| h.same_origin(&target));
             let agent = if trusted {
                 self.agent.clone()
             } else {
-                let (_, addrs) = untrusted::check_hop(&self.policy, &next, remaining).map_err(|e| match e {
+                let left = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
+                let (_, addrs) = untrusted::check_hop(&self.policy, &next, left).map_err(|e| match e {
                     untrusted::Error::Refused(r) => refused(r),
                     untrusted::Error::Fetch(e) => e,
                     other => Error::Other(other.to_string()),
                 })?;
-                let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
-                let config = config(self.limits.connect_timeout.min(remaining), remaining, Self::USER_AGENT);
+                // The request's own timeouts (`within`) bound it; the agent's are the client's.
+                let config = config(self.limits.connect_timeout, self.limits.total_timeout, Self::USER_AGENT);
                 untrusted::pinned(config, addrs)
             };
-            let remaining = self.limits.total_timeout.checked_sub(started.elapsed()).ok_or(Error::Timeout)?;
             let mut req = agent.get(target.url());
             for (k, v) in headers {
                 let named = |list: &[&str]| list.iter().any(|h| k.eq_ignore_ascii_case(h));
@@ -259,12 +275,7 @@ impl Client {
                     req = req.header(*k, *v);
                 }
             }
-            let req = req
-                .config()
-                .timeout_connect(Some(self.limits.connect_timeout.min(remaining)))
-                .timeout_global(Some(remaining))
-                .build();
-            response = req.call()?;
+            response = self.within(req, started)?.call()?;
             base = Some(target);
         }
     }

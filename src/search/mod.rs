@@ -532,23 +532,10 @@ impl Engine {
         (attempt, outcome, next)
     }
 
-    /// The client for a request sent at `now`: the shared one, or, when less than the source timeout is left before
-    /// the search's deadline, one whose timeouts end at the deadline.
-    fn client_until(&self, now: Instant, deadline: Instant) -> std::borrow::Cow<'_, fetch::Client> {
-        let left = deadline.saturating_duration_since(now);
-        let limits = &self.settings.fetch;
-        if left >= limits.total_timeout {
-            return std::borrow::Cow::Borrowed(&self.client);
-        }
-        let limits =
-            fetch::Limits { connect_timeout: limits.connect_timeout.min(left), total_timeout: left, ..limits.clone() };
-        std::borrow::Cow::Owned(fetch::Client::new(limits, self.settings.redirect_policy.clone()))
-    }
-
     /// One request to one endpoint, within the search's deadline, read into a `Page` and the form of its next page.
     fn ask(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> Result<(Page, Option<NextForm>), Failure> {
         let PageAsk { query, page, ref form, deadline } = *asked;
-        let client = self.client_until(Instant::now(), deadline);
+        let client = self.client.until(deadline);
         let q = url::form_encode(query);
         let browser =
             [("User-Agent", BROWSER_USER_AGENT), ("Accept", ACCEPT_HTML), ("Accept-Language", "en-US,en;q=0.5")];
