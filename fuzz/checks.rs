@@ -5,7 +5,7 @@
 use websearchd::html::{Sink, Tag, Tokenizer};
 use websearchd::http::client_addr::{self, Cidr};
 use websearchd::http::parse_head;
-use websearchd::search::sources::{Kind, Page};
+use websearchd::search::sources::{Kind, Page, REASON_CHARS_MAX, SNIPPET_CHARS_MAX, TITLE_CHARS_MAX};
 use websearchd::search::{url, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
 
 #[derive(Default, PartialEq, Debug)]
@@ -47,17 +47,24 @@ pub fn html_tokenizer(data: &[u8]) {
     assert_eq!(whole, chunked, "chunk size {chunk}");
 }
 
-/// The first byte picks the source; results are always organic, absolute http(s) links with a title.
+/// The first byte picks the source; results are always organic, absolute http(s) links with a title, each within
+/// the bounds of a result, and a page's reason within its bound.
 pub fn search_page(data: &[u8]) {
     let Some((&first, body)) = data.split_first() else {
         return;
     };
     let kind = Kind::ALL[usize::from(first) % Kind::ALL.len()];
     let status = if first & 0x80 != 0 { 202 } else { 200 };
-    if let Page::Results(hits) = kind.parse(status, body) {
+    let page = kind.parse(status, body);
+    if let Page::Blocked(why) | Page::Unparseable(why) = &page {
+        assert!(why.chars().count() <= REASON_CHARS_MAX, "{why}");
+    }
+    if let Page::Results(hits) = page {
         assert!(!hits.is_empty());
         for h in hits {
             assert!(!h.title.is_empty());
+            assert!(h.title.chars().count() <= TITLE_CHARS_MAX && h.snippet.chars().count() <= SNIPPET_CHARS_MAX);
+            assert!(h.url.len() <= url::RESULT_URL_BYTES_MAX, "{h:?}");
             let scheme = h.url.get(..8).unwrap_or(&h.url).to_ascii_lowercase();
             assert!(scheme.starts_with("http://") || scheme.starts_with("https://"), "{h:?}");
             let host = url::host(&h.url).unwrap_or_default();

@@ -1,6 +1,10 @@
 //! URL handling for results: unwrapping DuckDuckGo's and Bing's redirect links, the host, and the normal form used
 //! to deduplicate. Pure functions on strings; no URL crate (it would pull in IDNA tables for what is a few splits).
 
+/// Longest result URL kept, in bytes (`extract` takes URLs as long); a longer one is dropped, since a cut URL leads
+/// nowhere.
+pub const RESULT_URL_BYTES_MAX: usize = 4_096;
+
 /// Decodes `%XX` escapes once; `+` stays as it is. Invalid escapes are kept literally, invalid UTF-8 becomes U+FFFD.
 pub fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
@@ -48,8 +52,8 @@ pub fn query_param<'a>(url: &'a str, name: &str) -> Option<&'a str> {
 
 /// Turns a result link into the destination URL: DuckDuckGo's `duckduckgo.com/l/?uddg=<encoded>` wrapper is
 /// unwrapped (decoded once), Bing's `bing.com/ck/a?...&u=a1<base64url>` too, protocol-relative links get `https:`.
-/// Anything that is not then an absolute http(s) URL is `None`, a root-relative link too (whose site it is on is the
-/// caller's to say: see `sources::organic_for`).
+/// Anything that is not then an absolute http(s) URL of at most `RESULT_URL_BYTES_MAX` is `None`, a root-relative
+/// link too (whose site it is on is the caller's to say: see `sources::organic_for`).
 pub fn unwrap_result_link(href: &str) -> Option<String> {
     let href = href.trim();
     let absolute = if let Some(rest) = href.strip_prefix("//") { format!("https://{rest}") } else { href.to_owned() };
@@ -65,7 +69,8 @@ pub fn unwrap_result_link(href: &str) -> Option<String> {
         absolute
     };
     let lower = url.get(..8).unwrap_or(&url).to_ascii_lowercase();
-    if (lower.starts_with("http://") || lower.starts_with("https://")) && host(&url).is_some_and(|h| valid_host(&h)) {
+    let http = lower.starts_with("http://") || lower.starts_with("https://");
+    if http && url.len() <= RESULT_URL_BYTES_MAX && host(&url).is_some_and(|h| valid_host(&h)) {
         Some(url)
     } else {
         None
@@ -161,6 +166,10 @@ mod tests {
         assert_eq!(unwrap_result_link("javascript:alert(1)"), None);
         assert_eq!(unwrap_result_link("//duckduckgo.com/l/?rut=abc"), None);
         assert_eq!(unwrap_result_link(""), None);
+        let long = format!("https://example.com/{}", "a".repeat(RESULT_URL_BYTES_MAX));
+        assert_eq!(unwrap_result_link(&long), None, "longer than RESULT_URL_BYTES_MAX");
+        let longest = &long[..RESULT_URL_BYTES_MAX];
+        assert_eq!(unwrap_result_link(longest).as_deref(), Some(longest));
     }
 
     #[test]

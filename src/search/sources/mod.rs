@@ -20,6 +20,13 @@ pub use mojeek::parse as parse_mojeek;
 pub use searxng::parse as parse_searxng;
 pub use wikipedia::parse as parse_wikipedia;
 
+/// Longest title and snippet of a result, in characters; a longer one is cut and ends with `…`. An upstream's
+/// answer is bounded by its bytes; a result, in the answer and in the cache, by these.
+pub const TITLE_CHARS_MAX: usize = 300;
+pub const SNIPPET_CHARS_MAX: usize = 1_000;
+/// Longest reason kept for a block or an unreadable page (some quote the page: SearXNG's unresponsive engines).
+pub const REASON_CHARS_MAX: usize = 300;
+
 /// What a source's page says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Page {
@@ -115,27 +122,57 @@ impl Kind {
     }
 
     /// `parse_from`, with the form that asks the next page where the source pages by form (DuckDuckGo's HTML
-    /// endpoint).
+    /// endpoint). Titles, snippets and reasons are cut to their bounds here, for every source.
     pub fn parse_paged(self, status: u16, body: &[u8], endpoint: &str) -> (Page, Option<NextForm>) {
         if status == 429 || status == 403 {
             return (Page::Blocked(format!("HTTP {status}")), None);
         }
-        let page = match self {
-            Kind::DdgHtml => return ddg_html::parse_paged(body),
-            Kind::DdgLite => ddg_lite::parse(body),
-            Kind::Searxng => searxng::parse(body),
-            Kind::Mojeek => mojeek::parse(body),
-            Kind::Bing => bing::parse(body),
-            Kind::Brave => brave::parse(body),
-            Kind::Wikipedia => wikipedia::parse(body, super::url::origin(endpoint)),
+        let (page, next) = match self {
+            Kind::DdgHtml => ddg_html::parse_paged(body),
+            Kind::DdgLite => (ddg_lite::parse(body), None),
+            Kind::Searxng => (searxng::parse(body), None),
+            Kind::Mojeek => (mojeek::parse(body), None),
+            Kind::Bing => (bing::parse(body), None),
+            Kind::Brave => (brave::parse(body), None),
+            Kind::Wikipedia => (wikipedia::parse(body, super::url::origin(endpoint)), None),
         };
-        (page, None)
+        (page.bounded(), next)
     }
 
     /// Whether this HTTP status carries a page worth parsing (DuckDuckGo serves its bot wall with 202).
     pub fn parses_status(self, status: u16) -> bool {
         matches!(status, 200 | 202 | 403 | 429)
     }
+}
+
+impl Page {
+    /// The page with its titles, snippets and reason cut to their bounds.
+    fn bounded(self) -> Page {
+        match self {
+            Page::Results(hits) => Page::Results(
+                hits.into_iter()
+                    .map(|h| Hit {
+                        title: cut(h.title, TITLE_CHARS_MAX),
+                        snippet: cut(h.snippet, SNIPPET_CHARS_MAX),
+                        ..h
+                    })
+                    .collect(),
+            ),
+            Page::NoResults => Page::NoResults,
+            Page::Blocked(why) => Page::Blocked(cut(why, REASON_CHARS_MAX)),
+            Page::Unparseable(why) => Page::Unparseable(cut(why, REASON_CHARS_MAX)),
+        }
+    }
+}
+
+/// `text` if it has at most `chars_max` characters, else its first `chars_max - 1` and `…`.
+fn cut(mut text: String, chars_max: usize) -> String {
+    if text.chars().nth(chars_max).is_some() {
+        let end = text.char_indices().nth(chars_max.saturating_sub(1)).map_or(0, |(i, _)| i);
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }
 
 /// The outcome of an HTML results page, decided in the same order for every source: a block wins, then results,

@@ -113,6 +113,32 @@ fn statuses_that_mean_blocked() {
     assert_eq!(Kind::Searxng.parse(403, b"{}"), Page::Blocked("HTTP 403".into()));
 }
 
+/// An upstream's answer is bounded by its bytes only: a hostile or broken instance could fill it with one long title,
+/// snippet or list of unresponsive engines, which would then be answered, cached and logged. Each is cut to its bound
+/// (with `…`), whatever the source.
+#[test]
+fn long_titles_snippets_and_reasons_are_cut() {
+    let (long, accented) = ("t".repeat(5 * TITLE_CHARS_MAX), "é".repeat(5 * SNIPPET_CHARS_MAX));
+    let page = serde_json::json!({ "results": [
+        { "url": "https://example.com/a", "title": long, "content": accented },
+        { "url": "https://example.com/b", "title": "short", "content": "s" },
+    ] });
+    let hits = results(Kind::Searxng.parse(200, page.to_string().as_bytes()));
+    assert_eq!(hits[0].title, format!("{}…", "t".repeat(TITLE_CHARS_MAX - 1)));
+    assert_eq!(hits[0].snippet, format!("{}…", "é".repeat(SNIPPET_CHARS_MAX - 1)));
+    assert_eq!((hits[1].title.as_str(), hits[1].snippet.as_str()), ("short", "s"));
+    let exact = "x".repeat(TITLE_CHARS_MAX);
+    let page = serde_json::json!({ "results": [{ "url": "https://example.com/", "title": exact }] });
+    assert_eq!(results(Kind::Searxng.parse(200, page.to_string().as_bytes()))[0].title, exact, "at the bound: kept");
+
+    let engines: Vec<_> = (0..1_000).map(|i| [format!("engine{i}"), "CAPTCHA".into()]).collect();
+    let page = serde_json::json!({ "results": [], "unresponsive_engines": engines });
+    match Kind::Searxng.parse(200, page.to_string().as_bytes()) {
+        Page::Blocked(why) => assert_eq!(why.chars().count(), REASON_CHARS_MAX, "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 // The real recorded pages: expected values written down by reading each page.
 
 #[test]
