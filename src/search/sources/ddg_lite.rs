@@ -14,8 +14,6 @@ struct Parser {
     reading: Reading,
     no_results: bool,
     blocked: bool,
-    /// Inside `script` or `style`, whose text is not page text.
-    in_raw: bool,
 }
 
 pub fn parse(body: &[u8]) -> Page {
@@ -30,7 +28,6 @@ impl Sink for Parser {
         if is_ddg_anomaly(tag) {
             self.blocked = true;
         }
-        self.in_raw = matches!(tag.name.as_str(), "script" | "style") && !tag.self_closing;
         if tag.name == "tr" {
             self.sponsored_row = tag.has_class("result-sponsored");
         }
@@ -56,18 +53,20 @@ impl Sink for Parser {
     }
 
     fn end_tag(&mut self, name: &str) {
-        if matches!(name, "script" | "style") {
-            self.in_raw = false;
-        }
         self.reading.end(name);
     }
 
     fn text(&mut self, text: &str) {
-        if !self.reading.text(text) && !self.in_raw {
+        if !self.reading.text(text) {
             let t = collapse_whitespace(text);
             if t == "No results." || t == "No more results." {
                 self.no_results = true;
             }
         }
+    }
+
+    /// Script and style text is not page text (a script's string cannot pass for the no-results sentence).
+    fn wants_raw_text(&self) -> bool {
+        false
     }
 }

@@ -16,7 +16,6 @@ struct Parser {
     reading: Reading,
     no_results: bool,
     blocked: bool,
-    in_raw: bool,
 }
 
 pub fn parse(body: &[u8]) -> Page {
@@ -28,7 +27,6 @@ pub fn parse(body: &[u8]) -> Page {
 
 impl Sink for Parser {
     fn start_tag(&mut self, tag: &Tag) {
-        self.in_raw = matches!(tag.name.as_str(), "script" | "style") && !tag.self_closing;
         if tag.name == "div" && tag.has_class("captcha-wrap") {
             self.blocked = true;
         }
@@ -54,9 +52,6 @@ impl Sink for Parser {
     }
 
     fn end_tag(&mut self, name: &str) {
-        if matches!(name, "script" | "style") {
-            self.in_raw = false;
-        }
         self.reading.end(name);
         if name == "ul" {
             if self.results_ul == Some(self.ul_depth) {
@@ -68,8 +63,13 @@ impl Sink for Parser {
     }
 
     fn text(&mut self, text: &str) {
-        if !self.reading.text(text) && !self.in_raw && text.contains("No pages found matching") {
+        if !self.reading.text(text) && text.contains("No pages found matching") {
             self.no_results = true;
         }
+    }
+
+    /// Script and style text is not page text (a script's string cannot pass for the no-results sentence).
+    fn wants_raw_text(&self) -> bool {
+        false
     }
 }

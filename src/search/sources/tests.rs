@@ -107,6 +107,17 @@ fn own_mojeek() {
     assert_eq!(hits[1].snippet, "");
 }
 
+/// Script and style text is not page text: it neither says "no results" nor joins a result's title.
+#[test]
+fn script_text_is_not_page_text() {
+    let mojeek = br#"<script>var t = "No pages found matching";</script><ul class="results-standard"></ul>"#;
+    assert!(matches!(parse_mojeek(mojeek), Page::Unparseable(_)));
+    let lite = br#"<style>x</style><script>No results.</script><table><tr><td>
+        <a class="result-link" href="https://example.org/">Cat Ba<script>track()</script></a></td></tr></table>"#;
+    let hits = results(parse_ddg_lite(lite));
+    assert_eq!((hits[0].title.as_str(), hits.len()), ("Cat Ba", 1));
+}
+
 #[test]
 fn statuses_that_mean_blocked() {
     assert_eq!(Kind::DdgHtml.parse(429, b""), Page::Blocked("HTTP 429".into()));
