@@ -1,6 +1,8 @@
 //! The body of `POST /service`, parsed once into a typed `SearchRequest`. Each way a body can be wrong has its own
 //! stable error code, and every check runs before payment is asked for.
 
+use std::ops::RangeInclusive;
+
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -42,21 +44,13 @@ impl SearchRequest {
             Some(Value::String(q)) => normalize_query(q)?,
             Some(_) => return Err(ApiError::invalid_field("query_not_string", "query", "`query` must be a string")),
         };
-        let max_results = match fields.get("max_results") {
-            None | Some(Value::Null) => MAX_RESULTS_DEFAULT,
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(n) if (1..=MAX_RESULTS_MAX as u64).contains(&n) => n as usize,
-                _ if n.is_u64() || n.is_i64() => {
-                    return Err(ApiError::invalid_field(
-                        "max_results_out_of_range",
-                        "max_results",
-                        format!("`max_results` must be from 1 to {MAX_RESULTS_MAX}"),
-                    ))
-                }
-                _ => return Err(max_results_not_integer()),
-            },
-            Some(_) => return Err(max_results_not_integer()),
-        };
+        let max_results = integer_field(
+            fields,
+            "max_results",
+            MAX_RESULTS_DEFAULT,
+            1..=MAX_RESULTS_MAX,
+            ["max_results_out_of_range", "max_results_not_integer"],
+        )?;
         let extract = match fields.get("extract") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
@@ -68,31 +62,40 @@ impl SearchRequest {
                 ))
             }
         };
-        let extract_tokens = match fields.get("extract_tokens") {
-            None | Some(Value::Null) => EXTRACT_TOKENS_DEFAULT,
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(n) if (EXTRACT_TOKENS_MIN as u64..=EXTRACT_TOKENS_MAX as u64).contains(&n) => n as usize,
-                _ if n.is_u64() || n.is_i64() => {
-                    return Err(ApiError::invalid_field(
-                        "extract_tokens_out_of_range",
-                        "extract_tokens",
-                        format!("`extract_tokens` must be from {EXTRACT_TOKENS_MIN} to {EXTRACT_TOKENS_MAX}"),
-                    ))
-                }
-                _ => return Err(extract_tokens_not_integer()),
-            },
-            Some(_) => return Err(extract_tokens_not_integer()),
-        };
+        let extract_tokens = integer_field(
+            fields,
+            "extract_tokens",
+            EXTRACT_TOKENS_DEFAULT,
+            EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX,
+            ["extract_tokens_out_of_range", "extract_tokens_not_integer"],
+        )?;
         Ok(SearchRequest { query, max_results, extract, extract_tokens })
     }
 }
 
-fn extract_tokens_not_integer() -> ApiError {
-    ApiError::invalid_field("extract_tokens_not_integer", "extract_tokens", "`extract_tokens` must be an integer")
-}
-
-fn max_results_not_integer() -> ApiError {
-    ApiError::invalid_field("max_results_not_integer", "max_results", "`max_results` must be an integer")
+/// The integer field `name` of a JSON object: `default` when it is absent or null, else an integer within `range`.
+/// `codes` are the errors' codes: `[out of range, not an integer]` (a float or a string is not an integer).
+pub fn integer_field(
+    fields: &Map<String, Value>,
+    name: &str,
+    default: usize,
+    range: RangeInclusive<usize>,
+    codes: [&'static str; 2],
+) -> Result<usize, ApiError> {
+    let [out_of_range, not_integer] = codes;
+    let n = match fields.get(name) {
+        None | Some(Value::Null) => return Ok(default),
+        Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n,
+        Some(_) => return Err(ApiError::invalid_field(not_integer, name, format!("`{name}` must be an integer"))),
+    };
+    match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+        Some(n) if range.contains(&n) => Ok(n),
+        _ => Err(ApiError::invalid_field(
+            out_of_range,
+            name,
+            format!("`{name}` must be from {} to {}", range.start(), range.end()),
+        )),
+    }
 }
 
 fn normalize_query(raw: &str) -> Result<String, ApiError> {
@@ -157,5 +160,27 @@ mod tests {
         check(r#"{"query":"q","extract_tokens":99}"#, Err("extract_tokens_out_of_range"));
         check(r#"{"query":"q","extract_tokens":8001}"#, Err("extract_tokens_out_of_range"));
         check(r#"{"query":"q","extract_tokens":"500"}"#, Err("extract_tokens_not_integer"));
+    }
+
+    /// The shared reader of bounded integers (also `extract`'s `tokens` in MCP): its codes, field and message.
+    #[test]
+    fn integer_fields() {
+        let read = |body: &str| {
+            let fields: Map<String, Value> = serde_json::from_str(body).unwrap();
+            integer_field(&fields, "tokens", 7, 5..=9, ["tokens_out_of_range", "tokens_not_integer"])
+        };
+        assert_eq!(read("{}"), Ok(7));
+        assert_eq!(read(r#"{"tokens":null}"#), Ok(7));
+        assert_eq!(read(r#"{"tokens":5}"#), Ok(5));
+        assert_eq!(read(r#"{"tokens":9}"#), Ok(9));
+        let e = read(r#"{"tokens":10}"#).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str(), &e.details["field"]),
+            ("tokens_out_of_range", "`tokens` must be from 5 to 9", &Value::from("tokens"))
+        );
+        assert_eq!(read(r#"{"tokens":-1}"#).map_err(|e| e.code), Err("tokens_out_of_range"));
+        for wrong in [r#"{"tokens":5.0}"#, r#"{"tokens":"5"}"#, r#"{"tokens":[5]}"#] {
+            assert_eq!(read(wrong).map_err(|e| e.code), Err("tokens_not_integer"), "{wrong}");
+        }
     }
 }
