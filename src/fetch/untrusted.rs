@@ -195,10 +195,11 @@ fn resolve(target: &Target, within: Duration) -> Result<Vec<SocketAddr>, Error> 
     }
 }
 
-/// Resolves a `Location` against the URL it came from.
+/// Resolves a `Location` against the URL it came from (RFC 3986, section 5.2, without dot segments: the target is
+/// checked as it is). A location with a scheme of any kind is taken as it is (the guard refuses other schemes).
 pub(super) fn join(base: &Target, location: &str) -> String {
     let location = location.trim();
-    if location.contains("://") && !location.starts_with('/') {
+    if has_scheme(location) {
         return location.to_owned();
     }
     let scheme = if base.https { "https" } else { "http" };
@@ -207,12 +208,25 @@ pub(super) fn join(base: &Target, location: &str) -> String {
     }
     let origin = Target { path: String::new(), ..base.clone() }.url();
     let origin = origin.trim_end_matches('/');
+    let path = base.path.split('?').next().unwrap_or("/");
     if location.starts_with('/') {
-        return format!("{origin}{location}");
+        format!("{origin}{location}")
+    } else if location.is_empty() || location.starts_with('#') {
+        format!("{origin}{}", base.path)
+    } else if location.starts_with('?') {
+        format!("{origin}{path}{location}")
+    } else {
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        format!("{origin}{dir}/{location}")
     }
-    let dir = base.path.split('?').next().unwrap_or("/");
-    let dir = dir.rsplit_once('/').map_or("", |(d, _)| d);
-    format!("{origin}{dir}/{location}")
+}
+
+/// Whether a URL reference starts with a scheme (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`), so is absolute.
+fn has_scheme(reference: &str) -> bool {
+    let Some((scheme, _)) = reference.split_once(':') else { return false };
+    let mut bytes = scheme.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
 #[cfg(test)]
@@ -283,5 +297,12 @@ mod tests {
         assert_eq!(join(&base, "//cdn.example.com/y"), "https://cdn.example.com/y");
         assert_eq!(join(&base, "/root"), "https://example.com/root");
         assert_eq!(join(&base, "sibling"), "https://example.com/a/sibling");
+        assert_eq!(join(&base, "HTTP://Other.org"), "HTTP://Other.org");
+        assert_eq!(join(&base, "?page=2"), "https://example.com/a/b?page=2");
+        assert_eq!(join(&base, "#top"), "https://example.com/a/b?c=1");
+        assert_eq!(join(&base, ""), "https://example.com/a/b?c=1");
+        // A relative reference that quotes a URL in its query is relative; a scheme of any kind is a scheme.
+        assert_eq!(join(&base, "go?to=http://x.org/"), "https://example.com/a/go?to=http://x.org/");
+        assert_eq!(join(&base, "javascript:alert(1)"), "javascript:alert(1)");
     }
 }
