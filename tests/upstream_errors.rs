@@ -1,7 +1,8 @@
 //! One vocabulary of upstream failures (issue 16): a host name that does not resolve is `resolve_failed` for a search
 //! source and a map feed (a source's was `io`), as it is for `extract`, whose guard resolves names itself (its test is
-//! in `fetch::guard`; the guard refuses this test's host before resolving it). The host's first label is 64 characters long, one
-//! more than DNS allows, so the C library's resolver refuses it itself and no query leaves the machine.
+//! in `fetch::guard`; the guard refuses this test's host before resolving it). The host's first label is 64
+//! characters long, one more than DNS allows, so the C library's resolver refuses it itself and no query leaves the
+//! machine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;

@@ -14,6 +14,8 @@ use super::guard::{Policy, Refusal, Target};
 
 /// Redirect hops followed at most.
 pub const REDIRECTS_MAX: usize = 5;
+/// Checked addresses a pinned agent tries, at most (ureq's resolver answer holds 16).
+const PINNED_ADDRESSES_MAX: usize = 16;
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -85,7 +87,7 @@ impl Resolver for Pinned {
         _timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
         let mut out = self.empty();
-        for a in self.0.iter().take(16) {
+        for a in self.0.iter().take(PINNED_ADDRESSES_MAX) {
             out.push(*a);
         }
         if out.is_empty() {

@@ -543,13 +543,8 @@ impl Engine {
             Kind::DdgHtml | Kind::DdgLite => {
                 let origin = origin(&ep.url);
                 let referer = format!("{origin}/");
-                let headers = [
-                    ("User-Agent", BROWSER_USER_AGENT),
-                    ("Accept", ACCEPT_HTML),
-                    ("Accept-Language", "en-US,en;q=0.5"),
-                    ("Origin", origin),
-                    ("Referer", referer.as_str()),
-                ];
+                let [user_agent, accept, language] = browser;
+                let headers = [user_agent, accept, language, ("Origin", origin), ("Referer", referer.as_str())];
                 // A next page posts the page's form as it was, to the configured endpoint (not to the form's action:
                 // a page does not choose where we send requests).
                 let first = [("q", query), ("b", ""), ("kl", self.settings.region.as_str())];

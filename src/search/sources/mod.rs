@@ -1,6 +1,6 @@
-//! The search sources: how each is asked (`Source::request`) and how its answer is read (`Source::parse`). Parsing is
-//! pure: bytes and a status in, a `Page` out, which says what the page is (results, a genuine "no results", a block,
-//! or something we cannot read) and never guesses between them.
+//! The search sources: what each is (`Kind`) and how its answer is read (`Kind::parse_paged`; the engine builds the
+//! requests, `Engine::ask`). Parsing is pure: bytes and a status in, a `Page` out, which says what the page is
+//! (results, a genuine "no results", a block, or something we cannot read) and never guesses between them.
 
 mod bing;
 mod brave;
