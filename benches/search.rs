@@ -1,5 +1,6 @@
-//! Search benchmarks (`cargo bench --bench search`): parse time per recorded page, and `/service` requests per
-//! second against a loopback source, with and without the answer cache. Bounded in time; prints a table.
+//! Search benchmarks (`cargo bench --bench search`): parse time per recorded page, fresh searches per second against
+//! four paced loopback providers, and `/service` requests per second against a loopback source, with and without the
+//! answer cache. Bounded in time; prints a table.
 //!
 //! Pages come from `$WEBSEARCHD_SHARED_DIR/fixtures/search` (default `../shared`); without it, from `fixtures/`.
 
@@ -24,6 +25,7 @@ use websearchd::search::Engine;
 fn main() {
     // `cargo bench` passes `--bench`; any other argument filters nothing here.
     parse_pages();
+    four_providers();
     service_throughput();
 }
 
@@ -119,7 +121,6 @@ fn upstream(body: Vec<u8>) -> SocketAddr {
 }
 
 fn service_throughput() {
-    four_providers();
     let page = pages()
         .into_iter()
         .find(|(k, _)| *k == Kind::DdgHtml)
@@ -162,8 +163,9 @@ fn service_throughput() {
 /// (one search per provider per WEBSEARCHD_SOURCE_INTERVAL_MS, 2 s): answered searches per second, and how many
 /// calls got 503 (every provider paced).
 fn four_providers() {
+    let pages = pages();
     let page = |kind: Kind| {
-        pages().into_iter().find(|(k, _)| *k == kind).map(|(_, p)| std::fs::read(p).expect("page")).expect("a page")
+        pages.iter().find(|(k, _)| *k == kind).map(|(_, p)| std::fs::read(p).expect("page")).expect("a page")
     };
     let ddg = upstream(page(Kind::DdgHtml));
     let bing = upstream(page(Kind::Bing));
