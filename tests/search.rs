@@ -121,7 +121,7 @@ fn results_are_capped_deduplicated_and_dated() {
 fn html_blocked_then_lite_answers_and_the_breaker_skips_html() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
-        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+        _ => happy(seen),
     });
     let server = start(&up, "ddg_html,ddg_lite", &[]);
     let a = search(&server, "blocked first").json();
@@ -199,7 +199,7 @@ fn genuine_no_results_is_an_empty_answer() {
 fn a_hanging_upstream_times_out_and_the_next_answers() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::Hang(Duration::from_secs(5)),
-        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+        _ => happy(seen),
     });
     let server = start(&up, "ddg_html,ddg_lite", &[("WEBSEARCHD_SOURCE_TIMEOUT_MS", "400")]);
     let started = Instant::now();
@@ -427,7 +427,7 @@ fn a_blocked_provider_goes_last_until_its_cool_down_ends() {
     let up = Upstream::start(move |seen| match seen.path() {
         "/bing" if b.load(Ordering::SeqCst) => Answer::html(429, "slow down"),
         "/bing" => Answer::html(200, own_fixture("search/bing__does-caffeine-affect-sleep__10results.html")),
-        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+        _ => happy(seen),
     });
     let server =
         start(&up, "bing,mojeek", &[("WEBSEARCHD_SOURCE_ORDER", "rotate"), ("WEBSEARCHD_BREAKER_COOLDOWN_MS", "5000")]);
@@ -467,7 +467,7 @@ fn a_blocked_provider_goes_last_until_its_cool_down_ends() {
 fn two_endpoints_of_one_provider_share_its_pacing() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
-        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+        _ => happy(seen),
     });
     let server = start(&up, "ddg_html,ddg_lite,mojeek", &[("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=60000")]);
     let a = search(&server, "paced").json();
@@ -517,7 +517,7 @@ fn searxng_instances_keep_their_own_intervals() {
 fn one_providers_empty_answer_does_not_end_the_search() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::html(200, own_fixture("search/ddg_html_no_results.html")),
-        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+        _ => happy(seen),
     });
     let server = start(&up, "ddg_html,ddg_lite,mojeek", &[]);
     let a = search(&server, "niche").json();
@@ -585,7 +585,7 @@ fn a_next_page_waits_a_short_gap_not_the_interval() {
 fn the_deadline_bounds_each_request() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::Hang(Duration::from_secs(6)),
-        other => happy(&Seen { target: other.to_string(), ..seen.clone() }),
+        _ => happy(seen),
     });
     let server = start(
         &up,
