@@ -138,12 +138,15 @@ fn a_search_source_redirect_to_an_internal_listener_is_refused() {
         "/searx2/search" => Answer::json(200, own_fixture("search/searxng_results.json")),
         _ => Answer::html(404, ""),
     });
-    let server = Server::start(&[
-        ("WEBSEARCHD_SOURCES", "searxng"),
-        ("WEBSEARCHD_SEARXNG_URLS", &up.url("/searx")),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
-    ]);
-    let reply = server.post_json("/service", &json!({ "query": "internal" }).to_string());
+    let search = |instance: &str, query: &str| {
+        let server = Server::start(&[
+            ("WEBSEARCHD_SOURCES", "searxng"),
+            ("WEBSEARCHD_SEARXNG_URLS", &up.url(instance)),
+            ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+        ]);
+        server.post_json("/service", &json!({ "query": query }).to_string())
+    };
+    let reply = search("/searx", "internal");
     assert_eq!(reply.status, 502, "{}", reply.text());
     let report = &reply.json()["error"]["sources"][0];
     assert_eq!(report["status"], "failed", "{report}");
@@ -153,12 +156,7 @@ fn a_search_source_redirect_to_an_internal_listener_is_refused() {
     assert_eq!(up.count("/searx/search"), 1);
     assert_eq!(internal.seen().len(), 0, "the internal listener was never reached");
 
-    let server = Server::start(&[
-        ("WEBSEARCHD_SOURCES", "searxng"),
-        ("WEBSEARCHD_SEARXNG_URLS", &up.url("/moved")),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
-    ]);
-    let reply = server.post_json("/service", &json!({ "query": "moved" }).to_string());
+    let reply = search("/moved", "moved");
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.json()["sources"][0]["status"], "ok");
     let followed = up.seen().into_iter().find(|s| s.path() == "/searx2/search").expect("the same-origin redirect");
