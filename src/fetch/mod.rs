@@ -330,4 +330,25 @@ mod tests {
         let e = client.get(&format!("http://{}.invalid/", "a".repeat(64)), &[]).map(|f| f.status).unwrap_err();
         assert_eq!(e.code(), "resolve_failed", "{e:?}");
     }
+
+    /// `until` holds a request to a deadline shorter than the client's own timeout, on the shared agent: a listener
+    /// that never answers (the kernel accepts the connection, nobody reads it) times the request out at the deadline.
+    #[test]
+    fn until_ends_a_request_at_the_deadline() {
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", silent.local_addr().unwrap());
+        let limits = Limits {
+            connect_timeout: Duration::from_secs(30),
+            total_timeout: Duration::from_secs(30),
+            body_bytes_max: 1_024,
+            redirects_max: 0,
+        };
+        let client = Client::new(limits, Policy::default());
+        let started = Instant::now();
+        let e = client.until(started + Duration::from_millis(300)).get(&url, &[]).map(|f| f.status).unwrap_err();
+        assert_eq!(e, Error::Timeout);
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        let e = client.until(started).post_form(&url, &[], &[]).map(|f| f.status).unwrap_err();
+        assert_eq!(e, Error::Timeout, "a deadline already past sends nothing");
+    }
 }
