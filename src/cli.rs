@@ -604,6 +604,8 @@ fn verify(
 /// Largest key set read from `--jwks URL`, and the time allowed to fetch it.
 const JWKS_BYTES_MAX: u64 = 1_048_576;
 const JWKS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Redirects followed to a `--jwks` URL (a site moved to https, or to a trailing slash).
+const JWKS_REDIRECTS_MAX: u32 = 3;
 
 /// The key set to verify against: `--jwks` (a file, or an http(s) URL such as a service's
 /// `/.well-known/jwks.json`), else this instance's own keys. Those are only read, never created: keys made here
@@ -624,12 +626,7 @@ fn key_set(config: &Config, jwks: Option<&std::path::Path>) -> Result<serde_json
     };
     let text = source.to_string_lossy();
     let bytes = if text.starts_with("http://") || text.starts_with("https://") {
-        let limits = crate::fetch::Limits {
-            connect_timeout: crate::fetch::CONNECT_TIMEOUT_MAX,
-            total_timeout: JWKS_TIMEOUT,
-            body_bytes_max: JWKS_BYTES_MAX,
-            redirects_max: 3,
-        };
+        let limits = crate::fetch::Limits::within(JWKS_TIMEOUT, JWKS_BYTES_MAX, JWKS_REDIRECTS_MAX);
         let client = crate::fetch::Client::new(limits, crate::fetch::guard::Policy::default());
         let fetched = client.get(&text, &[("Accept", "application/json")]).map_err(|e| format!("{text}: {e}"))?;
         if fetched.status != 200 {

@@ -51,6 +51,14 @@ pub struct Limits {
     pub redirects_max: u32,
 }
 
+impl Limits {
+    /// A call that must end within `total`: its handshake gets `CONNECT_TIMEOUT_MAX` at most, and never more than the
+    /// whole call.
+    pub fn within(total: Duration, body_bytes_max: u64, redirects_max: u32) -> Limits {
+        Limits { connect_timeout: CONNECT_TIMEOUT_MAX.min(total), total_timeout: total, body_bytes_max, redirects_max }
+    }
+}
+
 /// A response, read whole (within the byte cap).
 #[derive(Debug, Clone)]
 pub struct Fetched {

@@ -265,12 +265,7 @@ const CELESTRAK_HALT_S: u64 = 6 * 3_600;
 
 impl MapService {
     pub fn new(settings: Settings, clock: Arc<dyn Clock>) -> MapService {
-        let limits = Limits {
-            connect_timeout: crate::fetch::CONNECT_TIMEOUT_MAX.min(settings.timeout),
-            total_timeout: settings.timeout,
-            body_bytes_max: settings.bytes_max,
-            redirects_max: FEED_REDIRECTS_MAX,
-        };
+        let limits = Limits::within(settings.timeout, settings.bytes_max, FEED_REDIRECTS_MAX);
         let client = Client::new(limits, settings.redirect_policy.clone());
         let s = &settings;
         let src = |id, slug: &str, default: &str, licence, attribution| Source {

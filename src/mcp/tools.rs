@@ -59,21 +59,13 @@ impl Toolbox {
             Some(Value::String(u)) => u.trim(),
             Some(_) => return Err(ApiError::invalid_field("url_not_string", "url", "`url` must be a string")),
         };
-        let tokens = match arguments.get("tokens") {
-            None | Some(Value::Null) => EXTRACT_TOKENS_DEFAULT,
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(n) if (EXTRACT_TOKENS_MIN as u64..=EXTRACT_TOKENS_MAX as u64).contains(&n) => n as usize,
-                _ if n.is_i64() || n.is_u64() => {
-                    return Err(ApiError::invalid_field(
-                        "tokens_out_of_range",
-                        "tokens",
-                        format!("`tokens` must be from {EXTRACT_TOKENS_MIN} to {EXTRACT_TOKENS_MAX}"),
-                    ))
-                }
-                _ => return Err(tokens_not_integer()),
-            },
-            Some(_) => return Err(tokens_not_integer()),
-        };
+        let tokens = crate::search::integer_field(
+            arguments,
+            "tokens",
+            EXTRACT_TOKENS_DEFAULT,
+            EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX,
+            ["tokens_out_of_range", "tokens_not_integer"],
+        )?;
         let (policy, limits) = self.config.fetch_policy();
         let page = crate::page::extract_cached(&self.pages, url, &policy, &limits, tokens)
             .map_err(|e| ApiError::new(502, e.code(), e.to_string()).detail("url", url))?;
@@ -131,10 +123,6 @@ pub fn verify(
     };
     let header = |name: &str| signature.get(member(name)).and_then(Value::as_str).map(str::to_owned);
     crate::sign::verify_answer(text.as_bytes(), header, keys)
-}
-
-fn tokens_not_integer() -> ApiError {
-    ApiError::invalid_field("tokens_not_integer", "tokens", "`tokens` must be an integer")
 }
 
 /// A tool that failed: the error body the HTTP door would send, for the model to read and correct.

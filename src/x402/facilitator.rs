@@ -120,12 +120,7 @@ pub enum Settled {
 impl Facilitator {
     pub fn new(base_url: &str, auth: Option<String>, timeout: Duration) -> Facilitator {
         // No redirect is followed, so the policy for redirects is never used.
-        let limits = fetch::Limits {
-            connect_timeout: timeout.min(crate::fetch::CONNECT_TIMEOUT_MAX),
-            total_timeout: timeout,
-            body_bytes_max: ANSWER_BYTES_MAX,
-            redirects_max: 0,
-        };
+        let limits = fetch::Limits::within(timeout, ANSWER_BYTES_MAX, 0);
         let client = fetch::Client::new(limits, fetch::guard::Policy::default());
         Facilitator { client, base_url: base_url.trim_end_matches('/').to_owned(), auth }
     }
