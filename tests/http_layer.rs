@@ -1,14 +1,15 @@
 //! The HTTP layer on its own, with handlers written for the test: a panic in a handler becomes a 500 and the worker
-//! lives on; shutdown waits for a request in flight.
+//! lives on; shutdown waits for a request in flight; a client that half-closes gets every answer.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
 
-use std::net::TcpStream;
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use websearchd::config::Config;
 use websearchd::http::{Handler, Limits, Request, Response, Server, ServerStats};
@@ -34,6 +35,10 @@ struct Running {
 fn start(handler: Arc<dyn Handler>, workers: usize) -> Running {
     let mut limits = Limits::from_config(&Config::defaults());
     limits.workers = workers;
+    start_limited(handler, limits)
+}
+
+fn start_limited(handler: Arc<dyn Handler>, limits: Limits) -> Running {
     let stats = Arc::new(ServerStats::default());
     let server = Server::bind("127.0.0.1:0".parse().unwrap(), limits, handler, stats.clone()).expect("bind");
     let addr = server.local_addr().expect("addr");
@@ -90,4 +95,78 @@ fn shutdown_finishes_the_request_in_flight() {
     assert_eq!((reply.status, reply.text().as_str()), (200, "finished"));
     assert_eq!(reply.header("connection"), Some("close"));
     thread.join().expect("server thread");
+}
+
+/// Requests one after another, `total` bytes in all (GETs of `/n`, the last padded to the exact size), and how many.
+fn pipelined(total: usize) -> (Vec<u8>, usize) {
+    let one = b"GET /n HTTP/1.1\r\nHost: t\r\n\r\n";
+    let (mut out, mut n) = (Vec::new(), 0);
+    while total - out.len() >= 2 * one.len() + 9 {
+        out.extend_from_slice(one);
+        n += 1;
+    }
+    let pad = "a".repeat(total - out.len() - one.len() - 9);
+    out.extend_from_slice(format!("GET /n HTTP/1.1\r\nHost: t\r\nX-Pad: {pad}\r\n\r\n").as_bytes());
+    assert_eq!(out.len(), total);
+    (out, n + 1)
+}
+
+/// Reads answers until the server closes; the `Connection` header of each (all 200).
+fn answers_until_closed(s: &mut TcpStream) -> Vec<String> {
+    let mut said = Vec::new();
+    while let Some(r) = common::read_reply(s) {
+        assert_eq!(r.status, 200);
+        said.push(r.header("connection").unwrap_or_default().to_owned());
+    }
+    said
+}
+
+#[track_caller]
+fn every_answer_and_the_last_says_close(said: &[String], requests: usize) {
+    assert_eq!(said.len(), requests, "every request sent before the half-close is answered");
+    assert!(said[..requests - 1].iter().all(|c| c == "keep-alive"), "{said:?}");
+    assert_eq!(said[requests - 1], "close", "the last answer says the connection closes");
+}
+
+/// A client that pipelines requests and then closes its side (`printf ... | nc -N`): every request it sent is
+/// answered, in order, and only the last answer says `close` (the server used to answer the first and drop the rest).
+#[test]
+fn a_half_closed_client_gets_every_answer() {
+    let mut limits = Limits::from_config(&Config::defaults());
+    limits.keepalive_requests_max = 100_000;
+    let Running { addr, shutdown, thread, .. } = start_limited(Arc::new(Gate(Arc::new(AtomicBool::new(true)))), limits);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(&b"GET /n HTTP/1.1\r\nHost: t\r\n\r\n".repeat(3)).unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    every_answer_and_the_last_says_close(&answers_until_closed(&mut s), 3);
+    shutdown.shutdown();
+    thread.join().unwrap();
+}
+
+/// The read that fills the input buffer (`Limits::input_bytes_max`) takes the client's last bytes, and the EOF behind
+/// them is not read: the last answer must still say `close` (it said keep-alive, and the server closed only on its
+/// next wake-up). The bytes and the EOF wait in the socket while a worker holds the connection, so that one read
+/// round takes them all.
+#[test]
+fn the_read_that_fills_the_buffer_still_sees_the_half_close() {
+    let mut limits = Limits::from_config(&Config::defaults());
+    (limits.header_bytes_max, limits.body_bytes_max, limits.keepalive_requests_max) = (1_024, 256, 100_000);
+    let (rest, n) = pipelined(limits.input_bytes_max());
+    let open = Arc::new(AtomicBool::new(false));
+    let Running { addr, stats, shutdown, thread } = start_limited(Arc::new(Gate(open.clone())), limits);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    common::write_request(&mut s, "GET", "/held", &[], b"");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stats.in_flight.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the first request never reached a worker");
+        std::thread::yield_now();
+    }
+    s.write_all(&rest).unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    open.store(true, Ordering::SeqCst);
+    every_answer_and_the_last_says_close(&answers_until_closed(&mut s), 1 + n);
+    shutdown.shutdown();
+    thread.join().unwrap();
 }

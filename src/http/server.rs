@@ -64,6 +64,12 @@ impl Limits {
             shutdown_grace: Duration::from_millis(c.shutdown_grace_ms),
         }
     }
+
+    /// Bytes read from one connection and held at most: a whole request (head and body at their limits) and one read
+    /// beyond it, pipelined requests included. Reading stops there until requests are taken out.
+    pub fn input_bytes_max(&self) -> usize {
+        self.header_bytes_max + self.body_bytes_max + READ_CHUNK_BYTES
+    }
 }
 
 /// What the application supplies.
@@ -314,6 +320,9 @@ struct Conn {
     phase: Phase,
     deadline: Instant,
     continue_sent: bool,
+    /// The client has closed its side (EOF read): the complete requests in `buf` are still answered, the last one
+    /// with `connection: close`, and the connection is closed once nothing is left to write.
+    input_closed: bool,
     _open: OpenGuard,
 }
 
@@ -477,6 +486,7 @@ impl Reactor {
                 phase: Phase::Idle,
                 deadline: Instant::now() + self.shared.limits.idle_timeout,
                 continue_sent: false,
+                input_closed: false,
                 _open: guard,
             };
             if over_address {
@@ -580,13 +590,12 @@ impl Reactor {
 
     /// Reads what the socket has and acts on it; returns the connection if the reactor keeps it.
     fn read_and_advance(&mut self, mut conn: Conn) -> Option<Conn> {
-        let cap = self.shared.limits.header_bytes_max + self.shared.limits.body_bytes_max + READ_CHUNK_BYTES;
+        let cap = self.shared.limits.input_bytes_max();
         let mut chunk = [0u8; READ_CHUNK_BYTES];
-        let mut eof = false;
         loop {
             match conn.stream.read(&mut chunk) {
                 Ok(0) => {
-                    eof = true;
+                    conn.input_closed = true;
                     break;
                 }
                 Ok(n) => {
@@ -595,6 +604,10 @@ impl Reactor {
                     }
                     conn.buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
                     if conn.buf.len() >= cap {
+                        // Stopped by the cap, not by the socket: the read that reached it may have taken the
+                        // client's last bytes, and the answer to its last request must then say `close`. A peek
+                        // tells EOF (0) from more input or none yet, and takes nothing.
+                        conn.input_closed = matches!(conn.stream.peek(&mut [0u8; 1]), Ok(0));
                         break;
                     }
                 }
@@ -604,22 +617,18 @@ impl Reactor {
             }
         }
         if matches!(conn.phase, Phase::Closing) {
-            return if eof { None } else { Some(conn) };
+            return (!conn.input_closed).then_some(conn);
         }
-        if eof {
-            // The client will send nothing more: a complete request still gets its answer, then the close.
-            conn.served = self.shared.limits.keepalive_requests_max;
-        }
-        // After EOF only an answer still being written keeps the connection (and it closes once written).
-        self.advance(conn).filter(|c| !eof || matches!(c.phase, Phase::Writing { .. }))
+        self.advance(conn)
     }
 
     /// Moves a connection's state forward with the bytes it has: parse, refuse, answer here, or dispatch; pipelined
-    /// requests answered here are taken one after another (a loop, so the stack does not grow with them).
+    /// requests answered here are taken one after another (a loop, so the stack does not grow with them). After the
+    /// client's EOF, the reactor keeps a connection only while an answer is still being written to it.
     fn advance(&mut self, mut conn: Conn) -> Option<Conn> {
         loop {
             match self.advance_once(conn) {
-                Step::Wait(c) => return Some(c),
+                Step::Wait(c) => return (!c.input_closed || matches!(c.phase, Phase::Writing { .. })).then_some(c),
                 Step::Gone => return None,
                 Step::Again(c) => conn = c,
             }
@@ -863,7 +872,12 @@ enum Sent {
 fn respond(job: Job, response: &Response, shared: &Shared, may_block: bool) -> Sent {
     let Job { mut conn, request, keep_alive, head_only, started } = job;
     conn.served = conn.served.saturating_add(1);
-    let keep = keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed);
+    // After the client's EOF, the answer to the last request it sent says `close` (bytes left in the buffer then
+    // are taken for one more request; if they are not a complete one, the connection closes after this answer all
+    // the same).
+    let last = conn.input_closed && conn.buf.is_empty();
+    let keep =
+        keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed) && !last;
     let bytes = response.to_bytes(&request.request_id, keep, head_only, &http_date(SystemClock.now_unix_ms()));
     let mut written = 0;
     let mut result = write_nonblocking(&mut conn.stream, &bytes, &mut written);
