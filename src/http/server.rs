@@ -150,7 +150,7 @@ pub struct ServerStats {
     pub in_flight: AtomicU64,
     /// Response bytes the reactor still has to write to slow readers.
     pub write_pending_bytes: AtomicU64,
-    rejected: [AtomicU64; 8],
+    rejected: [AtomicU64; Reject::ALL.len()],
     /// Open connections per address key (`client_addr::key`), for the per-address limit.
     per_address: Mutex<HashMap<IpAddr, u32>>,
 }
@@ -783,7 +783,6 @@ impl Reactor {
         }
     }
 
-    /// After shutdown: no listener, no idle or half-read connections; wait for the workers' requests to end.
     /// After shutdown: no listener, no idle or half-read connections; wait for the workers' requests to end, and
     /// finish writing the answers slow readers are still taking, all within the grace time.
     fn drain(&mut self, grace_end: Instant) {
