@@ -1,5 +1,6 @@
 //! The HTTP layer on its own, with handlers written for the test: a panic in a handler becomes a 500 and the worker
-//! lives on; shutdown waits for a request in flight; a client that half-closes gets every answer.
+//! lives on; shutdown waits for a request in flight; a client that half-closes gets every answer; what is held for
+//! clients that do not read stays within its bound.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use websearchd::config::Config;
-use websearchd::http::{Handler, Limits, Request, Response, Server, ServerStats};
+use websearchd::http::{Handler, Limits, Request, Response, Server, ServerStats, WRITE_PENDING_BYTES_MAX};
 
 struct Panicky;
 
@@ -167,6 +168,63 @@ fn the_read_that_fills_the_buffer_still_sees_the_half_close() {
     s.shutdown(Shutdown::Write).unwrap();
     open.store(true, Ordering::SeqCst);
     every_answer_and_the_last_says_close(&answers_until_closed(&mut s), 1 + n);
+    shutdown.shutdown();
+    thread.join().unwrap();
+}
+
+/// Answers every request with `BIG_BYTES`: more than a loopback socket's send buffer takes (4 MiB at most, tcp_wmem).
+struct Big;
+
+const BIG_BYTES: usize = 5 * 1_024 * 1_024;
+
+impl Handler for Big {
+    fn handle(&self, _request: &Request) -> Response {
+        Response::new(200, "application/octet-stream", vec![b'x'; BIG_BYTES])
+    }
+}
+
+/// Clients that send a request and do not read: the reactor holds their unwritten answers only up to
+/// `WRITE_PENDING_BYTES_MAX` over all of them (each answer counted whole); past it a worker writes its own answer,
+/// within the write timeout, and nothing more is held. Every answer still arrives whole once the clients read.
+#[test]
+fn answers_held_for_slow_readers_stay_within_their_bound() {
+    let mut limits = Limits::from_config(&Config::defaults());
+    (limits.workers, limits.write_timeout) = (8, Duration::from_secs(60));
+    let Running { addr, stats, shutdown, thread } = start_limited(Arc::new(Big), limits);
+    let fit = WRITE_PENDING_BYTES_MAX / (BIG_BYTES + 1_024);
+    let clients = fit + 3;
+    let mut readers: Vec<TcpStream> = (0..clients)
+        .map(|_| {
+            let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            socket.set_recv_buffer_size(4_096).unwrap();
+            socket.connect(&addr.into()).unwrap();
+            let mut s: TcpStream = socket.into();
+            common::write_request(&mut s, "GET", "/big", &[], b"");
+            s
+        })
+        .collect();
+    // Until the answers that fit are held and the others' workers write them: the bound holds all along.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let pending = stats.write_pending_bytes.load(Ordering::SeqCst);
+        assert!(pending <= WRITE_PENDING_BYTES_MAX as u64, "{pending} bytes held for readers that do not read");
+        let writing = stats.in_flight.load(Ordering::SeqCst);
+        if pending >= (fit * BIG_BYTES) as u64 && writing >= (clients - fit) as u64 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "held {pending} bytes, {writing} workers writing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for r in &mut readers {
+        r.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let reply = common::read_reply(r).expect("an answer");
+        assert_eq!((reply.status, reply.body.len()), (200, BIG_BYTES));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stats.write_pending_bytes.load(Ordering::SeqCst) > 0 {
+        assert!(Instant::now() < deadline, "held bytes were never given back");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     shutdown.shutdown();
     thread.join().unwrap();
 }

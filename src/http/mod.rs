@@ -15,4 +15,4 @@ pub mod sys;
 
 pub use request::{parse_head, Head, HeadError, Request};
 pub use response::{reason, Response};
-pub use server::{Handler, Limits, Reject, RequestIds, Server, ServerStats, ShutdownHandle};
+pub use server::{Handler, Limits, Reject, RequestIds, Server, ServerStats, ShutdownHandle, WRITE_PENDING_BYTES_MAX};
