@@ -4,7 +4,9 @@
 //!
 //! The summary is written to the process's standard error directly: the harness captures `print!` and `eprint!`,
 //! not writes to `std::io::stderr()`, so it shows in every `cargo test` run (between the other test binaries' lines).
-//! It never fails: a skip is a notice, and CI makes every input present (`.ci/run`, run as root).
+//! A skip is a notice, not a failure, except where every input must be present: with `WEBSEARCHD_REQUIRE_INPUTS=1`
+//! (`.ci/run` sets it; CI runs as root with `../shared` and the interop venv) a missing input fails the summary, so
+//! that a CI machine that lost one does not pass green with dozens of checks skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
@@ -94,6 +96,7 @@ fn checks(input: &Input) -> usize {
 
 #[test]
 fn summary_of_skipped_checks() {
+    let required = std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1");
     let missing: Vec<(usize, Input)> = inputs().into_iter().filter(|i| !i.present).map(|i| (checks(&i), i)).collect();
     if missing.is_empty() {
         return;
@@ -107,6 +110,7 @@ fn summary_of_skipped_checks() {
         text.push_str(&format!("  - {n} in {}: {} is absent; {}\n", files.join(", "), input.what, input.how));
     }
     let _ = std::io::stderr().write_all(text.as_bytes());
+    assert!(!required, "WEBSEARCHD_REQUIRE_INPUTS=1, and {total} check(s) skip:{text}");
 }
 
 /// Every file the summary counts in still holds its marker: a renamed helper must not make the count silently 0.
