@@ -355,6 +355,14 @@ mod tests {
         dir.join("journal")
     }
 
+    /// A closed journal of `n` records `{"n": 1}` .. `{"n": n}`, and where each starts.
+    fn written(name: &str, n: u64) -> (PathBuf, Vec<u64>) {
+        let path = temp(name);
+        let (j, _) = Journal::open(&path).unwrap();
+        let offsets = (1..=n).map(|i| j.append(&json!({"n": i})).unwrap()).collect();
+        (path, offsets)
+    }
+
     #[test]
     fn crc32_check_value() {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
@@ -380,11 +388,7 @@ mod tests {
 
     #[test]
     fn a_torn_tail_is_cut_at_every_length() {
-        let path = temp("torn");
-        let (j, _) = Journal::open(&path).unwrap();
-        j.append(&json!({"n": 1})).unwrap();
-        j.append(&json!({"n": 2})).unwrap();
-        drop(j);
+        let (path, _) = written("torn", 2);
         let full = std::fs::read(&path).unwrap();
         let first_len = full.iter().position(|&b| b == b'\n').unwrap() + 1;
         for cut in first_len + 1..full.len() {
@@ -402,11 +406,8 @@ mod tests {
 
     #[test]
     fn a_damaged_last_record_is_refused_and_repaired_with_a_backup() {
-        let path = temp("damaged-last");
-        let (j, _) = Journal::open(&path).unwrap();
-        j.append(&json!({"n": 1})).unwrap();
-        let second = j.append(&json!({"n": 2})).unwrap();
-        drop(j);
+        let (path, offsets) = written("damaged-last", 2);
+        let second = offsets[1];
         let mut bytes = std::fs::read(&path).unwrap();
         let at = bytes.len() - 3;
         bytes[at] ^= 0x01;
@@ -438,12 +439,8 @@ mod tests {
     /// A second repair that cuts the first one's marker counts the numbers that marker had cut, so none is reused.
     #[test]
     fn a_repair_that_cuts_an_earlier_marker_keeps_its_count() {
-        let path = temp("repair-twice");
-        let (j, _) = Journal::open(&path).unwrap();
-        j.append(&json!({"n": 1})).unwrap();
-        let second = j.append(&json!({"n": 2})).unwrap();
-        j.append(&json!({"n": 3})).unwrap();
-        drop(j);
+        let (path, offsets) = written("repair-twice", 3);
+        let second = offsets[1];
         assert_eq!(repair(&path, second, 7).unwrap().lines_removed, 2);
         let (j, opened) = Journal::open(&path).unwrap();
         let marker_at = opened.offsets[1];
@@ -460,12 +457,8 @@ mod tests {
 
     #[test]
     fn damage_in_the_middle_is_cut_from_there() {
-        let path = temp("damaged-middle");
-        let (j, _) = Journal::open(&path).unwrap();
-        j.append(&json!({"n": 1})).unwrap();
-        let second = j.append(&json!({"n": 2})).unwrap();
-        j.append(&json!({"n": 3})).unwrap();
-        drop(j);
+        let (path, offsets) = written("damaged-middle", 3);
+        let second = offsets[1];
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[second as usize + 12] = b'X';
         bytes.extend_from_slice(b"0000");
@@ -480,11 +473,7 @@ mod tests {
 
     #[test]
     fn damage_before_the_end_is_an_error() {
-        let path = temp("damage");
-        let (j, _) = Journal::open(&path).unwrap();
-        j.append(&json!({"n": 1})).unwrap();
-        j.append(&json!({"n": 2})).unwrap();
-        drop(j);
+        let (path, _) = written("damage", 2);
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[12] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();
