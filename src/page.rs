@@ -63,15 +63,22 @@ pub struct Extracted {
 const BLOCK_OVERHEAD_BYTES: usize = std::mem::size_of::<String>() + 32;
 
 impl Extracted {
-    /// The extract of the page at `url`.
+    /// The extract of the page at `url`, holding no spare capacity (rendering grows a table or a list by doubling:
+    /// kept for the cache's TTL, that slack would be up to as much again as the text).
     pub fn new(url: String, extract: crate::extract::Extract) -> Extracted {
-        Extracted { url, title: extract.title, blocks: extract.blocks, truncated: extract.truncated }
+        let mut blocks = extract.blocks;
+        blocks.iter_mut().for_each(String::shrink_to_fit);
+        blocks.shrink_to_fit();
+        Extracted { url, title: extract.title, blocks, truncated: extract.truncated }
     }
 
-    /// The memory this extract holds, about.
+    /// The memory this extract holds, about: what its strings and its list of blocks have allocated, not only
+    /// their text.
     fn bytes(&self) -> usize {
-        let text = self.url.len() + self.title.as_ref().map_or(0, String::len);
-        self.blocks.iter().fold(text, |n, b| n + b.len() + BLOCK_OVERHEAD_BYTES)
+        let text = self.url.capacity()
+            + self.title.as_ref().map_or(0, String::capacity)
+            + (self.blocks.capacity() - self.blocks.len()) * std::mem::size_of::<String>();
+        self.blocks.iter().fold(text, |n, b| n + b.capacity() + BLOCK_OVERHEAD_BYTES)
     }
 
     /// The extract cut to `tokens` (0: no budget).
@@ -209,5 +216,21 @@ mod tests {
         let blocks = vec!["a".to_owned(); crate::extract::BLOCKS_MAX];
         let e = Extracted { url: "u".into(), title: None, blocks, truncated: true };
         assert!(e.bytes() >= crate::extract::BLOCKS_MAX * (1 + std::mem::size_of::<String>()));
+    }
+
+    /// A block grown by doubling weighs what it allocated; an extract kept from a page holds no such slack.
+    #[test]
+    fn spare_capacity_is_weighed_and_not_kept() {
+        let grown = || {
+            let mut s = String::with_capacity(1 << 20);
+            s.push_str("| a |");
+            s
+        };
+        let extract = crate::extract::Extract { title: None, blocks: vec![grown()], truncated: false };
+        let e = Extracted { url: "u".into(), title: None, blocks: vec![grown()], truncated: false };
+        assert!(e.bytes() >= 1 << 20, "{}", e.bytes());
+        let kept = Extracted::new("u".into(), extract);
+        assert!(kept.bytes() < 1_024, "{}", kept.bytes());
+        assert_eq!(kept.blocks, e.blocks);
     }
 }
