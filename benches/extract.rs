@@ -13,10 +13,11 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use websearchd::extract::{Extractor, Options};
+use websearchd::extract::Extractor;
+use websearchd::page::{self, Extracted};
 
 /// The default budget of `extract` and `answer_extract`.
-const SERVED_TOKENS: usize = 2_000;
+const SERVED_TOKENS: usize = websearchd::search::EXTRACT_TOKENS_DEFAULT;
 
 fn main() {
     let dir = std::env::var_os("WEBSEARCHD_SHARED_DIR")
@@ -37,10 +38,12 @@ fn main() {
         pages.push((
             id.clone(),
             t["articleBody"].as_str().unwrap_or("").to_string(),
-            t["url"].as_str().map(str::to_owned),
+            t["url"].as_str().unwrap_or("").to_owned(),
             html,
         ));
     }
+    // What the server keeps of a page and cuts to each request's budget (`page::extract`), with its options.
+    let extracted = |url: &String, html: &[u8]| Extracted::new(url.clone(), Extractor::run(html, page::options(url)));
     let total_bytes: usize = pages.iter().map(|p| p.3.len()).sum();
 
     let speed_only = std::env::args().any(|a| a == "--speed");
@@ -50,9 +53,9 @@ fn main() {
     // Cut to the 2,000 tokens `extract` and `answer_extract` serve by default.
     let mut cut = Vec::new();
     for (id, _, url, html) in &pages {
-        let e = Extractor::run(html, Options { base_url: url.clone(), ..Options::default() });
-        cut.push(metric::served_view(&websearchd::extract::budget::fit(&e.blocks, SERVED_TOKENS).markdown));
-        let md = e.markdown();
+        let e = extracted(url, html);
+        cut.push(metric::served_view(&e.fit(SERVED_TOKENS).markdown));
+        let md = e.fit(0).markdown;
         if let Some(d) = &dump {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join(format!("{id}.md")), &md).unwrap();
@@ -107,8 +110,7 @@ fn main() {
         let mut worst_ratio = 0f64;
         let mut usages = Vec::new();
         for (_, _, url, html) in &pages {
-            let e = Extractor::run(html, Options { base_url: url.clone(), ..Options::default() });
-            let fitted = websearchd::extract::budget::fit(&e.blocks, budget);
+            let fitted = extracted(url, html).fit(budget);
             let real = bpe.encode_with_special_tokens(&fitted.markdown).len();
             worst_ratio = worst_ratio.max(real as f64 / budget as f64);
             if real > budget {
@@ -132,8 +134,7 @@ fn main() {
     if std::env::args().any(|a| a == "--calibrate") {
         let mut rows = Vec::new();
         for (id, _, url, html) in &pages {
-            let e = Extractor::run(html, Options { base_url: url.clone(), ..Options::default() });
-            let md = e.markdown();
+            let md = extracted(url, html).fit(0).markdown;
             let real = bpe.encode_with_special_tokens(&md).len();
             let est = websearchd::extract::budget::estimate(&md);
             let non_ascii = md.chars().filter(|c| !c.is_ascii()).count();
@@ -182,10 +183,7 @@ fn main() {
     while started.elapsed().as_secs_f64() < 3.0 || passes < 1 {
         let pass = Instant::now();
         for (_, _, url, html) in &pages {
-            std::hint::black_box(Extractor::run(
-                std::hint::black_box(html),
-                Options { base_url: url.clone(), ..Options::default() },
-            ));
+            std::hint::black_box(Extractor::run(std::hint::black_box(html), page::options(url)));
         }
         best = best.min(pass.elapsed().as_secs_f64());
         passes += 1;

@@ -1,15 +1,15 @@
 //! The WCXB benchmark (`cargo bench --bench wcxb`): extraction quality across seven page types (article, service,
 //! product, collection, forum, listing, documentation) with the benchmark's own word-F1 metric, on the markdown the
-//! service produces, unbudgeted (only link targets and image URLs dropped, `benches/aeb/metric.rs`'s served view;
-//! `--budget 2000` adds the cut that `extract` and `answer_extract` serve by default), and speed on one thread
-//! with pages in memory. Reads `$WEBSEARCHD_SHARED_DIR/bench/wcxb-dev` (default `../shared/bench/wcxb-dev`) and
-//! skips when it is absent.
+//! service produces (the server's own options and `page::Extracted`, scored with only link targets and image URLs
+//! dropped, `benches/aeb/metric.rs`'s served view), unbudgeted and cut to the 2,000 tokens `extract` and
+//! `answer_extract` serve by default, and speed on one thread with pages in memory. Reads
+//! `$WEBSEARCHD_SHARED_DIR/bench/wcxb-dev` (default `../shared/bench/wcxb-dev`) and skips when it is absent.
 //!
 //! Flags (after `--`): `--type T` only pages of that type; `--worst N` list the N lowest-scoring pages;
-//! `--dump DIR` write each page's markdown; `--budget N` also score the extract cut to N tokens (`extract`'s
-//! default is 2,000); `--passes N` timed passes (default 2; 0 skips the speed measurement; speed is given per
-//! wall second and per CPU-second of the bench's thread); `--scores FILE` write
-//! each page's id, type, F1, precision and recall (tab-separated), to compare two runs page by page.
+//! `--dump DIR` write each page's markdown; `--budget N` score the cut to N tokens instead (0: no cut view);
+//! `--passes N` timed passes (default 2; 0 skips the speed measurement; speed is given per wall second and per
+//! CPU-second of the bench's thread); `--scores FILE` write each page's id, type, F1, precision and recall
+//! (tab-separated, unbudgeted), to compare two runs page by page.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 #[path = "support/cpu.rs"]
@@ -22,7 +22,9 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use websearchd::extract::{Extractor, Options};
+use websearchd::extract::Extractor;
+use websearchd::page::{self, Extracted};
+use websearchd::search::EXTRACT_TOKENS_DEFAULT;
 
 struct Page {
     id: String,
@@ -125,7 +127,9 @@ fn main() {
     let total_bytes: usize = pages.iter().map(|p| p.html.len()).sum();
     println!("pages: {}, HTML: {:.1} MB", pages.len(), total_bytes as f64 / 1e6);
     let dump = arg("--dump").map(PathBuf::from);
-    let budget = arg("--budget").and_then(|b| b.parse::<usize>().ok());
+    // The cut served by default unless asked otherwise (`--budget 0`: the unbudgeted view alone).
+    let budget = Some(arg("--budget").and_then(|b| b.parse::<usize>().ok()).unwrap_or(EXTRACT_TOKENS_DEFAULT))
+        .filter(|&b| b > 0);
     let worst = arg("--worst").and_then(|b| b.parse::<usize>().ok()).unwrap_or(0);
     let passes = arg("--passes").and_then(|b| b.parse::<usize>().ok()).unwrap_or(2);
 
@@ -136,16 +140,16 @@ fn main() {
     let mut budgeted_by_kind: BTreeMap<String, Tally> = BTreeMap::new();
     let mut per_page = Vec::new();
     for p in &pages {
-        let e = Extractor::run(&p.html, Options { base_url: Some(p.url.clone()), ..Options::default() });
-        let md = e.markdown();
+        // What the server keeps of a page and cuts to each request's budget (`page::extract`), with its options.
+        let e = Extracted::new(p.url.clone(), Extractor::run(&p.html, page::options(&p.url)));
+        let md = e.fit(0).markdown;
         if let Some(d) = &dump {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join(format!("{}.md", p.id)), &md).unwrap();
         }
         let s = score(p, &md, [&mut all, by_kind.entry(p.kind.clone()).or_default()]);
         if let Some(b) = budget {
-            let fitted = websearchd::extract::budget::fit(&e.blocks, b);
-            score(p, &fitted.markdown, [&mut budgeted, budgeted_by_kind.entry(p.kind.clone()).or_default()]);
+            score(p, &e.fit(b).markdown, [&mut budgeted, budgeted_by_kind.entry(p.kind.clone()).or_default()]);
         }
         per_page.push((s, p.id.as_str(), p.kind.as_str()));
     }
@@ -185,10 +189,7 @@ fn main() {
     for _ in 0..passes {
         let pass = Instant::now();
         for p in &pages {
-            std::hint::black_box(Extractor::run(
-                std::hint::black_box(&p.html),
-                Options { base_url: Some(p.url.clone()), ..Options::default() },
-            ));
+            std::hint::black_box(Extractor::run(std::hint::black_box(&p.html), page::options(&p.url)));
         }
         best = best.min(pass.elapsed().as_secs_f64());
     }

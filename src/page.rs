@@ -124,11 +124,15 @@ pub fn extract_cached(
     Ok(extracted.fit(tokens))
 }
 
+/// The extractor's options for the page at `url` (what the benches measure, too).
+pub fn options(url: &str) -> Options {
+    Options { base_url: Some(url.to_owned()), ..Options::default() }
+}
+
 /// Fetches `url` and extracts its whole main content, within the fetch's deadline.
 fn fetch_extract(url: &str, policy: &Policy, limits: &Limits) -> Result<Extracted, untrusted::Error> {
     let deadline = Instant::now() + limits.deadline;
-    let options = Options { base_url: Some(url.to_owned()), ..Options::default() };
-    let mut extractor = Extractor::with_deadline(options, deadline);
+    let mut extractor = Extractor::with_deadline(options(url), deadline);
     let fetched = untrusted::fetch(url, policy, limits, &mut |chunk| extractor.feed(chunk));
     let page = match fetched {
         Err(e) => Err(e),
