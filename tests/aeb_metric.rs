@@ -60,4 +60,10 @@ fn metric_edge_cases() {
         metric::text_view("See [the docs](https://x.org/a) and ![alt](i.png) at https://y.org now"),
         "See [the docs and ![alt at now"
     );
+    // Only link targets go: text with escaped brackets before a link stays, link text included; an escaped
+    // backslash does not escape the `]` after it.
+    assert_eq!(
+        metric::served_view(r"from \[osha.gov\]( [https://www.osha.gov](https://www.osha.gov/a) and [x\\](y) z"),
+        r"from \[osha.gov\]( [https://www.osha.gov  and [x\\  z"
+    );
 }

@@ -136,13 +136,17 @@ pub fn text_view(markdown: &str) -> String {
         .join(" ")
 }
 
-/// Markdown with every `](target)` replaced by a space.
+/// Markdown with every `](target)` replaced by a space. A `]` escaped by a backslash (`\](`) is the page's own text
+/// (the extractor escapes brackets in text), not a link's end: what follows it is kept.
 fn strip_targets(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut chars = markdown.char_indices().peekable();
+    let mut escaped = false;
     while let Some((i, c)) = chars.next() {
+        let was_escaped = escaped;
+        escaped = c == '\\' && !was_escaped;
         // `](target)` ends a link or image: skip the target.
-        if c == ']' && markdown[i + 1..].starts_with('(') {
+        if c == ']' && !was_escaped && markdown[i + 1..].starts_with('(') {
             let rest = &markdown[i + 1..];
             if let Some(close) = rest.find(')') {
                 let skip_to = i + 1 + close;
