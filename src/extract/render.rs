@@ -5,16 +5,17 @@ use super::builder::{Block, Kind};
 /// Rendered markdown, block by block.
 pub type Markdown = Vec<String>;
 
-/// Renders blocks until the markdown reaches `bytes_max`; whether some were left out for it.
+/// Renders blocks while the markdown (`Markdown` joined by blank lines, as `Extract::markdown` does) fits in
+/// `bytes_max`; whether some were left out for it. The cap is checked before each block and each table row is
+/// added, so that no block can carry the markdown past it.
 pub fn render(blocks: &[&Block], bytes_max: usize) -> (Markdown, bool) {
     let mut out: Markdown = Vec::with_capacity(blocks.len());
     let mut bytes = 0usize;
     let mut i = 0;
     while i < blocks.len() {
         let Some(b) = blocks.get(i) else { break };
-        if bytes >= bytes_max {
-            return (out, true);
-        }
+        // The blank line before a new block.
+        let separator = if out.is_empty() { 0 } else { 2 };
         if let Kind::Row { table, .. } = b.kind {
             // Consecutive rows of one table become one GFM table.
             let mut rows = Vec::new();
@@ -22,9 +23,11 @@ pub fn render(blocks: &[&Block], bytes_max: usize) -> (Markdown, bool) {
                 rows.push(*r);
                 i += 1;
             }
-            let (table, cut) = table_md(&rows, bytes_max - bytes);
-            bytes += table.len();
-            out.push(table);
+            let (table, cut) = table_md(&rows, bytes_max.saturating_sub(bytes + separator));
+            if !table.is_empty() {
+                bytes += separator + table.len();
+                out.push(table);
+            }
             if cut {
                 return (out, true);
             }
@@ -49,25 +52,28 @@ pub fn render(blocks: &[&Block], bytes_max: usize) -> (Markdown, bool) {
             text
         };
         // List items of one list are one markdown block: join them without a blank line.
-        match (b.kind, out.last_mut()) {
-            (Kind::Item { .. }, Some(prev))
-                if i > 0 && blocks.get(i - 1).is_some_and(|p| matches!(p.kind, Kind::Item { .. })) =>
-            {
-                bytes += text.len() + 1;
+        let joins = matches!(b.kind, Kind::Item { .. })
+            && i > 0
+            && blocks.get(i - 1).is_some_and(|p| matches!(p.kind, Kind::Item { .. }));
+        let cost = text.len() + if joins { 1 } else { separator };
+        if bytes + cost > bytes_max {
+            return (out, true);
+        }
+        bytes += cost;
+        match out.last_mut().filter(|_| joins) {
+            Some(prev) => {
                 prev.push('\n');
                 prev.push_str(&text);
             }
-            _ => {
-                bytes += text.len();
-                out.push(text);
-            }
+            None => out.push(text),
         }
         i += 1;
     }
     (out, false)
 }
 
-/// One GFM table, its rows padded to the widest; rows past `bytes_max` are left out (and it says so).
+/// One GFM table, its rows padded to the widest, within `bytes_max`: rows that would not fit are left out (and it
+/// says so); a table whose header does not fit is empty.
 fn table_md(rows: &[&Block], bytes_max: usize) -> (String, bool) {
     let width = rows.iter().map(|r| r.cells.len()).max().unwrap_or(1).max(1);
     let line = |cells: &[String]| {
@@ -77,16 +83,18 @@ fn table_md(rows: &[&Block], bytes_max: usize) -> (String, bool) {
     };
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
-        if out.len() >= bytes_max {
+        let mut text = line(&r.cells);
+        if i == 0 {
+            text.push_str(&format!("\n|{}", " --- |".repeat(width)));
+        }
+        let cost = text.len() + usize::from(i > 0);
+        if out.len() + cost > bytes_max {
             return (out, true);
         }
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&line(&r.cells));
-        if i == 0 {
-            out.push_str(&format!("\n|{}", " --- |".repeat(width)));
-        }
+        out.push_str(&text);
     }
     (out, false)
 }

@@ -62,7 +62,9 @@ pub fn extract(mut page: Page) -> Extract {
         blocks.retain(|b| !(matches!(b.kind, Kind::Heading(_)) && same_text(&normalized(&b.md), &t)));
     }
     let mut out = Vec::with_capacity(blocks.len() + 1);
-    let (rendered, cut) = render::render(&blocks, MARKDOWN_BYTES_MAX);
+    // The title's line and the blank line after it count towards the cap too.
+    let title_bytes = title.as_ref().map_or(0, |t| "# ".len() + t.len() + "\n\n".len());
+    let (rendered, cut) = render::render(&blocks, MARKDOWN_BYTES_MAX.saturating_sub(title_bytes));
     // A page without main content (an error page, a script's empty shell) is an empty extract, not a lone title.
     if let Some(t) = title.as_ref().filter(|_| !rendered.is_empty()) {
         out.push(format!("# {t}"));
