@@ -2,6 +2,10 @@
 //! trial or loopback rule allows it); a header is decoded and checked locally; the authorization is reserved against
 //! replay; the facilitator verifies it; the ledger records it; then the caller does the work, and only if the work
 //! produced an answer does `settle` run. Nothing is served unpaid, nothing is charged unserved.
+//!
+//! The gate knows nothing of the door a call came through: a `Call` says what it needs (the payment as carried,
+//! the client, the request id), and a `Refusal` says why a call is not let through; `admit` and `settle` are the
+//! HTTP door's spelling of `admit_call` and `settle_call` (headers in, responses out), MCP has its own (`mcp::http`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -18,6 +22,7 @@ use super::terms::{Resource, Terms};
 use crate::clock::Clock;
 use crate::codec::base64_encode;
 use crate::error::ApiError;
+use crate::http::client_addr::Client;
 use crate::http::{Request, Response};
 
 /// Why a call is let through without payment.
@@ -32,6 +37,61 @@ pub enum Free {
 pub enum Admission {
     Free(Free),
     Paid(Box<Pending>),
+}
+
+/// How a payment arrived.
+#[derive(Debug, Clone, Copy)]
+pub enum Carried<'a> {
+    /// A header value and the x402 version its name implies (`PAYMENT-SIGNATURE`: 2, `X-PAYMENT`: 1).
+    Header(&'a str, u8),
+    /// A `PaymentPayload` as a JSON value (MCP's `_meta["x402/payment"]`), of the version it declares.
+    Object(&'a Value),
+}
+
+/// What the gate needs to know of a call, whichever door it came through.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub payment: Option<Carried<'a>>,
+    pub client: Client,
+    pub request_id: &'a str,
+}
+
+impl<'a> Call<'a> {
+    /// An HTTP call: the payment in `PAYMENT-SIGNATURE` (v2) or else `X-PAYMENT` (v1).
+    pub fn of_request(req: &'a Request) -> Call<'a> {
+        let payment = match (req.header("payment-signature"), req.header("x-payment")) {
+            (Some(h), _) => Some(Carried::Header(h, 2)),
+            (None, Some(h)) => Some(Carried::Header(h, 1)),
+            (None, None) => None,
+        };
+        Call { payment, client: req.client, request_id: &req.request_id }
+    }
+}
+
+/// Why a call is not let through; each door says it its own way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// Payment required: the terms, and when a payment was refused, its stable code and the words for it (counted
+    /// when the door renders it). `rejected_reason` is the facilitator's own reason, when it was the one to refuse.
+    Challenge { terms: Terms, error: Option<(&'static str, String)>, rejected_reason: Option<String> },
+    /// Not a matter of payment (the facilitator or the ledger is unavailable, the settlement's outcome is unknown).
+    Error(ApiError),
+}
+
+/// A settled payment: the x402 version it came as, and the settlement response (`success`, `transaction`,
+/// `network`, `payer`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    pub version: u8,
+    pub response: Value,
+}
+
+impl Settlement {
+    /// The header the HTTP door sends it in, by version, with its base64 value.
+    pub fn header(&self) -> (&'static str, String) {
+        let name = if self.version == 2 { "PAYMENT-RESPONSE" } else { "X-PAYMENT-RESPONSE" };
+        (name, base64_encode(self.response.to_string().as_bytes()))
+    }
 }
 
 /// A verified payment waiting for the work's outcome.
@@ -167,7 +227,7 @@ impl Gate {
 
     /// Before a payment is verified: a facilitator known not to serve the network is not asked (503
     /// `facilitator_unsupported`); one that has not answered `/supported` is asked again, at most once a minute.
-    fn facilitator_ready(&self, terms: &Terms) -> Result<(), Response> {
+    fn facilitator_ready(&self, terms: &Terms) -> Result<(), ApiError> {
         let now = self.clock.now_unix_ms();
         let (known, ask) = {
             let mut last = self.support.lock().unwrap_or_else(|p| p.into_inner());
@@ -199,8 +259,7 @@ impl Gate {
             "the payment facilitator of this service does not serve the network in its terms; no payment was \
              taken (the operator must fix the configuration)",
             SUPPORT_RECHECK_MS as u32 / 1_000,
-        )
-        .into_response())
+        ))
     }
 
     pub fn terms(&self) -> Option<&Terms> {
@@ -245,44 +304,90 @@ impl Gate {
                 map.insert("free_from_loopback".into(), true.into());
             }
         }
-        match &error {
-            Some((code, _)) => self.refuse(code),
+        self.count_challenge(error.as_ref().map(|(code, _)| *code));
+        Response::json(402, &body).header("PAYMENT-REQUIRED", header)
+    }
+
+    /// A challenge is sent: a refusal by its code, or a plain challenge.
+    fn count_challenge(&self, code: Option<&'static str>) {
+        match code {
+            Some(code) => self.refuse(code),
             None => {
                 self.stats.challenges.fetch_add(1, Relaxed);
             }
         }
-        Response::json(402, &body).header("PAYMENT-REQUIRED", header)
+    }
+
+    /// The `PaymentRequired` object of a refusal for a door that sends it as a value (MCP), counted as `challenge`
+    /// counts the 402s: the challenge, and the words for a refused payment in `message`.
+    pub fn payment_required(
+        &self,
+        terms: &Terms,
+        resource: &Resource,
+        error: Option<&(&'static str, String)>,
+    ) -> Value {
+        let mut required = terms.challenge(resource, error.map(|(c, _)| *c));
+        if let (Some((_, message)), Some(map)) = (error, required.as_object_mut()) {
+            map.insert("message".into(), message.clone().into());
+        }
+        self.count_challenge(error.map(|(c, _)| *c));
+        required
+    }
+
+    /// The HTTP answer to a refusal: the 402 (with the facilitator's reason in `X-Payment-Rejected-Reason` when it
+    /// refused), or the error.
+    pub fn refusal_response(&self, refusal: Refusal, resource: &Resource) -> Response {
+        match refusal {
+            Refusal::Challenge { terms, error, rejected_reason } => {
+                let response = self.challenge(&terms, resource, error);
+                match rejected_reason {
+                    Some(reason) => response.header("X-Payment-Rejected-Reason", reason),
+                    None => response,
+                }
+            }
+            Refusal::Error(e) => e.into_response(),
+        }
     }
 
     /// Decides whether the request may proceed; `Err` is the answer to send instead.
     pub fn admit(&self, req: &Request, resource: &Resource) -> Result<Admission, Response> {
-        let Some(terms) = &self.terms_for(resource) else {
+        self.admit_call(&Call::of_request(req), resource).map_err(|r| self.refusal_response(r, resource))
+    }
+
+    /// Decides whether a call may proceed, whichever door it came through.
+    pub fn admit_call(&self, call: &Call<'_>, resource: &Resource) -> Result<Admission, Refusal> {
+        let Some(terms) = self.terms_for(resource) else {
             return Ok(Admission::Free(Free::PaymentsOff));
         };
-        let header = match (req.header("payment-signature"), req.header("x-payment")) {
-            (Some(h), _) => Some((h, 2u8)),
-            (None, Some(h)) => Some((h, 1u8)),
-            (None, None) => None,
+        let challenge = |error: Option<(&'static str, String)>| Refusal::Challenge {
+            terms: terms.clone(),
+            error,
+            rejected_reason: None,
         };
-        let Some((header, version)) = header else {
-            if let Some(free) = self.free_call(req) {
+        let Some(carried) = call.payment else {
+            if let Some(free) = self.free_call(&call.client) {
                 self.stats.free.fetch_add(1, Relaxed);
                 return Ok(Admission::Free(free));
             }
-            return Err(self.challenge(terms, resource, None));
+            return Err(challenge(None));
         };
         let now = self.now_s();
-        let payment = payment::decode(header, version)
-            .and_then(|p| payment::check(&p, terms, now).map(|()| p))
-            .map_err(|e| self.challenge(terms, resource, Some((e.code(), e.to_string()))))?;
-        let Some(ledger) = &self.ledger else {
-            return Err(ApiError::internal().into_response());
+        let payment = match carried {
+            Carried::Header(header, version) => payment::decode(header, version),
+            Carried::Object(object) => payment::from_object(object),
         };
-        self.facilitator_ready(terms)?;
+        let payment = payment
+            .and_then(|p| payment::check(&p, &terms, now).map(|()| p))
+            .map_err(|e| challenge(Some((e.code(), e.to_string()))))?;
+        let version = payment.version;
+        let Some(ledger) = &self.ledger else {
+            return Err(Refusal::Error(ApiError::internal()));
+        };
+        self.facilitator_ready(&terms).map_err(Refusal::Error)?;
         let a = &payment.authorization;
         let ticket = ledger.reserve(a.from, a.nonce, a.valid_before, now).map_err(|_| {
             let why = "this authorization (from, nonce) is already in flight or spent".to_owned();
-            self.challenge(terms, resource, Some(("payment_replayed", why)))
+            challenge(Some(("payment_replayed", why)))
         })?;
         let requirements = if version == 2 { terms.requirement_v2() } else { terms.requirement_v1(resource) };
         let started = Instant::now();
@@ -294,24 +399,25 @@ impl Gate {
                 self.stats.facilitator_failures.fetch_add(1, Relaxed);
                 self.refuse("facilitator_unavailable");
                 log::warn!("facilitator /verify failed: {why}");
-                Err(ApiError::unavailable(
+                Err(Refusal::Error(ApiError::unavailable(
                     "facilitator_unavailable",
                     "the payment facilitator cannot be reached; no payment was taken, retry shortly",
                     FACILITATOR_RETRY_AFTER_S,
-                )
-                .into_response())
+                )))
             }
             Ok(Verified::Invalid { reason, message }) => {
                 ledger.forget(ticket);
                 let text = if message.is_empty() { reason.clone() } else { format!("{reason}: {message}") };
-                let mut response = self.challenge(terms, resource, Some(("payment_rejected", text)));
-                response = response.header("X-Payment-Rejected-Reason", reason);
-                Err(response)
+                Err(Refusal::Challenge {
+                    terms,
+                    error: Some(("payment_rejected", text)),
+                    rejected_reason: Some(reason),
+                })
             }
             Ok(Verified::Valid { .. }) => {
                 let extra = json!({
                     "at": self.clock.now_unix_ms(),
-                    "request_id": req.request_id,
+                    "request_id": call.request_id,
                     "resource": resource.url,
                     "network": terms.network.caip2(),
                     "x402_version": version,
@@ -319,19 +425,18 @@ impl Gate {
                 if let Err(e) = ledger.record(&ticket, Event::Verified, a.value, extra) {
                     ledger.forget(ticket);
                     log::error!("the payment ledger cannot be written: {e}");
-                    return Err(ApiError::unavailable(
+                    return Err(Refusal::Error(ApiError::unavailable(
                         "ledger_unavailable",
                         "the payment ledger cannot be written; no payment was taken",
                         LEDGER_RETRY_AFTER_S,
-                    )
-                    .into_response());
+                    )));
                 }
                 self.stats.verified.fetch_add(1, Relaxed);
                 Ok(Admission::Paid(Box::new(Pending {
                     payment,
                     ticket,
                     requirements,
-                    request_id: req.request_id.clone(),
+                    request_id: call.request_id.to_owned(),
                 })))
             }
         }
@@ -343,13 +448,13 @@ impl Gate {
         self.stats.facilitator_us.fetch_add(started.elapsed().as_micros() as u64, Relaxed);
     }
 
-    fn free_call(&self, req: &Request) -> Option<Free> {
-        if self.free.loopback && req.client.local {
+    fn free_call(&self, client: &Client) -> Option<Free> {
+        if self.free.loopback && client.local {
             return Some(Free::Loopback);
         }
         // One bucket per IPv4 address or IPv6 /64: a subscriber holds a whole /64, and would otherwise get a new
         // trial with every address in it.
-        let ip = crate::http::client_addr::key(req.client.ip);
+        let ip = crate::http::client_addr::key(client.ip);
         if self.free.trial_calls_per_day == 0 {
             return None;
         }
@@ -372,8 +477,13 @@ impl Gate {
     /// Settles after the work produced an answer. `Ok` is the settlement header to send with it; `Err` is the answer
     /// to send instead (the result is withheld).
     pub fn settle(&self, p: Box<Pending>, resource: &Resource) -> Result<(&'static str, String), Response> {
+        self.settle_call(p, resource).map(|s| s.header()).map_err(|r| self.refusal_response(r, resource))
+    }
+
+    /// Settles after the work produced an answer, whichever door it came through; `Err`: the result is withheld.
+    pub fn settle_call(&self, p: Box<Pending>, resource: &Resource) -> Result<Settlement, Refusal> {
         let Some((terms, ledger)) = self.terms_for(resource).zip(self.ledger.as_ref()) else {
-            return Err(ApiError::internal().into_response());
+            return Err(Refusal::Error(ApiError::internal()));
         };
         let value = p.payment.authorization.value;
         // On disk before the facilitator is asked: after a crash, the start knows this settlement may have happened.
@@ -387,13 +497,12 @@ impl Gate {
                 log::error!("a released payment could not be recorded: {e}");
             }
             self.refuse("ledger_unavailable");
-            return Err(ApiError::unavailable(
+            return Err(Refusal::Error(ApiError::unavailable(
                 "ledger_unavailable",
                 "the payment ledger cannot be written; the payment was not settled and nothing was charged (the \
                  result is withheld); the same payment can be retried",
                 LEDGER_RETRY_AFTER_S,
-            )
-            .into_response());
+            )));
         }
         let started = Instant::now();
         let outcome = self.facilitator.settle(p.payment.version, &p.payment.raw, &p.requirements);
@@ -407,14 +516,13 @@ impl Gate {
                     log::error!("settled payment {transaction} could not be recorded: {e}");
                 }
                 self.stats.settled.fetch_add(1, Relaxed);
-                let body = json!({
+                let response = json!({
                     "success": true,
                     "transaction": transaction,
                     "network": if network.is_empty() { terms.network.caip2().to_owned() } else { network },
                     "payer": payer.unwrap_or_else(|| p.payer()),
                 });
-                let name = if p.payment.version == 2 { "PAYMENT-RESPONSE" } else { "X-PAYMENT-RESPONSE" };
-                Ok((name, base64_encode(body.to_string().as_bytes())))
+                Ok(Settlement { version: p.payment.version, response })
             }
             Settled::Failed { reason, message } => {
                 let extra = json!({ "at": at, "request_id": p.request_id, "reason": reason });
@@ -422,7 +530,7 @@ impl Gate {
                     log::error!("a failed settlement could not be recorded: {e}");
                 }
                 let text = if message.is_empty() { reason } else { format!("{reason}: {message}") };
-                Err(self.challenge(&terms, resource, Some(("settlement_failed", text))))
+                Err(Refusal::Challenge { terms, error: Some(("settlement_failed", text)), rejected_reason: None })
             }
             Settled::Unknown(why) => {
                 self.stats.facilitator_failures.fetch_add(1, Relaxed);
@@ -432,13 +540,12 @@ impl Gate {
                 }
                 self.refuse("settlement_unknown");
                 log::warn!("settlement outcome unknown for request {}: {why}", p.request_id);
-                Err(ApiError::new(
+                Err(Refusal::Error(ApiError::new(
                     502,
                     "settlement_unknown",
                     "the payment facilitator did not say whether the payment settled; the result is withheld and \
                      this authorization will not be settled again",
-                )
-                .into_response())
+                )))
             }
         }
     }

@@ -10,6 +10,8 @@ use crate::codec::{base64_decode, hex_decode};
 
 /// Longest payment header accepted (a real one is about 1.5 KB).
 pub const HEADER_BYTES_MAX: usize = 8_192;
+/// Longest payment accepted as a JSON value: what the longest header decodes to (base64 is 4 bytes for 3).
+pub const OBJECT_BYTES_MAX: usize = HEADER_BYTES_MAX / 4 * 3;
 /// An authorization must stay valid at least this long after it is checked, to leave time for settlement.
 pub const VALIDITY_MARGIN_S: u64 = 6;
 
@@ -116,6 +118,26 @@ pub fn decode(header: &str, version: u8) -> Result<Payment, Error> {
     }
     let bytes = base64_decode(header).ok_or_else(|| malformed("not standard padded base64"))?;
     let raw: Value = serde_json::from_slice(&bytes).map_err(|e| malformed(format!("not JSON: {e}")))?;
+    parse(raw, version)
+}
+
+/// Reads a `PaymentPayload` sent as a JSON value (MCP's `_meta["x402/payment"]`): the version is the one it
+/// declares, and it is held to the same size as a header's decoded JSON.
+pub fn from_object(raw: &Value) -> Result<Payment, Error> {
+    if !raw.is_object() {
+        return Err(malformed("the payment must be a JSON object"));
+    }
+    let bytes = serde_json::to_vec(raw).map_or(usize::MAX, |b| b.len());
+    if bytes > OBJECT_BYTES_MAX {
+        return Err(malformed(format!("longer than {OBJECT_BYTES_MAX} bytes as JSON")));
+    }
+    let declared = raw.get("x402Version").and_then(Value::as_u64).ok_or_else(|| malformed("no x402Version"))?;
+    let version = u8::try_from(declared).map_err(|_| Error::VersionUnsupported)?;
+    parse(raw.clone(), version)
+}
+
+/// The payload as JSON, checked against the version its carrier implies.
+fn parse(raw: Value, version: u8) -> Result<Payment, Error> {
     let declared = raw.get("x402Version").and_then(Value::as_u64).ok_or_else(|| malformed("no x402Version"))?;
     if declared != 1 && declared != 2 {
         return Err(Error::VersionUnsupported);

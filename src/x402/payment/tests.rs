@@ -139,3 +139,22 @@ fn shared_fixed_headers_verify() {
     let sepolia = Terms { network: Network::BaseSepolia, ..terms() };
     assert_eq!(check(&v2, &sepolia, NOW).map_err(|e| e.code()), Err("payment_network_mismatch"));
 }
+
+/// A payment carried as a JSON value (MCP's `_meta`) reads as the same payment as its header, its version the one it
+/// declares; anything else is malformed, and a value past the size a header may carry is refused unread.
+#[test]
+fn a_payment_object_reads_like_its_header() {
+    let header = Build::default().header();
+    let object: Value = serde_json::from_slice(&crate::codec::base64_decode(&header).unwrap()).unwrap();
+    let p = from_object(&object).unwrap();
+    assert_eq!(p, decode(&header, 2).unwrap());
+    assert_eq!(check(&p, &terms(), NOW), Ok(()));
+    let code = |v: &Value| from_object(v).map(|_| ()).map_err(|e| e.code());
+    assert_eq!(code(&json!("a string")), Err("payment_malformed"));
+    assert_eq!(code(&json!({"x402Version": 3})), Err("payment_version_unsupported"));
+    assert_eq!(code(&json!({"x402Version": 256})), Err("payment_version_unsupported"));
+    assert_eq!(code(&json!({"accepted": {}})), Err("payment_malformed"));
+    let mut padded = object.clone();
+    padded["extensions"] = json!({ "pad": "x".repeat(OBJECT_BYTES_MAX) });
+    assert_eq!(code(&padded), Err("payment_malformed"));
+}
