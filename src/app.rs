@@ -37,6 +37,14 @@ pub struct App {
     map: Option<Arc<crate::map::MapService>>,
     /// Extractions by URL (`extract: true`), kept as long as search answers.
     pages: crate::page::Cache,
+    mcp: McpDoor,
+}
+
+/// What `/mcp` serves besides the search's parts: made once.
+struct McpDoor {
+    definitions: Vec<Value>,
+    resources: Vec<(&'static str, Resource)>,
+    origins: Vec<String>,
 }
 
 /// `Retry-After` when the notary journal cannot be written (a disk problem for the operator, not a blip).
@@ -57,6 +65,7 @@ enum Route {
     Health,
     Metrics,
     Service,
+    Mcp,
     Document,
     NotaryService,
     /// `<notary>/receipts/<seq>`; the seq is read from the path again.
@@ -75,6 +84,7 @@ impl Route {
             Route::Health => "health",
             Route::Metrics => "metrics",
             Route::Service => "service",
+            Route::Mcp => "mcp",
             Route::Document => "discovery",
             Route::NotaryService => "notary",
             Route::NotaryReceipt => "notary_receipt",
@@ -130,6 +140,7 @@ impl App {
             price: None,
         };
         let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
+        let mcp = McpDoor::new(&config);
         Ok(App {
             config,
             started: Instant::now(),
@@ -147,6 +158,7 @@ impl App {
             clock,
             map,
             pages,
+            mcp,
         })
     }
 
@@ -160,6 +172,7 @@ impl App {
             "/health" => return Route::Health,
             "/metrics" => return Route::Metrics,
             "/service" => return Route::Service,
+            "/mcp" => return Route::Mcp,
             "/.well-known/jwks.json"
             | "/agent-card.json"
             | "/.well-known/agent-card.json"
@@ -210,6 +223,7 @@ impl App {
             (Route::Health, "GET" | "HEAD") => Ok(self.health()),
             (Route::Metrics, "GET" | "HEAD") => Ok(self.metrics()),
             (Route::Service, "POST") => self.service(req),
+            (Route::Mcp, _) => Ok(self.mcp(req)),
             (Route::Document, "GET" | "HEAD") => Ok(self.document(req)),
             (Route::Document, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
             (Route::Health | Route::Metrics, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
@@ -292,6 +306,28 @@ impl App {
             }
         };
         Ok(self.deliver(admission, agent, ("search", &self.search_resource), &answer, object))
+    }
+
+    /// `/mcp`: the MCP tools over Streamable HTTP, paid per call through the same gate (`mcp::http`).
+    fn mcp(&self, req: &Request) -> Response {
+        let door = crate::mcp::http::Door {
+            parts: crate::mcp::tools::Parts {
+                engine: &self.engine,
+                config: &self.config,
+                pages: &self.pages,
+                keys: &self.keys,
+                clock: self.clock.as_ref(),
+            },
+            gate: &self.gate,
+            definitions: &self.mcp.definitions,
+            resources: &self.mcp.resources,
+            origins: &self.mcp.origins,
+        };
+        let (response, payer) = crate::mcp::http::handle(&door, req);
+        if let Some((address, served)) = payer {
+            self.record_agent(Some((address, true)), "search", served);
+        }
+        response
     }
 
     /// A paid call's answer is ready: it is signed (over exactly the bytes sent), the payment is settled, and the
@@ -537,6 +573,25 @@ impl App {
             "edges": edges,
             "agents_max": crate::mesh::AGENTS_MAX,
         })
+    }
+}
+
+impl McpDoor {
+    fn new(config: &Config) -> McpDoor {
+        let resource = |tool: &str, what: &str| Resource {
+            url: format!("{}/mcp", config.public_url),
+            description: format!("MCP tool {tool}: {what}, signed with Ed25519."),
+            mime_type: "application/json".into(),
+            bazaar: None,
+            price: None,
+        };
+        let resources = vec![
+            ("web_search", resource("web_search", "ranked results from live public sources")),
+            ("extract_page", resource("extract_page", "one public page's main content as markdown")),
+        ];
+        let own = crate::config::origin_of(&config.public_url);
+        let origins = own.into_iter().chain(config.mcp_origins.iter().cloned()).collect();
+        McpDoor { definitions: crate::mcp::tools::definitions(), resources, origins }
     }
 }
 

@@ -370,6 +370,13 @@ pub const VARS: &[VarDoc] = &[
                   loopback client.",
     },
     VarDoc {
+        name: "WEBSEARCHD_MCP_ORIGINS",
+        default: "(none)",
+        allowed: "a comma-separated list of origins (scheme://host[:port]), or *",
+        meaning: "Browser origins that may call `/mcp` besides the public URL's own and loopback ones (a request with \
+                  another `Origin` gets 403: the DNS-rebinding guard MCP requires); * allows every origin.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_NOTARY_PATH",
         default: "/notary",
         allowed: "a path like /notary (letters, digits, -, _ and /; no trailing slash), or off",
@@ -592,6 +599,8 @@ pub struct Config {
     pub open: bool,
     pub trial_calls_per_day: u32,
     pub free_loopback: bool,
+    /// Origins (lowercase `scheme://host[:port]`, or `*`) allowed to call `/mcp` besides the public URL's and loopback.
+    pub mcp_origins: Vec<String>,
     /// Base paths without a trailing slash; `None` when off.
     pub notary_path: Option<String>,
     pub notary_listen: Option<SocketAddr>,
@@ -1028,6 +1037,9 @@ impl Config {
         let open = r.flag("WEBSEARCHD_OPEN")?;
         let trial_calls_per_day = r.int("WEBSEARCHD_TRIAL_CALLS_PER_DAY", 0, 0..=1_000_000)?;
         let free_loopback = r.flag("WEBSEARCHD_FREE_LOOPBACK")?;
+        let mcp_origins = r.list("WEBSEARCHD_MCP_ORIGINS", "", "a comma-separated list of origins, or *", |items| {
+            items.iter().map(|i| (*i == "*").then(|| "*".to_owned()).or_else(|| origin_of(i))).collect()
+        })?;
         let notary_path = r.base_path("WEBSEARCHD_NOTARY_PATH", "/notary")?;
         let notary_listen = match r.raw("WEBSEARCHD_NOTARY_LISTEN") {
             None => None,
@@ -1195,6 +1207,7 @@ impl Config {
             open,
             trial_calls_per_day,
             free_loopback,
+            mcp_origins,
             notary_path,
             notary_listen,
             notary_url,
@@ -1306,6 +1319,17 @@ fn parse_base_url(raw: &str) -> Option<String> {
     Some(raw.trim_end_matches('/').to_owned())
 }
 
+/// The origin of a URL as browsers send it in `Origin` (`scheme://host[:port]`, lowercase, no path), if it is an
+/// http(s) URL with a host and nothing after the authority but an optional `/`.
+pub fn origin_of(url: &str) -> Option<String> {
+    let url = url.to_ascii_lowercase();
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    let valid =
+        matches!(scheme, "http" | "https") && !authority.is_empty() && !authority.contains(['/', '?', '#', '@', ' ']);
+    valid.then(|| format!("{scheme}://{authority}"))
+}
+
 fn valid_log_filter(filter: &str) -> bool {
     const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
     let is_level = |s: &str| LEVELS.contains(&s.to_ascii_lowercase().as_str());
@@ -1372,6 +1396,8 @@ mod tests {
         check_invalid("WEBSEARCHD_NETWORK", "ethereum", "base-sepolia");
         check_invalid("WEBSEARCHD_OPEN", "yes", "0 or 1");
         check_invalid("WEBSEARCHD_FETCH_ALLOW", "localhost", "host:port");
+        check_invalid("WEBSEARCHD_MCP_ORIGINS", "https://a.example/path", "origins");
+        check_invalid("WEBSEARCHD_MCP_ORIGINS", "a.example", "origins");
         check_invalid("WEBSEARCHD_FETCH_PORTS", "0", "ports");
         check_invalid("WEBSEARCHD_LISTEN", "0.0.0.0:8402", "loopback address while payments are off");
     }

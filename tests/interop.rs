@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::pay::{Facilitator, PAY_TO};
+use common::pay::{Facilitator, Payer, PAY_TO};
 use common::upstream::{Answer, Upstream};
 use common::{own_fixture, Server};
 use serde_json::Value;
@@ -185,6 +185,76 @@ fn the_official_mcp_python_client_searches_over_stdio() {
         assert_eq!(s["refused"]["error"]["code"], "address_refused", "{}", s["refused"]);
         assert_eq!(s["bad"]["error"]["code"], "query_empty");
     }
+}
+
+/// The official MCP Python SDK over Streamable HTTP at `/mcp`, paying with the official x402 MCP client
+/// (tests/interop/mcp_http_client.py): refused with the payment requirements, paid (verify, work, settle, the
+/// settlement in the result's `_meta`) with results equal to `/service`'s, and the same payment replayed is refused.
+#[test]
+fn the_official_mcp_client_pays_over_streamable_http() {
+    let Some(python) = python() else { return };
+    let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
+    let facilitator = Facilitator::start();
+    let (html, fac) = (source.url("/html/"), facilitator.url());
+    let server = Server::start(&[
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", &html),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+        ("WEBSEARCHD_PAY_TO", PAY_TO),
+        ("WEBSEARCHD_FACILITATOR_URL", &fac),
+        ("WEBSEARCHD_PUBLIC_URL", "https://search.example"),
+    ]);
+    let query = "rust at the edge";
+    let stdout = run_script(&python, "mcp_http_client.py", &[&format!("http://{}/mcp", server.addr), query]);
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
+    assert_eq!(seen["tools"], serde_json::json!(["extract_page", "web_search"]));
+
+    // Refused with the requirements, as the x402 MCP transport says: a tool error whose structured content is
+    // PaymentRequired and whose text is the same object.
+    let unpaid = &seen["unpaid"];
+    assert_eq!(unpaid["isError"], true);
+    let required = &unpaid["structuredContent"];
+    assert_eq!(required["x402Version"], 2);
+    assert_eq!(required["accepts"][0]["payTo"], PAY_TO);
+    assert_eq!(required["accepts"][0]["amount"], "5000");
+    assert_eq!(required["resource"]["url"], "https://search.example/mcp");
+    let text: Value = serde_json::from_str(unpaid["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, required);
+
+    // Paid: the answer equals /service's and its signature verifies; the settlement names the client's payer.
+    let paid = &seen["paid"];
+    assert_eq!((paid["payment_made"].as_bool(), paid["is_error"].as_bool()), (Some(true), Some(false)), "{paid}");
+    let settlement = &paid["settlement"];
+    assert_eq!(settlement["success"], true);
+    assert_eq!(settlement["transaction"], "0xfeedbeef");
+    assert_eq!(settlement["payer"].as_str().unwrap().to_lowercase(), seen["payer"].as_str().unwrap().to_lowercase());
+    let jwks = server.get("/.well-known/jwks.json").json();
+    let keys = websearchd::sign::keys_from_jwks(&jwks);
+    let answer = &paid["structured"];
+    websearchd::mcp::tools::verify(paid["text"].as_str().unwrap(), &answer["signature"], &keys)
+        .expect("the paid answer verifies");
+    assert_eq!(answer["results"].as_array().unwrap().len(), 2);
+
+    // The same payment again: refused before any work, and the facilitator was asked once to verify and settle.
+    let replayed = &seen["replayed"];
+    assert_eq!(replayed["isError"], true);
+    assert_eq!(replayed["structuredContent"]["error"], "payment_replayed", "{replayed}");
+    let paths: Vec<String> = facilitator.upstream.seen().iter().map(|s| s.path().to_string()).collect();
+    assert_eq!(paths, vec!["/verify", "/settle"]);
+    assert_eq!(source.count("/html/"), 1, "one search, the paid one");
+
+    // `/service`, paid the same price, answers the same results (and is the second settlement).
+    let (json, body) = (("Content-Type", "application/json"), format!(r#"{{"query":"{query}","max_results":5}}"#));
+    let challenge = server.request("POST", "/service", &[json], body.as_bytes());
+    let header = Payer::new(7).v2_header(&challenge.json()["accepts"][0]);
+    let service = server.request("POST", "/service", &[json, ("PAYMENT-SIGNATURE", &header)], body.as_bytes());
+    assert_eq!(service.status, 200);
+    assert_eq!(answer["query"], service.json()["query"]);
+    assert_eq!(answer["results"], service.json()["results"]);
+    let state = server.get("/metrics").text();
+    assert!(state.contains("websearchd_payments_settled_total 2"), "{state}");
+    assert!(state.contains(r#"websearchd_payments_refused_total{reason="payment_replayed"} 1"#), "{state}");
 }
 
 /// `/openapi.json` of a free and of a paid instance passes openapi-spec-validator (tests/openapi.rs calls every

@@ -3,10 +3,13 @@
 //! reader, the JSON-RPC envelope, version negotiation and the methods; what the tools do is `tools`, which calls
 //! the same pipeline as `/service` (`app::search_answer`), without payment and without a listening socket.
 //!
+//! The same protocol is served over Streamable HTTP at the server's `/mcp`, paid per tool call with x402 (`http`).
+//!
 //! Versions: the stateless revision 2026-07-28 (every request carries its version and the client's capabilities in
 //! `params._meta`; `server/discover` advertises the server) and, for clients of the handshake era, `initialize` with
 //! 2025-11-25 or 2025-06-18. Requests are answered one at a time, in order; notifications get no answer.
 
+pub mod http;
 pub mod tools;
 
 use std::io::{self, BufRead, Write};
@@ -24,9 +27,13 @@ pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 pub const HANDSHAKE_VERSIONS: [&str; 2] = ["2025-06-18", "2025-11-25"];
 
 /// The reserved `_meta` keys of 2026-07-28.
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The x402 MCP extension (`org.x402/payment`): a client that advertises it gets a `payment_required` result
+/// instead of a tool error when a call must be paid.
+pub const X402_EXTENSION: &str = "org.x402/payment";
 
 /// JSON-RPC 2.0 error codes, and MCP's code for a version it does not serve.
 pub const PARSE_ERROR: i64 = -32_700;
@@ -46,14 +53,31 @@ pub struct ToolResult {
     pub structured: Value,
     pub text: String,
     pub is_error: bool,
+    /// The call must be paid: `structured` is the x402 `PaymentRequired` object (and `text` its JSON).
+    pub payment_required: bool,
+    /// Entries for the result's `_meta` (the x402 settlement).
+    pub meta: Map<String, Value>,
+}
+
+impl ToolResult {
+    pub fn new(structured: Value, text: String, is_error: bool) -> ToolResult {
+        ToolResult { structured, text, is_error, payment_required: false, meta: Map::new() }
+    }
+
+    /// The x402 tool-result binding's refusal: `PaymentRequired` as the structured content and as the text.
+    pub fn payment_required(required: Value) -> ToolResult {
+        let text = required.to_string();
+        ToolResult { structured: required, text, is_error: true, payment_required: true, meta: Map::new() }
+    }
 }
 
 /// What the server offers; `tools::Toolbox` is the real one.
 pub trait Tools {
     /// The tool definitions (`name`, `description`, `inputSchema`, `outputSchema`, ...).
     fn list(&self) -> Vec<Value>;
-    /// Runs a tool; `None` when there is no tool by that name.
-    fn call(&self, name: &str, arguments: &Map<String, Value>) -> Option<ToolResult>;
+    /// Runs a tool (`meta`: the request's `params._meta`, which carries a payment); `None` when there is no tool by
+    /// that name.
+    fn call(&self, name: &str, arguments: &Map<String, Value>, meta: &Map<String, Value>) -> Option<ToolResult>;
 }
 
 /// A JSON-RPC error answer.
@@ -65,11 +89,11 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    fn new(code: i64, message: impl Into<String>) -> RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError { code, message: message.into(), data: None }
     }
 
-    fn to_json(&self, id: &Value) -> Value {
+    pub fn to_json(&self, id: &Value) -> Value {
         let mut error = json!({ "code": self.code, "message": self.message });
         if let (Some(data), Some(map)) = (&self.data, error.as_object_mut()) {
             map.insert("data".into(), data.clone());
@@ -86,23 +110,36 @@ enum Era {
     Handshake,
 }
 
-/// One stdio connection: what the `initialize` handshake agreed (if a handshake-era client made one).
+/// One connection (stdio), or one request (HTTP): what the `initialize` handshake agreed, if a handshake-era client
+/// made one.
 pub struct Session<'a, T: Tools> {
     tools: &'a T,
     handshake: Option<&'static str>,
+    /// The door takes x402 payments: `server/discover` advertises the x402 extension.
+    paid: bool,
 }
 
 impl<'a, T: Tools> Session<'a, T> {
     pub fn new(tools: &'a T) -> Session<'a, T> {
-        Session { tools, handshake: None }
+        Session { tools, handshake: None, paid: false }
+    }
+
+    /// A request of a stateless door: `handshake` is the handshake-era version the request names (HTTP's
+    /// `MCP-Protocol-Version`), if it names one; `paid` says whether the door takes x402 payments.
+    pub fn stateless(tools: &'a T, handshake: Option<&'static str>, paid: bool) -> Session<'a, T> {
+        Session { tools, handshake, paid }
     }
 
     /// The answer to one message line (without its newline), or `None` for a notification or a response.
     pub fn handle(&mut self, line: &[u8]) -> Option<Value> {
-        let message: Value = match serde_json::from_slice(line) {
-            Ok(v) => v,
-            Err(e) => return Some(RpcError::new(PARSE_ERROR, format!("not JSON: {e}")).to_json(&Value::Null)),
-        };
+        match parse(line) {
+            Ok(message) => self.handle_value(message),
+            Err(e) => Some(e.to_json(&Value::Null)),
+        }
+    }
+
+    /// The answer to one parsed message, or `None` for a notification or a response.
+    pub fn handle_value(&mut self, message: Value) -> Option<Value> {
         let Value::Object(message) = message else {
             let why = if message.is_array() { "batches are not supported" } else { "a message is a JSON object" };
             return Some(RpcError::new(INVALID_REQUEST, why).to_json(&Value::Null));
@@ -150,7 +187,7 @@ impl<'a, T: Tools> Session<'a, T> {
             "initialize" => return self.initialize(params),
             "server/discover" => {
                 modern_envelope(params)?;
-                return Ok(finish(discover(), Era::Modern));
+                return Ok(finish(discover(self.paid), Era::Modern));
             }
             _ => {}
         }
@@ -180,7 +217,7 @@ impl<'a, T: Tools> Session<'a, T> {
                 }
                 list
             }
-            "tools/call" => self.call(params)?,
+            "tools/call" => self.call(params, era)?,
             _ => return Err(RpcError::new(METHOD_NOT_FOUND, format!("no method {method:?}"))),
         };
         Ok(finish(result, era))
@@ -202,7 +239,7 @@ impl<'a, T: Tools> Session<'a, T> {
         }))
     }
 
-    fn call(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    fn call(&self, params: &Map<String, Value>, era: Era) -> Result<Value, RpcError> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(RpcError::new(INVALID_PARAMS, "tools/call needs name (a string)"));
         };
@@ -212,14 +249,30 @@ impl<'a, T: Tools> Session<'a, T> {
             Some(Value::Object(a)) => a,
             Some(_) => return Err(RpcError::new(INVALID_PARAMS, "arguments must be an object")),
         };
-        let Some(result) = self.tools.call(name, arguments) else {
+        let meta = params.get("_meta").and_then(Value::as_object).unwrap_or(&empty);
+        let Some(result) = self.tools.call(name, arguments, meta) else {
             return Err(RpcError::new(INVALID_PARAMS, format!("no tool {name:?}")));
         };
-        Ok(json!({
-            "content": [{ "type": "text", "text": result.text }],
-            "structuredContent": result.structured,
-            "isError": result.is_error,
-        }))
+        // The x402 extension binding, for a client that advertises it (a 2026-07-28 request); the tool-result binding
+        // for every other.
+        let advertised = meta
+            .get(META_CLIENT_CAPABILITIES)
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get(X402_EXTENSION))
+            .is_some();
+        let mut answer = if result.payment_required && era == Era::Modern && self.paid && advertised {
+            json!({ "resultType": "payment_required", "paymentRequired": result.structured })
+        } else {
+            json!({
+                "content": [{ "type": "text", "text": result.text }],
+                "structuredContent": result.structured,
+                "isError": result.is_error,
+            })
+        };
+        if let (false, Some(map)) = (result.meta.is_empty(), answer.as_object_mut()) {
+            map.insert("_meta".into(), Value::Object(result.meta));
+        }
+        Ok(answer)
     }
 }
 
@@ -257,23 +310,33 @@ fn server_info() -> Value {
     })
 }
 
-fn discover() -> Value {
+fn discover(paid: bool) -> Value {
+    let capabilities =
+        if paid { json!({ "tools": {}, "extensions": { X402_EXTENSION: {} } }) } else { json!({ "tools": {} }) };
     json!({
         "supportedVersions": MODERN_VERSIONS,
-        "capabilities": { "tools": {} },
+        "capabilities": capabilities,
         "instructions": INSTRUCTIONS,
         "ttlMs": 0,
         "cacheScope": "private",
     })
 }
 
-/// A 2026-07-28 result says it is complete and who answered.
+/// A 2026-07-28 result says it is complete (unless it already says otherwise) and who answered.
 fn finish(mut result: Value, era: Era) -> Value {
     if let (Era::Modern, Some(map)) = (era, result.as_object_mut()) {
-        map.insert("resultType".into(), "complete".into());
-        map.insert("_meta".into(), json!({ META_SERVER_INFO: server_info() }));
+        map.entry("resultType").or_insert_with(|| "complete".into());
+        let meta = map.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(META_SERVER_INFO.into(), server_info());
+        }
     }
     result
+}
+
+/// One message's bytes as JSON.
+pub fn parse(bytes: &[u8]) -> Result<Value, RpcError> {
+    serde_json::from_slice(bytes).map_err(|e| RpcError::new(PARSE_ERROR, format!("not JSON: {e}")))
 }
 
 /// One line of input.

@@ -1,7 +1,9 @@
 //! The MCP tools: `web_search` (the `/service` pipeline: `app::search_answer`) and `extract_page` (one page through
 //! the same SSRF guard, fetch limits and extraction cache as `extract: true`). Each answer is signed with the
 //! result key over exactly the text block sent, as `/service` signs its body, and the structured content carries
-//! the answer with the signature beside it. No payment: this door is the operator's own (`websearchd mcp`).
+//! the answer with the signature beside it. A call is read first (`Job::parse`: bad arguments never cost a payment),
+//! then run on borrowed `Parts`: the stdio door (`Toolbox`, no payment: the operator's own) owns them, the server's
+//! paid `/mcp` (`mcp::http`) borrows the server's.
 
 use std::sync::Arc;
 
@@ -18,6 +20,123 @@ use crate::sign::{Keyring, SignedObject};
 /// Longest URL `extract_page` takes, in bytes.
 pub const URL_BYTES_MAX: usize = 4_096;
 
+/// A tool call whose arguments have been read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Job {
+    Search(SearchRequest),
+    Extract { url: String, tokens: usize },
+}
+
+impl Job {
+    /// Reads a call: `None` when there is no tool by that name, `Err` for arguments it refuses.
+    pub fn parse(name: &str, arguments: &Map<String, Value>) -> Option<Result<Job, ApiError>> {
+        match name {
+            "web_search" => Some(SearchRequest::from_fields(arguments).map(Job::Search)),
+            "extract_page" => Some(extract_arguments(arguments)),
+            _ => None,
+        }
+    }
+
+    /// The tool's name.
+    pub fn tool(&self) -> &'static str {
+        match self {
+            Job::Search(_) => "web_search",
+            Job::Extract { .. } => "extract_page",
+        }
+    }
+}
+
+fn extract_arguments(arguments: &Map<String, Value>) -> Result<Job, ApiError> {
+    let url = match arguments.get("url") {
+        None | Some(Value::Null) => {
+            return Err(ApiError::invalid_field("url_missing", "url", "the argument `url` is required"))
+        }
+        Some(Value::String(u)) if u.len() > URL_BYTES_MAX => {
+            return Err(ApiError::invalid_field(
+                "url_too_long",
+                "url",
+                format!("`url` has {} bytes; at most {URL_BYTES_MAX} are allowed", u.len()),
+            ))
+        }
+        Some(Value::String(u)) => u.trim().to_owned(),
+        Some(_) => return Err(ApiError::invalid_field("url_not_string", "url", "`url` must be a string")),
+    };
+    let tokens = crate::search::integer_field(
+        arguments,
+        "tokens",
+        EXTRACT_TOKENS_DEFAULT,
+        EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX,
+        ["tokens_out_of_range", "tokens_not_integer"],
+    )?;
+    Ok(Job::Extract { url, tokens })
+}
+
+/// What the tools run on: the search pipeline's parts, the result key and the clock.
+#[derive(Clone, Copy)]
+pub struct Parts<'a> {
+    pub engine: &'a Engine,
+    pub config: &'a Config,
+    pub pages: &'a crate::page::Cache,
+    pub keys: &'a Keyring,
+    pub clock: &'a dyn Clock,
+}
+
+impl Parts<'_> {
+    /// Runs a job: its answer, not yet signed.
+    pub fn run(&self, job: &Job, request_id: &str) -> Result<Value, ApiError> {
+        match job {
+            Job::Search(search) => {
+                let work = (self.engine, self.config, self.pages);
+                crate::app::search_answer(work, &self.keys.result.kid, search, request_id)
+            }
+            Job::Extract { url, tokens } => self.extract_page(url, *tokens, request_id),
+        }
+    }
+
+    fn extract_page(&self, url: &str, tokens: usize, request_id: &str) -> Result<Value, ApiError> {
+        let (policy, limits) = self.config.fetch_policy();
+        let page = crate::page::extract_cached(self.pages, url, &policy, &limits, tokens)
+            .map_err(|e| ApiError::new(502, e.code(), e.to_string()).detail("url", url))?;
+        if page.markdown.trim().is_empty() {
+            return Err(ApiError::new(422, "empty", "no main content was found on the page").detail("url", url));
+        }
+        Ok(json!({
+            "request_id": request_id,
+            "url": url,
+            "final_url": page.url,
+            "title": page.title,
+            "markdown": page.markdown,
+            "tokens": page.tokens,
+            "truncated": page.truncated,
+            "content_sha256": crate::sign::sha256_hex(page.markdown.as_bytes()),
+            "issued_at": crate::clock::rfc3339_ms(self.clock.now_unix_ms()),
+            "kid": self.keys.result.kid,
+        }))
+    }
+
+    /// An answer as `/service` sends it (its body, made by the same function), signed over exactly those bytes; the
+    /// structured content is the answer with `signature` added.
+    pub fn signed(&self, answer: Value) -> ToolResult {
+        let body = crate::http::Response::json(200, &answer).body;
+        let [(_, value), (_, kid), (_, object)] = crate::sign::sign_answer(&self.keys.result, &body, SignedObject::Raw);
+        let mut structured = answer;
+        if let Some(map) = structured.as_object_mut() {
+            map.insert(
+                "signature".into(),
+                json!({
+                    "alg": "Ed25519",
+                    "kid": kid,
+                    "signed_object": object,
+                    "value": value,
+                    "covers": "the exact UTF-8 bytes of the text of content[0]",
+                }),
+            );
+        }
+        ToolResult::new(structured, String::from_utf8_lossy(&body).into_owned(), false)
+    }
+}
+
+/// The unpaid tools of `websearchd mcp`, owning what they run on.
 pub struct Toolbox {
     config: Config,
     engine: Engine,
@@ -38,73 +157,14 @@ impl Toolbox {
         Toolbox { config, engine, keys, pages, ids: RequestIds::new(), clock, definitions: definitions() }
     }
 
-    fn web_search(&self, arguments: &Map<String, Value>) -> Result<Value, ApiError> {
-        let search = SearchRequest::from_fields(arguments)?;
-        let work = (&self.engine, &self.config, &self.pages);
-        crate::app::search_answer(work, &self.keys.result.kid, &search, &self.ids.next())
-    }
-
-    fn extract_page(&self, arguments: &Map<String, Value>) -> Result<Value, ApiError> {
-        let url = match arguments.get("url") {
-            None | Some(Value::Null) => {
-                return Err(ApiError::invalid_field("url_missing", "url", "the argument `url` is required"))
-            }
-            Some(Value::String(u)) if u.len() > URL_BYTES_MAX => {
-                return Err(ApiError::invalid_field(
-                    "url_too_long",
-                    "url",
-                    format!("`url` has {} bytes; at most {URL_BYTES_MAX} are allowed", u.len()),
-                ))
-            }
-            Some(Value::String(u)) => u.trim(),
-            Some(_) => return Err(ApiError::invalid_field("url_not_string", "url", "`url` must be a string")),
-        };
-        let tokens = crate::search::integer_field(
-            arguments,
-            "tokens",
-            EXTRACT_TOKENS_DEFAULT,
-            EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX,
-            ["tokens_out_of_range", "tokens_not_integer"],
-        )?;
-        let (policy, limits) = self.config.fetch_policy();
-        let page = crate::page::extract_cached(&self.pages, url, &policy, &limits, tokens)
-            .map_err(|e| ApiError::new(502, e.code(), e.to_string()).detail("url", url))?;
-        if page.markdown.trim().is_empty() {
-            return Err(ApiError::new(422, "empty", "no main content was found on the page").detail("url", url));
+    fn parts(&self) -> Parts<'_> {
+        Parts {
+            engine: &self.engine,
+            config: &self.config,
+            pages: &self.pages,
+            keys: &self.keys,
+            clock: self.clock.as_ref(),
         }
-        Ok(json!({
-            "request_id": self.ids.next(),
-            "url": url,
-            "final_url": page.url,
-            "title": page.title,
-            "markdown": page.markdown,
-            "tokens": page.tokens,
-            "truncated": page.truncated,
-            "content_sha256": crate::sign::sha256_hex(page.markdown.as_bytes()),
-            "issued_at": crate::clock::rfc3339_ms(self.clock.now_unix_ms()),
-            "kid": self.keys.result.kid,
-        }))
-    }
-
-    /// An answer as `/service` sends it (its body, made by the same function), signed over exactly those bytes; the
-    /// structured content is the answer with `signature` added.
-    fn signed(&self, answer: Value) -> ToolResult {
-        let body = crate::http::Response::json(200, &answer).body;
-        let [(_, value), (_, kid), (_, object)] = crate::sign::sign_answer(&self.keys.result, &body, SignedObject::Raw);
-        let mut structured = answer;
-        if let Some(map) = structured.as_object_mut() {
-            map.insert(
-                "signature".into(),
-                json!({
-                    "alg": "Ed25519",
-                    "kid": kid,
-                    "signed_object": object,
-                    "value": value,
-                    "covers": "the exact UTF-8 bytes of the text of content[0]",
-                }),
-            );
-        }
-        ToolResult { structured, text: String::from_utf8_lossy(&body).into_owned(), is_error: false }
     }
 }
 
@@ -126,9 +186,9 @@ pub fn verify(
 }
 
 /// A tool that failed: the error body the HTTP door would send, for the model to read and correct.
-fn failed(e: &ApiError) -> ToolResult {
+pub(crate) fn failed(e: &ApiError) -> ToolResult {
     let body = e.body();
-    ToolResult { text: body.to_string(), structured: body, is_error: true }
+    ToolResult::new(body.clone(), body.to_string(), true)
 }
 
 impl Tools for Toolbox {
@@ -136,14 +196,11 @@ impl Tools for Toolbox {
         self.definitions.clone()
     }
 
-    fn call(&self, name: &str, arguments: &Map<String, Value>) -> Option<ToolResult> {
-        let answer = match name {
-            "web_search" => self.web_search(arguments),
-            "extract_page" => self.extract_page(arguments),
-            _ => return None,
-        };
+    fn call(&self, name: &str, arguments: &Map<String, Value>, _meta: &Map<String, Value>) -> Option<ToolResult> {
+        let parts = self.parts();
+        let answer = Job::parse(name, arguments)?.and_then(|job| parts.run(&job, &self.ids.next()));
         Some(match answer {
-            Ok(answer) => self.signed(answer),
+            Ok(answer) => parts.signed(answer),
             Err(e) => failed(&e),
         })
     }
