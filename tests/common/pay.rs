@@ -136,15 +136,19 @@ impl Payer {
         format!("0x{}{:02x}", hex(&sig.to_bytes()), 27 + id.to_byte())
     }
 
-    /// `PAYMENT-SIGNATURE` (v2), accepting the requirement from a challenge.
-    pub fn v2_header(&self, accepted: &Value) -> String {
+    /// A v2 `PaymentPayload` accepting the requirement from a challenge (as MCP's `_meta["x402/payment"]` carries it).
+    pub fn v2_payload(&self, accepted: &Value) -> Value {
         let auth = self.authorization();
-        let payload = json!({
+        json!({
             "x402Version": 2,
             "accepted": accepted,
             "payload": { "signature": self.signature(&auth), "authorization": auth },
-        });
-        websearchd::codec::base64_encode(payload.to_string().as_bytes())
+        })
+    }
+
+    /// `PAYMENT-SIGNATURE` (v2), accepting the requirement from a challenge.
+    pub fn v2_header(&self, accepted: &Value) -> String {
+        websearchd::codec::base64_encode(self.v2_payload(accepted).to_string().as_bytes())
     }
 
     /// `X-PAYMENT` (v1).
