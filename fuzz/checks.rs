@@ -221,3 +221,76 @@ pub fn map_feed(data: &[u8]) {
         }
     }
 }
+
+/// A tool set for the MCP checks: `t` answers, `p` asks for payment, anything else is no tool.
+struct StubTools;
+
+impl websearchd::mcp::Tools for StubTools {
+    fn list(&self) -> Vec<serde_json::Value> {
+        vec![serde_json::json!({ "name": "t", "inputSchema": { "type": "object" } })]
+    }
+
+    fn call(
+        &self,
+        name: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+        meta: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<websearchd::mcp::ToolResult> {
+        use websearchd::mcp::ToolResult;
+        // A payment in `_meta` is read as the server reads it: never a panic, whatever it holds.
+        if let Some(payment) = meta.get("x402/payment") {
+            let _ = websearchd::x402::payment::from_object(payment);
+        }
+        match name {
+            "t" => Some(ToolResult::new(serde_json::Value::Object(arguments.clone()), String::new(), false)),
+            "p" => Some(ToolResult::payment_required(serde_json::json!({ "x402Version": 2, "accepts": [] }))),
+            _ => None,
+        }
+    }
+}
+
+/// MCP's JSON-RPC messages as stdio lines and as HTTP bodies: the first byte picks the chunk size, the line limit
+/// and the door. Lines do not depend on the chunking and stay within the limit; every answer is one JSON-RPC 2.0
+/// response with exactly one of `result` and `error`, its id the request's (a string or an integer) or null; an
+/// `Mcp-Name` header value decodes without panic.
+pub fn mcp_message(data: &[u8]) {
+    use websearchd::mcp::{next_line, Line, Session};
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let max_bytes = 16 + usize::from(first >> 4) * 64;
+    let read = |chunk: usize| {
+        let mut reader = std::io::BufReader::with_capacity(chunk, rest);
+        let (mut buf, mut lines) = (Vec::new(), Vec::new());
+        loop {
+            match next_line(&mut reader, &mut buf, max_bytes).expect("in-memory reads do not fail") {
+                Line::End => return lines,
+                Line::TooLong => lines.push(None),
+                Line::Message => {
+                    assert!(buf.len() <= max_bytes);
+                    lines.push(Some(buf.clone()));
+                }
+            }
+        }
+    };
+    let lines = read(rest.len().max(1));
+    assert_eq!(read(usize::from(first % 7) + 1), lines, "the lines depend on the chunking");
+    let tools = StubTools;
+    let mut stdio = Session::new(&tools);
+    let paid = first & 1 == 1;
+    let handshake = if first & 2 == 2 { Some("2025-11-25") } else { None };
+    for line in lines.iter().flatten().map(Vec::as_slice).chain([rest]) {
+        let answers = [stdio.handle(line), Session::stateless(&tools, handshake, paid).handle(line)];
+        for answer in answers.into_iter().flatten() {
+            assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+            assert!(
+                answer["id"].is_null() || answer["id"].is_string() || answer["id"].is_i64() || answer["id"].is_u64()
+            );
+            assert!(answer.get("result").is_some() != answer.get("error").is_some(), "{answer}");
+            if let Some(code) = answer.pointer("/error/code") {
+                assert!(code.is_i64(), "{answer}");
+            }
+        }
+    }
+    let _ = websearchd::mcp::http::decode_header_value(&String::from_utf8_lossy(rest));
+}

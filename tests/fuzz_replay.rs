@@ -207,6 +207,16 @@ fn notary_request() {
 }
 
 #[test]
+fn mcp_message() {
+    let seeds = [
+        "\x00{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"n\"}",
+        "\x03{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"p\"}}",
+        "\x01=?base64?4pyTIMOgIGxhIG1vZGU=?=",
+    ];
+    replay_prefixes("mcp_message", &seeds, checks::mcp_message);
+}
+
+#[test]
 fn canonical_json() {
     let seeds = [
         r#"{"b":[1,2.5,-0.0,1e21,1e-7],"a":"\u00e9\ud83d\ude00","":null}"#,
