@@ -297,7 +297,27 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
     } else if let Some(map) = op.as_object_mut() {
         map.insert("payment".into(), json!({ "mode": "free" }));
     }
-    let mut operations = vec![op];
+    let mcp_url = format!("{base}/mcp");
+    let mcp_payment = match terms {
+        Some(t) => {
+            let mut p = terms_params(&mcp_url, t, free);
+            p.insert("per".into(), "tools/call".into());
+            p.insert("carrier".into(), "params._meta[\"x402/payment\"] (x402 MCP transport)".into());
+            Value::Object(p)
+        }
+        None => json!({ "mode": "free" }),
+    };
+    let mcp = json!({
+        "id": "mcp",
+        "method": "POST",
+        "path": "/mcp",
+        "url": mcp_url,
+        "protocol": "MCP Streamable HTTP",
+        "protocolVersions": crate::mcp::MODERN_VERSIONS.iter().chain(crate::mcp::HANDSHAKE_VERSIONS.iter().rev()).collect::<Vec<_>>(),
+        "tools": ["web_search", "extract_page"],
+        "payment": mcp_payment,
+    });
+    let mut operations = vec![op, mcp];
     if config.notary_path.is_some() {
         let url = format!("{}/service", config.notary_url);
         let payment = match terms {
@@ -436,6 +456,9 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          - [Search]({base}/service): POST JSON {{\"query\", \"max_results\", \"extract\"}}; 200 with request_id, query, \
          results[] (position, title, url, snippet, source, date), sources[] (name, status, error), cached, issued_at;\
          {search_402} 400 with a stable error code.\n\
+         - [MCP]({base}/mcp): Model Context Protocol over Streamable HTTP (2026-07-28, 2025-11-25, 2025-06-18), \
+         tools web_search and extract_page with the same answers, signed; initialize, server/discover and tools/list \
+         are free{mcp_402}.\n\
          {notary_lines}\
          - [Health]({base}/health): GET, liveness, version, mode and per-source state.\n\
          - [Metrics]({base}/metrics): GET, Prometheus text.\n\n\
@@ -455,6 +478,13 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
         result_kid = keys.result.kid,
         notary_lines = notary_lines(config, terms),
         core_lines = core_lines(config),
+        mcp_402 = if terms.is_some() {
+            "; each tools/call is paid as /service is, the payment in params._meta[\"x402/payment\"] and the \
+             settlement in the result's _meta[\"x402/payment-response\"] (x402 MCP transport), payment required as a \
+             tool error whose structured content is the PaymentRequired object"
+        } else {
+            ""
+        },
         openapi_402 = if terms.is_some() { " and the 402 answer with its PAYMENT-REQUIRED header" } else { "" },
         body_max = config.body_bytes_max,
     )

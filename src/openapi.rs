@@ -142,6 +142,7 @@ pub fn document(
             let notary_terms = Terms { price: config.notary_price_atomic, ..t.clone() };
             let operations = [
                 ("/service".to_owned(), format!("{base}/service"), t),
+                ("/mcp".to_owned(), format!("{base}/mcp"), t),
                 (
                     format!("{}/service", config.notary_path.as_deref().unwrap_or("")),
                     format!("{}/service", config.notary_url),

@@ -148,6 +148,13 @@ fn discovery_and_listing_are_free_and_advertise_the_extension() {
     let r = post(&w.server, &list, &[("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Session-Id", "ignored")]);
     assert_eq!(r.json()["result"]["tools"].as_array().unwrap().len(), 2);
     assert!(w.facilitator.upstream.seen().is_empty(), "nothing free asks the facilitator");
+    // The catalogue and the guide list the door with its terms.
+    let catalog = w.server.get("/catalog.json").json();
+    let op = catalog["operations"].as_array().unwrap().iter().find(|o| o["id"] == "mcp").expect("listed").clone();
+    assert_eq!((op["method"].as_str(), op["url"].as_str()), (Some("POST"), Some("https://search.example/mcp")));
+    assert_eq!(op["payment"]["resource"], "https://search.example/mcp");
+    assert_eq!(op["payment"]["amount"], "5000");
+    assert!(w.server.get("/llms.txt").text().contains("[MCP](https://search.example/mcp)"));
 }
 
 #[test]

@@ -119,6 +119,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
             "/llms.txt",
             "/map/api/capa/{slug}",
             "/map/mapstate",
+            "/mcp",
             "/metrics",
             "/notary/receipts/{seq}",
             "/notary/service",
@@ -135,7 +136,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
     assert!(doc["paths"]["/notary/service"].get("get").is_none());
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 18, "every operation was called");
+    assert_eq!(calls, 20, "every operation was called");
 
     // The discovery documents link it.
     let url = format!("{}/openapi.json", catalog["service"].as_str().unwrap());
@@ -165,7 +166,8 @@ fn a_paid_instance_documents_the_402_and_answers_it() {
     );
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 19, "the notary's GET too");
+    assert_eq!(calls, 21, "the notary's GET too");
+    assert_eq!(doc["paths"]["/mcp"]["post"]["x-x402"]["resource"], "https://search.example/mcp");
     // The walk paid nothing: every paid call got the challenge.
     assert!(facilitator.upstream.seen().is_empty());
 }
@@ -183,7 +185,7 @@ fn paths_that_are_off_are_neither_listed_nor_served() {
         assert!(!listed.iter().any(|p| off.starts_with(p.split('{').next().unwrap())), "{off} listed: {listed:?}");
         assert_eq!(server.get(off).status, 404, "{off}");
     }
-    assert_eq!(listed.len(), 10, "{listed:?}");
+    assert_eq!(listed.len(), 11, "{listed:?}");
     let (wrong, _) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
     assert_eq!(json!(doc["components"]["securitySchemes"]["apiKey"]["name"]), json!("X-WALLET"));
