@@ -241,10 +241,26 @@ fn the_official_mcp_client_pays_over_streamable_http() {
     assert_eq!(replayed["isError"], true);
     assert_eq!(replayed["structuredContent"]["error"], "payment_replayed", "{replayed}");
     let paths: Vec<String> = facilitator.upstream.seen().iter().map(|s| s.path().to_string()).collect();
-    assert_eq!(paths, vec!["/verify", "/settle"]);
-    assert_eq!(source.count("/html/"), 1, "one search, the paid one");
+    assert_eq!(
+        paths,
+        vec!["/verify", "/settle", "/verify", "/settle"],
+        "one payment per paid call, none for the replay"
+    );
+    assert_eq!(source.count("/html/"), 2, "the paid searches only");
 
-    // `/service`, paid the same price, answers the same results (and is the second settlement).
+    // The SDK's default connection (2026-07-28: discover, headers mirroring the body) pays the same way.
+    let modern = &seen["modern"];
+    assert_eq!((modern["protocol"].as_str(), modern["payment_made"].as_bool()), (Some("2026-07-28"), Some(true)));
+    let result = &modern["result"];
+    assert_eq!(
+        (result["isError"].as_bool(), result["resultType"].as_str()),
+        (Some(false), Some("complete")),
+        "{result}"
+    );
+    assert_eq!(result["_meta"]["x402/payment-response"]["success"], true);
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "websearchd");
+
+    // `/service`, paid the same price, answers the same results.
     let (json, body) = (("Content-Type", "application/json"), format!(r#"{{"query":"{query}","max_results":5}}"#));
     let challenge = server.request("POST", "/service", &[json], body.as_bytes());
     let header = Payer::new(7).v2_header(&challenge.json()["accepts"][0]);
@@ -253,7 +269,7 @@ fn the_official_mcp_client_pays_over_streamable_http() {
     assert_eq!(answer["query"], service.json()["query"]);
     assert_eq!(answer["results"], service.json()["results"]);
     let state = server.get("/metrics").text();
-    assert!(state.contains("websearchd_payments_settled_total 2"), "{state}");
+    assert!(state.contains("websearchd_payments_settled_total 3"), "{state}");
     assert!(state.contains(r#"websearchd_payments_refused_total{reason="payment_replayed"} 1"#), "{state}");
 }
 

@@ -10,7 +10,9 @@ settlement) is the x402 library's.
 Usage: python mcp_http_client.py URL QUERY
 A fresh throwaway key is generated on every run; nothing touches a chain (the facilitator is a loopback test server).
 It calls web_search without payment (refused with the payment requirements), then through the x402 MCP client (which
-pays and retries), then replays the payment the x402 client made (refused), and prints one JSON line with what it saw.
+pays and retries), then replays the payment the x402 client made (refused), all in the `initialize` era (as the x402
+client connects); then pays once more through the SDK's `Client` in its default mode (2026-07-28: `server/discover`,
+the version and method in headers and `_meta`). It prints one JSON line with what it saw.
 """
 
 import asyncio
@@ -20,6 +22,7 @@ from types import SimpleNamespace
 
 from eth_account import Account
 from mcp import ClientSession
+from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from x402 import x402Client
 from x402.mcp import x402MCPSession
@@ -84,6 +87,9 @@ async def main():
             result = await paid.call_tool("web_search", arguments)
             replay_meta = {"x402/payment": payer.payloads[0].model_dump(by_alias=True)}
             replayed = await session.call_tool("web_search", arguments, meta=replay_meta)
+    async with Client(url) as client:
+        modern = await x402MCPSession(Session2(client), payer).call_tool("web_search", {"query": query + " again"})
+        modern_protocol = client.protocol_version
     settlement = result.payment_response
     if settlement is not None and hasattr(settlement, "model_dump"):
         settlement = settlement.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -101,6 +107,11 @@ async def main():
             "settlement": settlement,
         },
         "replayed": dump(replayed),
+        "modern": {
+            "protocol": modern_protocol,
+            "payment_made": modern.payment_made,
+            "result": dump(modern.raw_result.result),
+        },
     }))
     ok = result.payment_made and not result.is_error and (settlement or {}).get("success") is True
     return 0 if ok else 1
