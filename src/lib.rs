@@ -26,4 +26,5 @@ pub mod openapi;
 pub mod page;
 pub mod search;
 pub mod sign;
+pub mod store;
 pub mod x402;

@@ -1,0 +1,464 @@
+//! A small blocking Redis client: the URL (`redis://` and `rediss://`, user and password as redis-cli takes them, a
+//! database number), connections over TCP or TLS (rustls, the webpki roots or an operator's CA file), AUTH and
+//! SELECT on connect, and a bounded pool. Every call is pipelined (all commands written, then all replies read) and
+//! bounded by one deadline: connecting, writing and reading together take at most the configured timeout.
+//!
+//! It knows nothing of what the keys mean (`store` does); replies are read by `resp`.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::resp::{self, Parser, Reply};
+
+/// The port when the URL names none.
+const PORT_DEFAULT: u16 = 6379;
+/// Highest database number accepted (Redis has 16 by default; the server refuses those it lacks).
+const DB_MAX: u32 = 1_023;
+/// Bytes read from the socket at once.
+const READ_CHUNK_BYTES: usize = 16 * 1_024;
+
+/// Where the store is and how to log in: from `WEBSEARCHD_REDIS_URL`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Url {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub db: u32,
+}
+
+impl fmt::Debug for Url {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl Url {
+    /// `redis[s]://[[user][:password]@]host[:port][/db]`; user and password percent-decoded, an IPv6 host in
+    /// brackets. `None` for anything else (a query, a path that is not a number, an empty host).
+    pub fn parse(raw: &str) -> Option<Url> {
+        let (tls, rest) = match raw.split_once("://")? {
+            ("redis", rest) => (false, rest),
+            ("rediss", rest) => (true, rest),
+            _ => return None,
+        };
+        let (authority, db) = match rest.split_once('/') {
+            Some((a, "")) => (a, 0),
+            Some((a, db)) => {
+                (a, db.parse::<u32>().ok().filter(|d| *d <= DB_MAX && db.bytes().all(|b| b.is_ascii_digit()))?)
+            }
+            None => (rest, 0),
+        };
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let (user, password) = match userinfo {
+            None => (None, None),
+            Some(u) => {
+                let (user, password) = match u.split_once(':') {
+                    Some((user, password)) => (user, Some(percent_decode(password)?)),
+                    None => (u, None),
+                };
+                let user = Some(percent_decode(user)?).filter(|u| !u.is_empty());
+                // `redis://:password@host` is a password for the default user, as redis-cli reads it; a lone name is
+                // a password too (the form of Redis before ACLs).
+                match (user, password) {
+                    (Some(u), None) => (None, Some(u)),
+                    (u, p) => (u, p.filter(|p| !p.is_empty())),
+                }
+            }
+        };
+        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            let (host, after) = v6.split_once(']')?;
+            host.parse::<std::net::Ipv6Addr>().ok()?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => p.parse().ok()?,
+                None if after.is_empty() => PORT_DEFAULT,
+                None => return None,
+            };
+            (host.to_owned(), port)
+        } else {
+            match hostport.split_once(':') {
+                Some((h, p)) => (h.to_owned(), p.parse().ok()?),
+                None => (hostport.to_owned(), PORT_DEFAULT),
+            }
+        };
+        let host_ok = !host.is_empty()
+            && host.len() <= 253
+            && host.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
+        (host_ok && port != 0).then_some(Url { tls, host, port, user, password, db })
+    }
+
+    /// The URL with its password hidden, for logs, `check-config` and `/health`.
+    pub fn redacted(&self) -> String {
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        let user = self.user.as_deref().unwrap_or("");
+        let auth = match (&self.user, &self.password) {
+            (None, None) => String::new(),
+            (_, Some(_)) => format!("{user}:(hidden)@"),
+            (Some(_), None) => format!("{user}@"),
+        };
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        format!("{scheme}://{auth}{host}:{}/{}", self.port, self.db)
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut bytes = s.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'%' {
+            let hex = [bytes.next()?, bytes.next()?];
+            out.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+        } else {
+            out.push(b);
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// How the client connects.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub url: Url,
+    /// The bound on one call: connecting (with AUTH and SELECT), writing and reading.
+    pub timeout: Duration,
+    pub connections_max: usize,
+    /// PEM certificates to trust for `rediss://` instead of the webpki roots.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// Why a call failed. Every one of them leaves the call's outcome unknown to the caller, except `Server`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// Connecting, reading or writing failed, or the deadline passed.
+    Io(String),
+    /// The reply could not be read.
+    Protocol(String),
+    /// The server refused the login or the database (the configuration's fault).
+    Refused(String),
+    /// Every connection is in use and none came back within the deadline.
+    Busy,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "{e}"),
+            Error::Protocol(e) => write!(f, "protocol: {e}"),
+            Error::Refused(e) => write!(f, "refused: {e}"),
+            Error::Busy => f.write_str("every connection is busy"),
+        }
+    }
+}
+
+impl Error {
+    fn io(e: &io::Error) -> Error {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Io("timed out".into()),
+            _ => Error::Io(e.to_string()),
+        }
+    }
+}
+
+trait Stream: Read + Write + Send {
+    fn socket(&self) -> &TcpStream;
+}
+
+impl Stream for TcpStream {
+    fn socket(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Stream for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    fn socket(&self) -> &TcpStream {
+        &self.sock
+    }
+}
+
+/// One open connection, logged in and on its database.
+struct Conn {
+    stream: Box<dyn Stream>,
+    parser: Parser,
+    /// Bytes read past the last reply (a pipelined reply's start).
+    pending: Vec<u8>,
+}
+
+impl Conn {
+    /// Writes every command, then reads one reply per command, all before `deadline`.
+    fn call(&mut self, commands: &[Vec<Vec<u8>>], deadline: Instant) -> Result<Vec<Reply>, Error> {
+        let mut out = Vec::new();
+        for c in commands {
+            let args: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
+            resp::encode(&args, &mut out);
+        }
+        self.timeouts(deadline)?;
+        self.stream.write_all(&out).and_then(|()| self.stream.flush()).map_err(|e| Error::io(&e))?;
+        let mut replies = Vec::with_capacity(commands.len());
+        let mut buf = vec![0u8; READ_CHUNK_BYTES];
+        while replies.len() < commands.len() {
+            if self.pending.is_empty() {
+                self.timeouts(deadline)?;
+                let n = self.stream.read(&mut buf).map_err(|e| Error::io(&e))?;
+                if n == 0 {
+                    return Err(Error::Io("the server closed the connection".into()));
+                }
+                self.pending.extend_from_slice(buf.get(..n).unwrap_or_default());
+            }
+            let (used, reply) = self.parser.feed(&self.pending).map_err(|e| Error::Protocol(e.to_string()))?;
+            self.pending.drain(..used);
+            replies.extend(reply);
+        }
+        Ok(replies)
+    }
+
+    fn timeouts(&self, deadline: Instant) -> Result<(), Error> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Io("timed out".into()));
+        }
+        let socket = self.stream.socket();
+        socket
+            .set_read_timeout(Some(left))
+            .and_then(|()| socket.set_write_timeout(Some(left)))
+            .map_err(|e| Error::io(&e))
+    }
+}
+
+/// The client: a pool of at most `connections_max` connections, opened on demand, dropped on any error (the next
+/// call opens a new one: reconnection needs no restart).
+pub struct Client {
+    settings: Settings,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    idle: Mutex<Vec<Conn>>,
+    returned: Condvar,
+    open: AtomicUsize,
+    /// A host name lookup is running (at most one: a hung resolver costs one thread, not one per call).
+    resolving: Arc<AtomicBool>,
+}
+
+impl Client {
+    pub fn new(settings: Settings) -> Result<Client, String> {
+        let tls = if settings.url.tls { Some(Arc::new(tls_config(settings.ca_file.as_deref())?)) } else { None };
+        Ok(Client {
+            settings,
+            tls,
+            idle: Mutex::new(Vec::new()),
+            returned: Condvar::new(),
+            open: AtomicUsize::new(0),
+            resolving: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Runs the commands pipelined on one connection, within the timeout: one reply each (a server error is a
+    /// `Reply::Error`, for the caller to judge).
+    pub fn call(&self, commands: &[Vec<Vec<u8>>]) -> Result<Vec<Reply>, Error> {
+        let deadline = Instant::now() + self.settings.timeout;
+        let mut conn = self.checkout(deadline)?;
+        match conn.call(commands, deadline) {
+            Ok(replies) => {
+                self.checkin(conn);
+                Ok(replies)
+            }
+            Err(e) => {
+                self.discard();
+                Err(e)
+            }
+        }
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    fn checkout(&self, deadline: Instant) -> Result<Conn, Error> {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(conn) = idle.pop() {
+                return Ok(conn);
+            }
+            if self.open.load(Ordering::Relaxed) < self.settings.connections_max {
+                self.open.fetch_add(1, Ordering::Relaxed);
+                drop(idle);
+                return self.connect(deadline).inspect_err(|_| self.discard());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::Busy);
+            }
+            idle = self.returned.wait_timeout(idle, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
+
+    fn checkin(&self, conn: Conn) {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        self.returned.notify_one();
+    }
+
+    /// A connection was dropped: its place is free.
+    fn discard(&self) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+        self.returned.notify_one();
+    }
+
+    /// Drops every idle connection (after a failure, those may be dead too: the next call connects anew).
+    pub fn reset(&self) {
+        let dropped = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        self.open.fetch_sub(dropped.len(), Ordering::Relaxed);
+        self.returned.notify_all();
+    }
+
+    fn connect(&self, deadline: Instant) -> Result<Conn, Error> {
+        let url = &self.settings.url;
+        let addrs = self.resolve(deadline)?;
+        let mut last = Error::Io(format!("{}: no address", url.host));
+        let mut socket = None;
+        for addr in addrs {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                last = Error::Io("timed out".into());
+                break;
+            }
+            match TcpStream::connect_timeout(&addr, left) {
+                Ok(s) => {
+                    socket = Some(s);
+                    break;
+                }
+                Err(e) => last = Error::io(&e),
+            }
+        }
+        let socket = socket.ok_or(last)?;
+        socket.set_nodelay(true).map_err(|e| Error::io(&e))?;
+        let stream: Box<dyn Stream> = match &self.tls {
+            None => Box::new(socket),
+            Some(config) => {
+                let name = rustls::pki_types::ServerName::try_from(url.host.clone())
+                    .map_err(|e| Error::Refused(format!("TLS server name {}: {e}", url.host)))?;
+                let tls = rustls::ClientConnection::new(config.clone(), name)
+                    .map_err(|e| Error::Refused(format!("TLS: {e}")))?;
+                Box::new(rustls::StreamOwned::new(tls, socket))
+            }
+        };
+        let mut conn = Conn { stream, parser: Parser::new(), pending: Vec::new() };
+        let mut login: Vec<Vec<Vec<u8>>> = Vec::new();
+        match (&url.user, &url.password) {
+            (Some(u), Some(p)) => login.push(vec![b"AUTH".to_vec(), u.as_bytes().to_vec(), p.as_bytes().to_vec()]),
+            (None, Some(p)) => login.push(vec![b"AUTH".to_vec(), p.as_bytes().to_vec()]),
+            _ => {}
+        }
+        if url.db != 0 {
+            login.push(vec![b"SELECT".to_vec(), url.db.to_string().into_bytes()]);
+        }
+        if !login.is_empty() {
+            for reply in conn.call(&login, deadline)? {
+                if let Reply::Error(e) = reply {
+                    return Err(Error::Refused(e));
+                }
+            }
+        }
+        Ok(conn)
+    }
+
+    /// The server's addresses: an IP literal as is; a name looked up on a short-lived thread, waited for until the
+    /// deadline (the system resolver has no timeout of its own).
+    fn resolve(&self, deadline: Instant) -> Result<Vec<SocketAddr>, Error> {
+        let url = &self.settings.url;
+        if let Ok(ip) = url.host.parse::<IpAddr>() {
+            return Ok(vec![SocketAddr::new(ip, url.port)]);
+        }
+        if self.resolving.swap(true, Ordering::AcqRel) {
+            return Err(Error::Io(format!("{}: a lookup of this name is still running", url.host)));
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (host, port, flag) = (url.host.clone(), url.port, self.resolving.clone());
+        let spawned = std::thread::Builder::new().name("redis-lookup".into()).spawn(move || {
+            let found = (host.as_str(), port).to_socket_addrs().map(Iterator::collect::<Vec<_>>);
+            flag.store(false, Ordering::Release);
+            let _ = tx.send(found);
+        });
+        if let Err(e) = spawned {
+            self.resolving.store(false, Ordering::Release);
+            return Err(Error::Io(format!("cannot start a lookup: {e}")));
+        }
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Ok(addrs)) => Ok(addrs),
+            Ok(Err(e)) => Err(Error::Io(format!("{}: {e}", url.host))),
+            Err(_) => Err(Error::Io(format!("{}: the lookup timed out", url.host))),
+        }
+    }
+}
+
+/// TLS on the ring provider (see ARCHITECTURE, dependency hazards), trusting the webpki roots, or only the
+/// certificates in `ca_file`.
+fn tls_config(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig, String> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    match ca_file {
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            for cert in CertificateDer::pem_slice_iter(&pem) {
+                let cert = cert.map_err(|e| format!("{}: {e}", path.display()))?;
+                roots.add(cert).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            if roots.is_empty() {
+                return Err(format!("{}: no certificate", path.display()));
+            }
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(raw: &str, expected: Option<&str>) {
+        assert_eq!(Url::parse(raw).map(|u| u.redacted()).as_deref(), expected, "{raw}");
+    }
+
+    #[test]
+    fn urls_as_redis_cli_reads_them() {
+        check("redis://127.0.0.1", Some("redis://127.0.0.1:6379/0"));
+        check("redis://cache.internal:6380/2", Some("redis://cache.internal:6380/2"));
+        check("rediss://default:s%40cret@[::1]:7000/", Some("rediss://default:(hidden)@[::1]:7000/0"));
+        check("redis://:pw@h", Some("redis://:(hidden)@h:6379/0"));
+        let u = Url::parse("redis://app:p%3Aw@h/3").expect("valid");
+        assert_eq!((u.user.as_deref(), u.password.as_deref(), u.db), (Some("app"), Some("p:w"), 3));
+        let legacy = Url::parse("redis://onlypassword@h").expect("valid");
+        assert_eq!((legacy.user, legacy.password.as_deref()), (None, Some("onlypassword")));
+        for bad in [
+            "http://h",
+            "redis://",
+            "redis://h:0",
+            "redis://h:x",
+            "redis://h/abc",
+            "redis://h/1?x=1",
+            "redis://[zz]",
+            "redis://h/99999",
+            "redis://a b",
+        ] {
+            check(bad, None);
+        }
+    }
+}

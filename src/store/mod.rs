@@ -1,0 +1,329 @@
+//! The shared store: the state several nodes behind one address share through Redis (or Valkey), when
+//! `WEBSEARCHD_REDIS_URL` names one. Without it nothing here runs and every node keeps its state in its own memory.
+//!
+//! What is shared, and how (each key under `WEBSEARCHD_REDIS_PREFIX`):
+//! - the replay guard: `pay:<payer>:<nonce>`, taken with `SET NX PX` until the authorization's `validBefore` before
+//!   the facilitator is asked, held by a token of this node; a payment that frees its authorization (refused,
+//!   abandoned, failed settlement) deletes it only if the token is still its own (a script);
+//! - the answer cache: `cache:<hash of the query>`, with the cache's TTL (its age read back with `PTTL`);
+//! - each endpoint's cool-down (`cool:<hash of the URL>`, set for the cool-down when a node opens its breaker) and
+//!   each provider's pacing (`pace:<hash>`, a turn taken with `SET NX PX interval`), checked together by one script,
+//!   so the fleet paces a provider as one client;
+//! - the free-trial counters: `trial:<day>:<hash of the address>`, `INCR`, expiring after two days.
+//!
+//! The payment ledger and the notary chain stay on each node's disk. Failure: every call is bounded by
+//! `WEBSEARCHD_REDIS_TIMEOUT_MS`; a call that fails marks the store down for `DOWN_MS`, during which it is not asked
+//! at all (a request waits on Redis at most once per `DOWN_MS`, and only for the bound). While it cannot be asked,
+//! paid calls are refused (503, the caller's `Retry-After: RETRY_AFTER_S`): never admitted without the shared guard;
+//! the cache, breakers, pacing and trials fall back to the node's own memory.
+
+pub mod client;
+pub mod resp;
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use client::{Client, Error};
+pub use client::{Settings, Url};
+use resp::Reply;
+
+/// `Retry-After` of a paid call refused while the store cannot be asked.
+pub const RETRY_AFTER_S: u32 = 2;
+/// After a failed call, how long the store is not asked (the next call after it tries again).
+const DOWN_MS: u64 = 1_000;
+/// Trial counters outlive their UTC day by one more, so a node whose clock is a little off still finds them.
+const TRIAL_TTL_MS: u64 = 2 * 86_400_000;
+
+/// Frees a payment's key only if this node's token still holds it.
+const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end \
+                              return 0";
+/// An endpoint's admission: 1 and the time left while it cools down; else its provider's turn is taken for the
+/// interval (2 and the time left if another node took it); 0 when admitted.
+const ADMIT_SCRIPT: &str = "local c = redis.call('PTTL', KEYS[1]) if c > 0 then return {1, c} end \
+                            if tonumber(ARGV[1]) > 0 and not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) \
+                            then return {2, redis.call('PTTL', KEYS[2])} end return {0, 0}";
+
+/// The store could not answer; what it means is the caller's to decide (refuse a payment, fall back to memory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the shared store is unavailable: {}", self.0)
+    }
+}
+
+/// An authorization this node holds in the store.
+#[derive(Debug)]
+pub struct Hold {
+    key: Vec<u8>,
+    token: Vec<u8>,
+}
+
+/// What the fleet says of an endpoint about to be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    Admitted,
+    CoolingDown(Duration),
+    NotReady(Duration),
+}
+
+pub struct Store {
+    client: Client,
+    prefix: String,
+    /// Names this node's holds (random at start) so that it never frees another node's.
+    node: String,
+    holds: AtomicU64,
+    /// While set and in the future, the store is not asked.
+    down_until: Mutex<Option<Instant>>,
+    last_error: Mutex<Option<String>>,
+    calls: AtomicU64,
+    failures: AtomicU64,
+    us: AtomicU64,
+    last_us: AtomicU64,
+    /// Answers found in the store that this node's own cache did not have.
+    cache_hits: AtomicU64,
+}
+
+impl Store {
+    pub fn new(settings: Settings, prefix: &str) -> Result<Store, String> {
+        Ok(Store {
+            client: Client::new(settings)?,
+            prefix: prefix.to_owned(),
+            node: node_token(),
+            holds: AtomicU64::new(0),
+            down_until: Mutex::new(None),
+            last_error: Mutex::new(None),
+            calls: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            us: AtomicU64::new(0),
+            last_us: AtomicU64::new(0),
+            cache_hits: AtomicU64::new(0),
+        })
+    }
+
+    /// Asks the store once (at start, to log whether it is there).
+    pub fn ping(&self) -> Result<(), Unavailable> {
+        self.run(&[cmd(&[b"PING"])]).map(drop)
+    }
+
+    /// Takes the authorization (`payer`, `nonce`) for `ttl_ms` (until its `validBefore`): `Ok(None)` when another
+    /// request, on any node, holds it.
+    pub fn reserve(&self, payer: &[u8; 20], nonce: &[u8; 32], ttl_ms: u64) -> Result<Option<Hold>, Unavailable> {
+        let key = self.key("pay", &format!("{}:{}", crate::codec::hex_encode(payer), crate::codec::hex_encode(nonce)));
+        let n = self.holds.fetch_add(1, Relaxed);
+        let token = format!("{}-{n}", self.node).into_bytes();
+        let ttl = ttl_ms.max(1).to_string();
+        let reply = self.one(cmd(&[b"SET", &key, &token, b"NX", b"PX", ttl.as_bytes()]))?;
+        Ok(matches!(reply, Reply::Status(_)).then_some(Hold { key, token }))
+    }
+
+    /// Frees an authorization this node holds (the payment was refused or abandoned: another try may come). If the
+    /// store cannot be asked, the key stays until `validBefore`: a retry is refused, never a second use admitted.
+    pub fn release(&self, hold: &Hold) {
+        let script = cmd(&[b"EVAL", RELEASE_SCRIPT.as_bytes(), b"1", &hold.key, &hold.token]);
+        if let Err(e) = self.one(script) {
+            log::warn!("a payment's shared hold could not be released (it expires at its validBefore): {e}");
+        }
+    }
+
+    /// A cached answer under `name` and its age, if the store has one younger than `ttl`.
+    pub fn cached(&self, name: &str, ttl: Duration) -> Result<Option<(Vec<u8>, Duration)>, Unavailable> {
+        let key = self.key("cache", name);
+        let replies = self.run(&[cmd(&[b"GET", &key]), cmd(&[b"PTTL", &key])])?;
+        let (Some(Reply::Bulk(value)), Some(left)) = (replies.first(), replies.get(1).and_then(Reply::as_int)) else {
+            return Ok(None);
+        };
+        let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
+        if left.is_zero() {
+            return Ok(None);
+        }
+        self.cache_hits.fetch_add(1, Relaxed);
+        Ok(Some((value.clone(), ttl.saturating_sub(left))))
+    }
+
+    /// Keeps an answer under `name` for `ttl` (at most `resp::BULK_BYTES_MAX` bytes: a larger one stays local).
+    pub fn cache(&self, name: &str, value: &[u8], ttl: Duration) {
+        if value.len() > resp::BULK_BYTES_MAX || ttl.is_zero() {
+            return;
+        }
+        let (key, ms) = (self.key("cache", name), ttl.as_millis().to_string());
+        if let Err(e) = self.one(cmd(&[b"SET", &key, value, b"PX", ms.as_bytes()])) {
+            log::debug!("an answer could not be shared: {e}");
+        }
+    }
+
+    /// The fleet's admission of an endpoint (`endpoint` cooling down?) and its provider's turn (`pace`, taken for
+    /// `interval` if free).
+    pub fn admit(&self, endpoint: &str, pace: &str, interval: Duration) -> Result<Turn, Unavailable> {
+        let (cool, pace, ms) = (self.key("cool", endpoint), self.key("pace", pace), interval.as_millis().to_string());
+        let reply = self.one(cmd(&[b"EVAL", ADMIT_SCRIPT.as_bytes(), b"2", &cool, &pace, ms.as_bytes()]))?;
+        let Reply::Array(items) = reply else { return Err(Unavailable("the admission script's reply".into())) };
+        let at = |i: usize| items.get(i).and_then(Reply::as_int).unwrap_or(0);
+        let left = Duration::from_millis(u64::try_from(at(1)).unwrap_or(0));
+        Ok(match at(0) {
+            1 => Turn::CoolingDown(left),
+            2 => Turn::NotReady(left),
+            _ => Turn::Admitted,
+        })
+    }
+
+    /// A node opened `endpoint`'s breaker for `cooldown`: the fleet skips it as long.
+    pub fn cool_down(&self, endpoint: &str, cooldown: Duration) {
+        let (key, ms) = (self.key("cool", endpoint), cooldown.as_millis().max(1).to_string());
+        if let Err(e) = self.one(cmd(&[b"SET", &key, b"1", b"PX", ms.as_bytes()])) {
+            log::debug!("a cool-down could not be shared: {e}");
+        }
+    }
+
+    /// A next page was sent to the provider: its turn starts again from now.
+    pub fn paced(&self, pace: &str, interval: Duration) {
+        if interval.is_zero() {
+            return;
+        }
+        let (key, ms) = (self.key("pace", pace), interval.as_millis().to_string());
+        if let Err(e) = self.one(cmd(&[b"SET", &key, b"1", b"PX", ms.as_bytes()])) {
+            log::debug!("a provider's pacing could not be shared: {e}");
+        }
+    }
+
+    /// Counts a free call of `client` on UTC day `day`: whether it is within `per_day`.
+    pub fn trial(&self, client: &str, day: u64, per_day: u32) -> Result<bool, Unavailable> {
+        let key = self.key("trial", &format!("{day}:{client}"));
+        let ms = TRIAL_TTL_MS.to_string();
+        let replies = self.run(&[cmd(&[b"INCR", &key]), cmd(&[b"PEXPIRE", &key, ms.as_bytes()])])?;
+        let used = replies.first().and_then(Reply::as_int).ok_or_else(|| Unavailable("INCR's reply".into()))?;
+        Ok(used <= i64::from(per_day))
+    }
+
+    /// The store's state for `/health` (from memory: nothing is asked).
+    pub fn health(&self) -> Value {
+        let down = self.down_for();
+        let calls = self.calls.load(Relaxed);
+        json!({
+            "url": self.client.settings().url.redacted(),
+            "state": if calls == 0 { "not asked yet" } else if down.is_some() { "down" } else { "up" },
+            "retry_in_ms": down.map(|d| d.as_millis() as u64),
+            "latency_ms": (calls > 0).then(|| self.last_us.load(Relaxed) as f64 / 1_000.0),
+            "connections": self.client.open(),
+            "last_error": self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        })
+    }
+
+    /// Prometheus text.
+    pub fn metrics(&self) -> String {
+        let mut out = String::new();
+        let gauges = [
+            (
+                "websearchd_store_up",
+                "1 while the shared store answers, 0 while it is down.",
+                u64::from(self.down_for().is_none()),
+            ),
+            ("websearchd_store_connections", "Connections open to the shared store.", self.client.open() as u64),
+        ];
+        for (name, help, v) in gauges {
+            crate::metrics::family(&mut out, name, "gauge", help);
+            let _ = writeln!(out, "{name} {v}");
+        }
+        let counters = [
+            ("websearchd_store_failures_total", "Calls to the shared store that failed or timed out.", &self.failures),
+            ("websearchd_store_cache_hits_total", "Answers served from the shared cache.", &self.cache_hits),
+        ];
+        for (name, help, v) in counters {
+            crate::metrics::family(&mut out, name, "counter", help);
+            let _ = writeln!(out, "{name} {}", v.load(Relaxed));
+        }
+        let name = "websearchd_store_seconds";
+        crate::metrics::family(&mut out, name, "summary", "Time spent in calls to the shared store.");
+        let _ = writeln!(out, "{name}_sum {}", self.us.load(Relaxed) as f64 / 1e6);
+        let _ = writeln!(out, "{name}_count {}", self.calls.load(Relaxed));
+        out
+    }
+
+    /// How long the store is still not asked after a failure.
+    fn down_for(&self) -> Option<Duration> {
+        let until = (*self.down_until.lock().unwrap_or_else(|p| p.into_inner()))?;
+        let left = until.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then_some(left)
+    }
+
+    fn key(&self, kind: &str, name: &str) -> Vec<u8> {
+        let digest = crate::codec::hex_encode(&Sha256::digest(name.as_bytes()));
+        format!("{}{kind}:{}", self.prefix, digest.get(..32).unwrap_or(&digest)).into_bytes()
+    }
+
+    /// One command; a server error is a failure.
+    fn one(&self, command: Vec<Vec<u8>>) -> Result<Reply, Unavailable> {
+        let reply = self.run(&[command])?.into_iter().next().ok_or_else(|| Unavailable("no reply".into()))?;
+        match reply {
+            Reply::Error(e) => {
+                self.failures.fetch_add(1, Relaxed);
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+                Err(Unavailable(e))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// The commands, pipelined, unless the store is down; a failure marks it down for `DOWN_MS`.
+    fn run(&self, commands: &[Vec<Vec<u8>>]) -> Result<Vec<Reply>, Unavailable> {
+        if let Some(left) = self.down_for() {
+            return Err(Unavailable(format!("down after a failure; asked again in {} ms", left.as_millis())));
+        }
+        let started = Instant::now();
+        let result = self.client.call(commands);
+        let us = started.elapsed().as_micros() as u64;
+        self.calls.fetch_add(1, Relaxed);
+        self.us.fetch_add(us, Relaxed);
+        self.last_us.store(us, Relaxed);
+        match result {
+            Ok(replies) => {
+                let mut last = self.last_error.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(e) = last.take() {
+                    log::info!(
+                        "the shared store {} answers again (it failed: {e})",
+                        self.client.settings().url.redacted()
+                    );
+                }
+                Ok(replies)
+            }
+            Err(e) => {
+                self.failures.fetch_add(1, Relaxed);
+                let refused = matches!(e, Error::Refused(_));
+                *self.down_until.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(Instant::now() + Duration::from_millis(DOWN_MS));
+                self.client.reset();
+                let mut last = self.last_error.lock().unwrap_or_else(|p| p.into_inner());
+                if last.is_none() || refused {
+                    log::warn!(
+                        "the shared store {} failed: {e}; paid calls are refused and the rest use this node's memory \
+                         until it answers",
+                        self.client.settings().url.redacted()
+                    );
+                }
+                *last = Some(e.to_string());
+                Err(Unavailable(e.to_string()))
+            }
+        }
+    }
+}
+
+fn cmd(args: &[&[u8]]) -> Vec<Vec<u8>> {
+    args.iter().map(|a| a.to_vec()).collect()
+}
+
+/// A token naming this process: random bytes from the system, else the process id and the time.
+fn node_token() -> String {
+    let mut bytes = [0u8; 8];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    if random.is_err() {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        bytes = ((nanos as u64) ^ u64::from(std::process::id())).to_le_bytes();
+    }
+    crate::codec::hex_encode(&bytes)
+}
