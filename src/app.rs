@@ -265,11 +265,16 @@ impl App {
         if let (Some(map), Some(facilitator)) = (health.as_object_mut(), self.gate.facilitator_health()) {
             map.insert("facilitator".into(), facilitator);
         }
+        // The shared store's state as last seen (never asked here).
+        if let (Some(map), Some(store)) = (health.as_object_mut(), self.engine.store()) {
+            map.insert("store".into(), store.health());
+        }
         Response::json(200, &health)
     }
 
     fn metrics(&self) -> Response {
-        let extra = format!("{}{}", self.engine.metrics(), self.gate.metrics());
+        let store = self.engine.store().map(|s| s.metrics()).unwrap_or_default();
+        let extra = format!("{}{}{store}", self.engine.metrics(), self.gate.metrics());
         let text = self.metrics.render(&self.stats, self.started.elapsed(), &extra);
         Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text).header("Cache-Control", "no-store")
     }

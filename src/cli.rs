@@ -322,7 +322,7 @@ fn serve(config: Config) -> ExitCode {
     let limits = Limits::from_config(&config);
     let listen = config.listen;
     let clock: Arc<dyn crate::clock::Clock> = Arc::new(SystemClock);
-    let gate = match crate::x402::Gate::from_config(&config, clock.clone()) {
+    let mut gate = match crate::x402::Gate::from_config(&config, clock.clone()) {
         Ok(g) => g,
         Err(e) => {
             log::error!("{e}");
@@ -364,7 +364,24 @@ fn serve(config: Config) -> ExitCode {
         }
     };
     log::info!("signing answers with {} (documents with {})", keys.result.kid, keys.card.kid);
-    let engine = Engine::from_config(&config, clock.clone());
+    let mut engine = Engine::from_config(&config, clock.clone());
+    if let Some(settings) = config.redis.clone() {
+        let url = settings.url.redacted();
+        let store = match crate::store::Store::new(settings, &config.redis_prefix) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                log::error!("the shared store {url}: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        match store.ping() {
+            Ok(()) => log::info!("sharing state with other nodes through {url} (keys under {})", config.redis_prefix),
+            // A node starts without it, and refuses paid calls until it answers.
+            Err(e) => log::warn!("sharing state through {url}: {e}; paid calls are refused until it answers"),
+        }
+        gate.share(store.clone());
+        engine.share(store);
+    }
     let notary_listen = config.notary_listen;
     let app = match App::new(config, stats.clone(), engine, gate, keys, clock) {
         Ok(a) => Arc::new(a),

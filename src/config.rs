@@ -377,6 +377,38 @@ pub const VARS: &[VarDoc] = &[
                   another `Origin` gets 403: the DNS-rebinding guard MCP requires); * allows every origin.",
     },
     VarDoc {
+        name: "WEBSEARCHD_REDIS_URL",
+        default: "(none: each node keeps its state in memory)",
+        allowed: "redis://[user:password@]host[:port][/db], or rediss:// for TLS",
+        meaning: "A Redis (or Valkey) that several nodes share: the replay guard, the answer cache, breakers and \
+                  pacing, trial counters (README, Several nodes). The password is hidden by check-config.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_REDIS_PREFIX",
+        default: "websearchd:",
+        allowed: "1 to 64 letters, digits, and : . _ -",
+        meaning: "Prefix of every key the service writes (one per fleet sharing a Redis).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_REDIS_TIMEOUT_MS",
+        default: "250",
+        allowed: "10 to 5000",
+        meaning: "The most a request waits on Redis in one call (connecting included); after a failure Redis is \
+                  not asked for a second, and paid calls get 503.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_REDIS_CONNECTIONS_MAX",
+        default: "8",
+        allowed: "1 to 256",
+        meaning: "Connections a node keeps to Redis at most.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_REDIS_CA_FILE",
+        default: "(none: the webpki roots)",
+        allowed: "a PEM file path",
+        meaning: "Certificates trusted for a rediss:// server instead of the public roots.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_NOTARY_PATH",
         default: "/notary",
         allowed: "a path like /notary (letters, digits, -, _ and /; no trailing slash), or off",
@@ -601,6 +633,9 @@ pub struct Config {
     pub free_loopback: bool,
     /// Origins (lowercase `scheme://host[:port]`, or `*`) allowed to call `/mcp` besides the public URL's and loopback.
     pub mcp_origins: Vec<String>,
+    /// The shared store, when `WEBSEARCHD_REDIS_URL` names one.
+    pub redis: Option<crate::store::Settings>,
+    pub redis_prefix: String,
     /// Base paths without a trailing slash; `None` when off.
     pub notary_path: Option<String>,
     pub notary_listen: Option<SocketAddr>,
@@ -872,6 +907,23 @@ impl Resolver<'_> {
         Ok(Some(raw))
     }
 
+    /// The shared store's settings, when `WEBSEARCHD_REDIS_URL` is set (its password recorded hidden).
+    fn redis(&mut self) -> Result<Option<crate::store::Settings>, ConfigError> {
+        let timeout_ms = self.int("WEBSEARCHD_REDIS_TIMEOUT_MS", 250u64, 10..=5_000)?;
+        let connections_max = self.int("WEBSEARCHD_REDIS_CONNECTIONS_MAX", 8usize, 1..=256)?;
+        let ca_file = self.path_opt("WEBSEARCHD_REDIS_CA_FILE");
+        let Some((raw, origin)) = self.raw("WEBSEARCHD_REDIS_URL") else { return Ok(None) };
+        let url = crate::store::Url::parse(&raw).ok_or_else(|| ConfigError {
+            var: "WEBSEARCHD_REDIS_URL".into(),
+            // The value may hold a password: only its scheme is repeated.
+            value: format!("{}://...", raw.split("://").next().unwrap_or("")),
+            allowed: "redis://[user:password@]host[:port][/db], or rediss:// for TLS".into(),
+        })?;
+        self.record("WEBSEARCHD_REDIS_URL", url.redacted(), origin);
+        let timeout = std::time::Duration::from_millis(timeout_ms);
+        Ok(Some(crate::store::Settings { url, timeout, connections_max, ca_file }))
+    }
+
     fn string(&mut self, name: &'static str, default: &str) -> String {
         let (value, origin) = self.raw(name).unwrap_or_else(|| (default.to_owned(), Origin::Default));
         self.record(name, value.clone(), origin);
@@ -1040,6 +1092,18 @@ impl Config {
         let mcp_origins = r.list("WEBSEARCHD_MCP_ORIGINS", "", "a comma-separated list of origins, or *", |items| {
             items.iter().map(|i| (*i == "*").then(|| "*".to_owned()).or_else(|| origin_of(i))).collect()
         })?;
+        let redis = r.redis()?;
+        let redis_prefix = r.string("WEBSEARCHD_REDIS_PREFIX", "websearchd:");
+        let prefix_ok = |p: &str| {
+            (1..=64).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric() || b":._-".contains(&b))
+        };
+        if !prefix_ok(&redis_prefix) {
+            return Err(ConfigError {
+                var: "WEBSEARCHD_REDIS_PREFIX".into(),
+                value: redis_prefix,
+                allowed: "1 to 64 letters, digits, and : . _ -".into(),
+            });
+        }
         let notary_path = r.base_path("WEBSEARCHD_NOTARY_PATH", "/notary")?;
         let notary_listen = match r.raw("WEBSEARCHD_NOTARY_LISTEN") {
             None => None,
@@ -1208,6 +1272,8 @@ impl Config {
             trial_calls_per_day,
             free_loopback,
             mcp_origins,
+            redis,
+            redis_prefix,
             notary_path,
             notary_listen,
             notary_url,
@@ -1459,6 +1525,24 @@ mod tests {
         let text = c.render(Path::new("/etc/websearchd"));
         assert!(text.contains("WEBSEARCHD_STATE_DIR=/var/lib/websearchd  # environment\n"), "{text}");
         assert!(text.contains("WEBSEARCHD_API_KEYS_FILE=/etc/websearchd/keys.txt  # environment (keys.txt)"), "{text}");
+    }
+
+    /// The shared store's URL is read as redis-cli reads it, and its password never printed.
+    #[test]
+    fn the_redis_url_is_parsed_and_its_password_hidden() {
+        let c = config(&[("WEBSEARCHD_REDIS_URL", "rediss://app:s3cret@cache.internal:6380/2")]).expect("valid");
+        let redis = c.redis.as_ref().expect("set");
+        assert_eq!((redis.url.port, redis.url.db, redis.url.password.as_deref()), (6380, 2, Some("s3cret")));
+        let text = c.render(Path::new("/"));
+        assert!(
+            text.contains("WEBSEARCHD_REDIS_URL=rediss://app:(hidden)@cache.internal:6380/2  # environment"),
+            "{text}"
+        );
+        assert!(!text.contains("s3cret"), "{text}");
+        let err = config(&[("WEBSEARCHD_REDIS_URL", "redis://app:s3cret@host:notaport")]).expect_err("invalid");
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+        assert!(config(&[]).expect("valid").redis.is_none());
+        assert!(config(&[("WEBSEARCHD_REDIS_PREFIX", "a b")]).is_err());
     }
 
     #[test]

@@ -77,6 +77,12 @@ fn inputs() -> Vec<Input> {
                   set WEBSEARCHD_PYTHON",
         },
         Input {
+            what: format!("{} (a real Redis for the shared-store tests)", common::redis::BINARY),
+            present: common::redis::available(),
+            checks_in: &[("tests/redis.rs", "RedisServer::start() else")],
+            how: "apt-get install redis-server (.ci/run does)",
+        },
+        Input {
             what: "root (ownership checks give files to another user)".into(),
             present: std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0),
             checks_in: &[("tests/admin.rs", "= root_instance(")],

@@ -27,6 +27,10 @@ impl Pace {
         Pace { interval, last_request: None }
     }
 
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
     /// Takes the provider's turn now, or says how long until it is ready.
     pub fn take(&mut self, now: Instant) -> Result<(), Skip> {
         if let Some(last) = self.last_request {

@@ -152,11 +152,43 @@ struct PageAsk<'a> {
     deadline: Instant,
 }
 
-/// What is cached: the results and the source report that produced them.
+/// What a search found: the results and the source report that produced them.
 #[derive(Debug, Clone)]
 struct Outcome {
     results: Vec<Ranked>,
     sources: Vec<Attempt>,
+}
+
+impl Outcome {
+    /// The answer's `results` and `sources`, as cached (here, and in the shared store's JSON).
+    fn render(&self) -> Rendered {
+        let results = self
+            .results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut v = json!({
+                    "position": i + 1,
+                    "title": r.hit.title,
+                    "url": r.hit.url,
+                    "snippet": r.hit.snippet,
+                    "source": r.source,
+                });
+                if let (Some(date), Some(map)) = (&r.hit.date, v.as_object_mut()) {
+                    map.insert("date".into(), date.clone().into());
+                }
+                v
+            })
+            .collect();
+        Rendered { results, sources: self.sources.iter().map(Attempt::to_json).collect() }
+    }
+}
+
+/// What is cached: an outcome as the answer shows it.
+#[derive(Debug, Clone)]
+struct Rendered {
+    results: Vec<Value>,
+    sources: Vec<Value>,
 }
 
 /// Settings of the engine, from the configuration.
@@ -186,7 +218,9 @@ pub struct Engine {
     turn: AtomicU64,
     settings: Settings,
     client: fetch::Client,
-    cache: Cache<Outcome>,
+    cache: Cache<Rendered>,
+    /// The state shared with other nodes (the cache, cool-downs, pacing), when there is a store.
+    store: Option<Arc<crate::store::Store>>,
     clock: Arc<dyn Clock>,
     cache_hits: AtomicU64,
     cache_misses: AtomicU64,
@@ -276,48 +310,44 @@ impl Engine {
             clock,
             cache_hits: AtomicU64::new(0),
             cache_misses: AtomicU64::new(0),
+            store: None,
         }
+    }
+
+    /// Shares the cache, the endpoints' cool-downs and the providers' pacing with other nodes through `store`.
+    pub fn share(&mut self, store: Arc<crate::store::Store>) {
+        self.store = Some(store);
+    }
+
+    pub fn store(&self) -> Option<&Arc<crate::store::Store>> {
+        self.store.as_ref()
     }
 
     /// Runs a search and builds the answer body (`request_id` ties it to the HTTP exchange).
     pub fn search(&self, request: &SearchRequest, request_id: &str) -> Result<Value, ApiError> {
         let started = Instant::now();
         let key = format!("{}\n{}", request.query.to_lowercase(), request.max_results);
-        let (outcome, age) = match self.cache.get(&key, started) {
+        let (outcome, age) = match self.cache.get(&key, started).or_else(|| self.shared_cached(&key, started)) {
             Some((outcome, age)) => {
                 self.cache_hits.fetch_add(1, Relaxed);
                 (outcome, Some(age))
             }
             None => {
                 self.cache_misses.fetch_add(1, Relaxed);
-                let outcome = self.run(request, started)?;
+                let outcome = self.run(request, started)?.render();
+                if let Some(store) = self.shared_cache() {
+                    let shared = json!({ "results": outcome.results, "sources": outcome.sources });
+                    store.cache(&key, shared.to_string().as_bytes(), self.settings.cache_ttl);
+                }
                 self.cache.put(key, outcome.clone(), Instant::now());
                 (outcome, None)
             }
         };
-        let results: Vec<Value> = outcome
-            .results
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let mut v = json!({
-                    "position": i + 1,
-                    "title": r.hit.title,
-                    "url": r.hit.url,
-                    "snippet": r.hit.snippet,
-                    "source": r.source,
-                });
-                if let (Some(date), Some(map)) = (&r.hit.date, v.as_object_mut()) {
-                    map.insert("date".into(), date.clone().into());
-                }
-                v
-            })
-            .collect();
         let mut answer = json!({
             "request_id": request_id,
             "query": request.query,
-            "results": results,
-            "sources": outcome.sources.iter().map(Attempt::to_json).collect::<Vec<_>>(),
+            "results": outcome.results,
+            "sources": outcome.sources,
             "cached": age.is_some(),
             "issued_at": rfc3339(self.clock.now_unix_ms()),
             "elapsed_ms": started.elapsed().as_millis() as u64,
@@ -326,6 +356,39 @@ impl Engine {
             map.insert("age_s".into(), age.as_secs().into());
         }
         Ok(answer)
+    }
+
+    /// The store, when answers are shared (and cached at all).
+    fn shared_cache(&self) -> Option<&crate::store::Store> {
+        let on = self.settings.cache_entries > 0 && !self.settings.cache_ttl.is_zero();
+        self.store.as_deref().filter(|_| on)
+    }
+
+    /// An answer another node cached (kept in this node's cache too, as old as it is); none if the store cannot be
+    /// asked.
+    fn shared_cached(&self, key: &str, now: Instant) -> Option<(Rendered, Duration)> {
+        let (bytes, age) = self.shared_cache()?.cached(key, self.settings.cache_ttl).ok()??;
+        let mut shared: Value = serde_json::from_slice(&bytes).ok()?;
+        let mut list = |name: &str| match shared.get_mut(name).map(Value::take) {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        };
+        let outcome = Rendered { results: list("results")?, sources: list("sources")? };
+        self.cache.put(key.to_owned(), outcome.clone(), now.checked_sub(age).unwrap_or(now));
+        Some((outcome, age))
+    }
+
+    /// The fleet's word on an endpoint this node would ask: skipped while another node cooled it down or took its
+    /// provider's turn; admitted when no store is shared or it cannot be asked (this node's own breaker and pacing
+    /// have admitted it).
+    fn fleet_turn(&self, ep: &Endpoint) -> Result<(), breaker::Skip> {
+        let Some(store) = &self.store else { return Ok(()) };
+        let interval = ep.pace.lock().unwrap_or_else(|e| e.into_inner()).interval();
+        match store.admit(&ep.url, ep.pace_name(), interval) {
+            Ok(crate::store::Turn::CoolingDown(d)) => Err(breaker::Skip::CoolingDown(d)),
+            Ok(crate::store::Turn::NotReady(d)) => Err(breaker::Skip::NotReady(d)),
+            Ok(crate::store::Turn::Admitted) | Err(_) => Ok(()),
+        }
     }
 
     /// The order of this search, by endpoint: the healthy web providers first, taking turns (the one that starts
@@ -397,7 +460,7 @@ impl Engine {
             }
             let admitted = ep.lock().breaker.admit(now);
             let paced = || ep.pace.lock().unwrap_or_else(|e| e.into_inner()).take(now);
-            if let Err(s) = admitted.and_then(|()| paced()) {
+            if let Err(s) = admitted.and_then(|()| paced()).and_then(|()| self.fleet_turn(ep)) {
                 ep.counters.skipped.fetch_add(1, Relaxed);
                 let detail = (s.code() == "not_ready")
                     .then(|| format!("provider {} was asked less than its interval ago", ep.kind.provider()));
@@ -417,6 +480,9 @@ impl Engine {
                         deadline,
                     );
                     let Some(wait) = gap else { break };
+                    if let Some(store) = &self.store {
+                        store.paced(ep.pace_name(), ep.pace.lock().unwrap_or_else(|e| e.into_inner()).interval());
+                    }
                     std::thread::sleep(wait);
                 }
                 let asked = PageAsk { query: &request.query, page, form: form.take(), deadline };
@@ -528,7 +594,12 @@ impl Engine {
                 attempt.detail.as_deref().unwrap_or("")
             );
         }
+        // The breaker was closed when this endpoint was admitted: open now, it opened on this answer.
+        let opened = state.breaker.open_for(Instant::now());
         drop(state);
+        if let (Some(store), Some(cooldown)) = (&self.store, opened) {
+            store.cool_down(&ep.url, cooldown);
+        }
         (attempt, outcome, next)
     }
 
@@ -717,6 +788,15 @@ impl Endpoint {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EndpointState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What its pacing is shared under: the provider (DuckDuckGo's two endpoints are one), or each SearXNG instance.
+    fn pace_name(&self) -> &str {
+        if self.kind == Kind::Searxng {
+            &self.url
+        } else {
+            self.kind.provider()
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::facilitator::{Facilitator, Settled, Support, Verified};
-use super::ledger::{Event, Ledger, Ticket};
+use super::ledger::{Event, Ledger, Refused, Ticket};
 use super::payment::{self, Payment};
 use super::terms::{Resource, Terms};
 use crate::clock::Clock;
@@ -139,6 +139,8 @@ pub struct Gate {
     /// The facilitator's last `/supported` answer for the terms' network and when it came (Unix ms); `None` before
     /// the first. Never locked across the call.
     support: Mutex<Option<(Support, u64)>>,
+    /// The fleet's trial counters, when nodes share a store (its replay guard is the ledger's).
+    store: Option<Arc<crate::store::Store>>,
 }
 
 #[derive(Default)]
@@ -172,7 +174,28 @@ impl Gate {
             trial: Mutex::new((0, HashMap::new())),
             stats: Stats::default(),
             support: Mutex::new(None),
+            store: None,
         }
+    }
+
+    /// Shares the replay guard and the trial counters with the other nodes through `store`.
+    pub fn share(&mut self, store: Arc<crate::store::Store>) {
+        if let Some(ledger) = &mut self.ledger {
+            ledger.share(store.clone());
+        }
+        self.store = Some(store);
+    }
+
+    /// 503: the shared replay guard cannot be asked, so no payment is admitted (nor taken).
+    fn store_unavailable(&self, why: &str) -> ApiError {
+        self.refuse("store_unavailable");
+        log::warn!("a payment was refused: {why}");
+        ApiError::unavailable(
+            "store_unavailable",
+            "the replay guard this service shares between its nodes cannot be reached; no payment was taken, retry \
+             shortly",
+            crate::store::RETRY_AFTER_S,
+        )
     }
 
     /// The gate the configuration describes: with `WEBSEARCHD_PAY_TO`, the terms, the facilitator (its auth header
@@ -385,9 +408,12 @@ impl Gate {
         };
         self.facilitator_ready(&terms).map_err(Refusal::Error)?;
         let a = &payment.authorization;
-        let ticket = ledger.reserve(a.from, a.nonce, a.valid_before, now).map_err(|_| {
-            let why = "this authorization (from, nonce) is already in flight or spent".to_owned();
-            challenge(Some(("payment_replayed", why)))
+        let ticket = ledger.reserve(a.from, a.nonce, a.valid_before, now).map_err(|refused| match refused {
+            Refused::Replayed => {
+                let why = "this authorization (from, nonce) is already in flight or spent".to_owned();
+                challenge(Some(("payment_replayed", why)))
+            }
+            Refused::Unshared(why) => Refusal::Error(self.store_unavailable(&why)),
         })?;
         let requirements = if version == 2 { terms.requirement_v2() } else { terms.requirement_v1(resource) };
         let started = Instant::now();
@@ -467,11 +493,13 @@ impl Gate {
             return None;
         }
         let used = trial.1.entry(ip).or_default();
-        if *used >= self.free.trial_calls_per_day {
-            return None;
-        }
-        *used += 1;
-        Some(Free::Trial)
+        let local = *used < self.free.trial_calls_per_day;
+        *used = used.saturating_add(u32::from(local));
+        drop(trial);
+        // The fleet's count decides while it can be asked (this node's own is never above it); else this node's.
+        let shared =
+            self.store.as_ref().and_then(|s| s.trial(&ip.to_string(), day, self.free.trial_calls_per_day).ok());
+        shared.unwrap_or(local).then_some(Free::Trial)
     }
 
     /// Settles after the work produced an answer. `Ok` is the settlement header to send with it; `Err` is the answer

@@ -13,13 +13,14 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
 use super::eip712::{checksum_address, Address};
 use crate::codec::hex_encode;
 use crate::journal::Journal;
+use crate::store::{Hold, Store};
 
 /// What happened to a payment. Only `Failed` and `Released` free the authorization for another try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +82,8 @@ pub struct Summary {
 pub struct Ledger {
     journal: Journal,
     state: Mutex<State>,
+    /// The fleet's replay guard, when nodes share one (`WEBSEARCHD_REDIS_URL`): taken after this node's own.
+    store: Option<Arc<Store>>,
 }
 
 #[derive(Default)]
@@ -95,11 +98,18 @@ struct State {
 pub struct Ticket {
     key: Key,
     valid_before: u64,
+    /// The fleet's hold on it, with a shared store.
+    shared: Option<Hold>,
 }
 
-/// The authorization is already in use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Replayed;
+/// Why an authorization cannot be reserved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// It is already in use, here or (with a shared store) on another node.
+    Replayed,
+    /// The shared store could not be asked: no payment is admitted without the fleet's guard.
+    Unshared(String),
+}
 
 /// Entries held past this many trigger a sweep of expired ones.
 const SWEEP_AT: usize = 4_096;
@@ -112,7 +122,7 @@ impl Ledger {
         for r in &opened.records {
             state.apply(r);
         }
-        let ledger = Ledger { journal, state: Mutex::new(state) };
+        let ledger = Ledger { journal, state: Mutex::new(state), store: None };
         ledger.reconcile(&opened.records, now_ms);
         Ok(ledger)
     }
@@ -133,7 +143,7 @@ impl Ledger {
         }
         let mut unwritten = 0;
         for (key, valid_before, value, request_id) in &unresolved {
-            let t = Ticket { key: *key, valid_before: *valid_before };
+            let t = Ticket { key: *key, valid_before: *valid_before, shared: None };
             let extra = json!({
                 "at": now_ms,
                 "request_id": request_id,
@@ -166,18 +176,41 @@ impl Ledger {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Reserves an authorization; refused if it is held and not yet expired at `now_s`.
-    pub fn reserve(&self, from: Address, nonce: [u8; 32], valid_before: u64, now_s: u64) -> Result<Ticket, Replayed> {
-        let mut s = self.lock();
-        if s.held.len() >= SWEEP_AT {
-            s.held.retain(|_, h| h.valid_before > now_s);
-        }
+    /// Shares the replay guard through `store`: a reservation holds there too, until `validBefore`.
+    pub fn share(&mut self, store: Arc<Store>) {
+        self.store = Some(store);
+    }
+
+    /// Reserves an authorization; refused if it is held and not yet expired at `now_s`, here or, with a shared
+    /// store, on any node (asked after this node's guard, never under its lock).
+    pub fn reserve(&self, from: Address, nonce: [u8; 32], valid_before: u64, now_s: u64) -> Result<Ticket, Refused> {
         let key = (from, nonce);
-        if s.held.get(&key).is_some_and(|h| h.valid_before > now_s) {
-            return Err(Replayed);
+        {
+            let mut s = self.lock();
+            if s.held.len() >= SWEEP_AT {
+                s.held.retain(|_, h| h.valid_before > now_s);
+            }
+            if s.held.get(&key).is_some_and(|h| h.valid_before > now_s) {
+                return Err(Refused::Replayed);
+            }
+            s.held.insert(key, Held { valid_before, event: None });
         }
-        s.held.insert(key, Held { valid_before, event: None });
-        Ok(Ticket { key, valid_before })
+        let mut ticket = Ticket { key, valid_before, shared: None };
+        if let Some(store) = &self.store {
+            let ttl_ms = valid_before.saturating_sub(now_s).saturating_mul(1_000);
+            match store.reserve(&from, &nonce, ttl_ms) {
+                Ok(Some(hold)) => ticket.shared = Some(hold),
+                Ok(None) => {
+                    self.forget(ticket);
+                    return Err(Refused::Replayed);
+                }
+                Err(e) => {
+                    self.forget(ticket);
+                    return Err(Refused::Unshared(e.to_string()));
+                }
+            }
+        }
+        Ok(ticket)
     }
 
     /// Appends an event for a reserved authorization (fsynced) and updates the guard. If the append fails, the
@@ -197,14 +230,19 @@ impl Ledger {
         if let (Some(map), Value::Object(more)) = (rec.as_object_mut(), extra) {
             map.extend(more);
         }
-        if let Err(e) = self.journal.append(&rec) {
-            if !event.holds() {
+        let appended = self.journal.append(&rec).map(drop);
+        match &appended {
+            Err(_) if !event.holds() => {
                 s.held.remove(&t.key);
             }
-            return Err(e);
+            Err(_) => {}
+            Ok(()) => s.apply(&rec),
         }
-        s.apply(&rec);
-        Ok(())
+        drop(s);
+        if !event.holds() {
+            self.release_shared(t);
+        }
+        appended
     }
 
     /// Drops a reservation that was never recorded (the payment was refused before verification).
@@ -212,6 +250,15 @@ impl Ledger {
         let mut s = self.lock();
         if s.held.get(&t.key).is_some_and(|h| h.event.is_none()) {
             s.held.remove(&t.key);
+        }
+        drop(s);
+        self.release_shared(&t);
+    }
+
+    /// Frees the fleet's hold of an authorization this node freed.
+    fn release_shared(&self, t: &Ticket) {
+        if let (Some(store), Some(hold)) = (&self.store, &t.shared) {
+            store.release(hold);
         }
     }
 
@@ -313,12 +360,12 @@ mod tests {
         let path = temp("restart");
         let ledger = Ledger::open(&path, 0).unwrap();
         let t = ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap();
-        assert_eq!(ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap_err(), Replayed, "in flight");
+        assert_eq!(ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap_err(), Refused::Replayed, "in flight");
         ledger.record(&t, Event::Verified, 5_000, json!({"request_id": "r1"})).unwrap();
         drop(ledger);
 
         let ledger = Ledger::open(&path, 0).unwrap();
-        assert_eq!(ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap_err(), Replayed, "after a restart");
+        assert_eq!(ledger.reserve([1; 20], [2; 32], 1_000, 100).unwrap_err(), Refused::Replayed, "after a restart");
         assert!(ledger.reserve([1; 20], [2; 32], 1_000, 1_000).is_ok(), "expired authorizations are not held");
         assert_eq!(ledger.summary().verified, 1);
     }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub mod pay;
+pub mod redis;
 pub mod upstream;
 
 /// A fixture the project wrote (`fixtures/`).

@@ -1,0 +1,92 @@
+//! A real `redis-server` started on a loopback port for a test (Debian package `redis-server`), stopped on drop;
+//! it can be killed and started again on the same port. Absent, `RedisServer::start` prints a notice and gives
+//! `None` (a failure under `WEBSEARCHD_REQUIRE_INPUTS=1`).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::tempdir::TempDir;
+
+pub const BINARY: &str = "redis-server";
+
+pub struct RedisServer {
+    pub port: u16,
+    child: Option<Child>,
+    dir: TempDir,
+}
+
+/// Whether `redis-server` can be run here.
+pub fn available() -> bool {
+    Command::new(BINARY).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
+}
+
+impl RedisServer {
+    pub fn start() -> Option<RedisServer> {
+        if !available() {
+            let required = std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1");
+            assert!(!required, "WEBSEARCHD_REQUIRE_INPUTS=1 and {BINARY} is absent (apt-get install redis-server)");
+            eprintln!("notice: {BINARY} is absent; skipping (apt-get install redis-server)");
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut server = RedisServer { port, child: None, dir: TempDir::new("redis") };
+        server.resume();
+        Some(server)
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts the server (again) on its port, and waits until it answers.
+    pub fn resume(&mut self) {
+        assert!(self.child.is_none(), "already running");
+        let child = Command::new(BINARY)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.command(&["PING"]).is_some_and(|r| r.starts_with("+PONG")) {
+            assert!(Instant::now() < deadline, "redis-server did not answer on port {}", self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills the server (SIGKILL): what it held is lost, as when a machine dies.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// One command over a new connection; the reply as text (as much as one read brings), `None` if the server
+    /// cannot be reached.
+    pub fn command(&self, args: &[&str]) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let mut out = format!("*{}\r\n", args.len());
+        for a in args {
+            out.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        s.write_all(out.as_bytes()).ok()?;
+        let mut buf = [0u8; 4_096];
+        let n = s.read(&mut buf).ok()?;
+        Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,317 @@
+//! Several nodes sharing one Redis (issue 19): two real servers, a real `redis-server` on loopback started by the
+//! test, a loopback search source and a loopback facilitator. Each test skips with a notice when `redis-server` is
+//! absent (and fails under `WEBSEARCHD_REQUIRE_INPUTS=1`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use common::pay::{paid_env, Facilitator, Payer};
+use common::redis::RedisServer;
+use common::upstream::{Answer, Upstream};
+use common::{own_fixture, Reply, Server};
+use serde_json::Value;
+
+fn results() -> Answer {
+    Answer::html(200, own_fixture("search/ddg_html_results.html"))
+}
+
+/// Two nodes on one Redis, with these variables besides (a later pair wins over an earlier one).
+struct Fleet {
+    redis: RedisServer,
+    vars: Vec<(String, String)>,
+    a: Server,
+    b: Server,
+}
+
+impl Fleet {
+    fn start(redis: RedisServer, mut vars: Vec<(String, String)>) -> Fleet {
+        vars.push(("WEBSEARCHD_REDIS_URL".into(), redis.url()));
+        vars.push(("WEBSEARCHD_SOURCE_PAGES_MAX".into(), "1".into()));
+        let pairs = common::pairs(&vars);
+        let (a, b) = (Server::start(&pairs), Server::start(&pairs));
+        Fleet { redis, vars, a, b }
+    }
+}
+
+/// Kills a node (SIGKILL) and starts it again on its state directory.
+fn restart(node: Server, vars: &[(String, String)]) -> Server {
+    Server::start_in(node.kill_keep_state(), &common::pairs(vars), |c| c)
+}
+
+fn with(mut vars: Vec<(String, String)>, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    vars
+}
+
+/// Variables of free nodes (payments off) asking one DuckDuckGo-html source at `source`.
+fn free_env(source: &Upstream, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let base = [("WEBSEARCHD_SOURCES", "ddg_html"), ("WEBSEARCHD_DDG_HTML_URL", &source.url("/html/"))];
+    with(with(Vec::new(), &base), extra)
+}
+
+fn search_at(addr: SocketAddr, query: &str, payment: Option<&str>) -> Reply {
+    let mut headers = vec![("Content-Type", "application/json")];
+    headers.extend(payment.map(|p| ("PAYMENT-SIGNATURE", p)));
+    common::request(addr, "POST", "/service", &headers, format!(r#"{{"query":"{query}"}}"#).as_bytes())
+}
+
+/// The requirement a payment accepts, read off the challenge to a payment that does not decode (a call without one
+/// may be free).
+fn accepted(server: &Server) -> Value {
+    let challenge = search_at(server.addr, "terms", Some("not a payment"));
+    assert_eq!(challenge.status, 402, "{}", challenge.text());
+    challenge.json()["accepts"][0].clone()
+}
+
+/// The same payment sent to both nodes at the same instant (as near as a barrier gets): their replies.
+fn pay_both(a: SocketAddr, b: SocketAddr, header: &str, query: &str) -> Vec<Reply> {
+    let barrier = Arc::new(Barrier::new(2));
+    let threads: Vec<_> = [a, b]
+        .into_iter()
+        .map(|addr| {
+            let (barrier, header, query) = (barrier.clone(), header.to_owned(), query.to_owned());
+            std::thread::spawn(move || {
+                barrier.wait();
+                search_at(addr, &query, Some(&header))
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().unwrap()).collect()
+}
+
+fn refusal(r: &Reply) -> String {
+    match &r.json()["error"] {
+        Value::String(code) => code.clone(),
+        other => other["code"].as_str().unwrap_or("").to_owned(),
+    }
+}
+
+#[test]
+fn one_payment_sent_to_both_nodes_at_once_is_admitted_once_and_never_again() {
+    let Some(redis) = RedisServer::start() else { return };
+    let source = Upstream::start(|_| results());
+    let facilitator = Facilitator::start();
+    let mut fleet = Fleet::start(redis, paid_env(source.url("/html/"), facilitator.url()));
+    let accepted = accepted(&fleet.a);
+    let payers: Vec<Payer> = (1..=50).map(Payer::new).collect();
+    for (round, payer) in payers.iter().enumerate() {
+        let replies = pay_both(fleet.a.addr, fleet.b.addr, &payer.v2_header(&accepted), &format!("q{round}"));
+        let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+        assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "round {round}: {statuses:?}");
+        let refused = replies.iter().find(|r| r.status != 200).unwrap();
+        assert_eq!((refused.status, refusal(refused)), (402, "payment_replayed".into()), "round {round}");
+    }
+    assert_eq!(facilitator.upstream.count("/settle"), 50, "each payment settled once");
+    // A replay after settlement is refused by both nodes, and still after a restart of either.
+    let replayed = |fleet: &Fleet| {
+        for (node, server) in [("a", &fleet.a), ("b", &fleet.b)] {
+            for payer in [&payers[0], &payers[49]] {
+                let r = search_at(server.addr, "again", Some(&payer.v2_header(&accepted)));
+                assert_eq!((r.status, refusal(&r)), (402, "payment_replayed".into()), "node {node}");
+            }
+        }
+    };
+    replayed(&fleet);
+    fleet.b = restart(fleet.b, &fleet.vars);
+    replayed(&fleet);
+    fleet.a = restart(fleet.a, &fleet.vars);
+    replayed(&fleet);
+    assert_eq!(facilitator.upstream.count("/settle"), 50);
+    assert!(fleet.redis.command(&["DBSIZE"]).is_some_and(|r| r.starts_with(':')), "redis still there");
+}
+
+#[test]
+fn an_answer_found_by_one_node_is_served_from_the_cache_by_the_other() {
+    let Some(redis) = RedisServer::start() else { return };
+    let source = Upstream::start(|_| results());
+    let fleet = Fleet::start(redis, free_env(&source, &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "0")]));
+    let first = search_at(fleet.a.addr, "Shared Query", None);
+    assert_eq!((first.status, first.json()["cached"].as_bool()), (200, Some(false)), "{}", first.text());
+    let second = search_at(fleet.b.addr, "shared query", None);
+    assert_eq!((second.status, second.json()["cached"].as_bool()), (200, Some(true)), "{}", second.text());
+    assert_eq!(second.json()["results"], first.json()["results"]);
+    assert_eq!(second.json()["sources"], first.json()["sources"]);
+    assert_eq!(source.count("/html/"), 1, "node b did not search");
+    // Node b keeps it too, and says so.
+    assert_eq!(search_at(fleet.b.addr, "shared query", None).json()["cached"], true);
+    assert_eq!(fleet.b.metric("websearchd_store_cache_hits_total"), 1);
+    assert_eq!(fleet.b.metric("websearchd_store_up"), 1);
+    let health = fleet.b.get("/health").json();
+    assert_eq!(health["store"]["state"], "up", "{health}");
+    assert!(health["store"]["latency_ms"].as_f64().is_some(), "{health}");
+}
+
+#[test]
+fn a_provider_blocked_on_one_node_is_skipped_by_the_other_until_its_cool_down_ends() {
+    let Some(redis) = RedisServer::start() else { return };
+    const COOLDOWN: Duration = Duration::from_millis(3_000);
+    let blocking = Arc::new(AtomicBool::new(true));
+    let b2 = blocking.clone();
+    let source =
+        Upstream::start(move |_| if b2.swap(false, SeqCst) { Answer::html(429, "slow down") } else { results() });
+    let ms = COOLDOWN.as_millis().to_string();
+    let vars = free_env(&source, &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"), ("WEBSEARCHD_BREAKER_COOLDOWN_MS", &ms)]);
+    let fleet = Fleet::start(redis, vars);
+    let blocked = search_at(fleet.a.addr, "one", None);
+    let after_block = Instant::now();
+    assert_eq!(blocked.json()["error"]["sources"][0]["error"], "blocked", "{}", blocked.text());
+    let skipped = search_at(fleet.b.addr, "two", None);
+    if after_block.elapsed() < COOLDOWN {
+        assert_eq!((skipped.status, skipped.error_code()), (503, "all_sources_skipped".into()), "{}", skipped.text());
+        assert_eq!(skipped.json()["error"]["sources"][0]["error"], "cooling_down");
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = search_at(fleet.b.addr, "three", None);
+        if r.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "node b never asked the source again: {}", r.text());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The cool-down was set before node a answered; allow for the time that answer took.
+    assert!(after_block.elapsed() + Duration::from_millis(300) >= COOLDOWN, "{:?}", after_block.elapsed());
+    assert_eq!(source.count("/html/"), 2, "one block, then one answer after the cool-down");
+}
+
+#[test]
+fn the_fleet_paces_a_provider_as_one_client() {
+    let Some(redis) = RedisServer::start() else { return };
+    const INTERVAL: Duration = Duration::from_millis(3_000);
+    let source = Upstream::start(|_| results());
+    let ms = INTERVAL.as_millis().to_string();
+    let fleet = Fleet::start(redis, free_env(&source, &[("WEBSEARCHD_SOURCE_INTERVAL_MS", &ms)]));
+    let started = Instant::now();
+    assert_eq!(search_at(fleet.a.addr, "first", None).status, 200);
+    let mut answered = 0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Both nodes ask as fast as they can: the source sees one request per interval, not one per node.
+    while answered < 2 {
+        for (i, node) in [&fleet.b, &fleet.a].iter().enumerate() {
+            let r = search_at(node.addr, &format!("next {answered} {i}"), None);
+            if r.status == 200 {
+                answered += 1;
+                let elapsed = started.elapsed();
+                assert!(elapsed + Duration::from_millis(300) >= INTERVAL * answered, "{answered} at {elapsed:?}");
+            } else {
+                assert_eq!(r.json()["error"]["sources"][0]["error"], "not_ready", "{}", r.text());
+            }
+        }
+        assert!(Instant::now() < deadline, "no answer within 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(source.count("/html/"), 3);
+}
+
+#[test]
+fn trial_calls_are_counted_across_the_fleet() {
+    let Some(redis) = RedisServer::start() else { return };
+    let source = Upstream::start(|_| results());
+    let facilitator = Facilitator::start();
+    let vars = with(paid_env(source.url("/html/"), facilitator.url()), &[("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "2")]);
+    let fleet = Fleet::start(redis, vars);
+    assert_eq!(search_at(fleet.a.addr, "t1", None).status, 200);
+    assert_eq!(search_at(fleet.b.addr, "t2", None).status, 200);
+    assert_eq!(search_at(fleet.a.addr, "t3", None).status, 402, "two calls a day, whichever node");
+    assert_eq!(search_at(fleet.b.addr, "t4", None).status, 402);
+}
+
+/// Redis killed under load: paid calls are refused with 503 (never admitted without the shared guard), nothing is
+/// admitted twice, free calls go on; when it is back, both nodes take payments again without a restart.
+#[test]
+fn killing_redis_mid_load_refuses_payments_and_the_nodes_resume() {
+    let Some(redis) = RedisServer::start() else { return };
+    let source = Upstream::start(|_| results());
+    let facilitator = Facilitator::start();
+    let vars = with(paid_env(source.url("/html/"), facilitator.url()), &[("WEBSEARCHD_FREE_LOOPBACK", "1")]);
+    let fleet = Arc::new(Mutex::new(Fleet::start(redis, vars)));
+    let (a, b) = {
+        let f = fleet.lock().unwrap();
+        (f.a.addr, f.b.addr)
+    };
+    let accepted = accepted(&fleet.lock().unwrap().a);
+    let (done, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    // Two clients, each sending fresh payments, every one to both nodes at once.
+    let clients: Vec<_> = (0..2u8)
+        .map(|c| {
+            let (accepted, done, stop) = (accepted.clone(), done.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut outcomes: Vec<(u16, String)> = Vec::new();
+                for n in 0..100u8 {
+                    if stop.load(SeqCst) {
+                        break;
+                    }
+                    let mut payer = Payer::new(n);
+                    payer.nonce[0] = c;
+                    let replies = pay_both(a, b, &payer.v2_header(&accepted), &format!("load {c} {n}"));
+                    let admitted = replies.iter().filter(|r| r.status == 200).count();
+                    assert!(admitted <= 1, "payment {c}/{n} admitted {admitted} times");
+                    outcomes.extend(replies.iter().map(|r| (r.status, refusal_or_ok(r))));
+                    done.fetch_add(1, SeqCst);
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let wait_for = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while done.load(SeqCst) < n {
+            assert!(Instant::now() < deadline, "the load stalled at {}", done.load(SeqCst));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    wait_for(10);
+    fleet.lock().unwrap().redis.kill();
+    let killed_at = done.load(SeqCst);
+    wait_for(killed_at + 10);
+    // Free calls keep working while it is down.
+    for addr in [a, b] {
+        let r = search_at(addr, "free while down", None);
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let down = fleet.lock().unwrap().a.get("/health").json();
+    assert_eq!(down["store"]["state"], "down", "{down}");
+    fleet.lock().unwrap().redis.resume();
+    let resumed_at = done.load(SeqCst);
+    wait_for(resumed_at + 10);
+    stop.store(true, SeqCst);
+    let outcomes: Vec<(u16, String)> = clients.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    let unavailable: Vec<&(u16, String)> = outcomes.iter().filter(|(s, _)| *s == 503).collect();
+    assert!(!unavailable.is_empty(), "no payment was refused while redis was down");
+    assert!(unavailable.iter().all(|(_, code)| code == "store_unavailable"), "{unavailable:?}");
+    for (status, code) in &outcomes {
+        assert!(matches!((status, code.as_str()), (200, _) | (402, "payment_replayed") | (503, _)), "{status} {code}");
+    }
+    // Back without a restart: a fresh payment on each node is admitted.
+    for (i, addr) in [a, b].into_iter().enumerate() {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut payer = Payer::new(200 + i as u8);
+            payer.nonce[1] = 0xee;
+            let r = search_at(addr, "after", Some(&payer.v2_header(&accepted)));
+            if r.status == 200 {
+                break;
+            }
+            assert_eq!(r.status, 503, "{}", r.text());
+            assert!(r.header("Retry-After").is_some());
+            assert!(Instant::now() < deadline, "node {i} never took a payment again: {}", r.text());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let settled = facilitator.upstream.count("/settle");
+    let admitted = outcomes.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(settled, admitted + 2, "each admitted payment settled once");
+}
+
+fn refusal_or_ok(r: &Reply) -> String {
+    if r.status == 200 {
+        String::new()
+    } else {
+        refusal(r)
+    }
+}
