@@ -294,3 +294,42 @@ pub fn mcp_message(data: &[u8]) {
     }
     let _ = websearchd::mcp::http::decode_header_value(&String::from_utf8_lossy(rest));
 }
+
+/// Redis replies (`store::resp`): the first byte picks a chunk size; the replies and the error must not depend on
+/// it, and every reply is within the parser's bounds.
+pub fn resp_reply(data: &[u8]) {
+    use websearchd::store::resp::{Parser, Reply, ARRAY_LEN_MAX, BULK_BYTES_MAX, DEPTH_MAX};
+    fn parse(input: &[u8], chunk: usize) -> (Vec<Reply>, Option<String>) {
+        let (mut parser, mut replies) = (Parser::new(), Vec::new());
+        for piece in input.chunks(chunk) {
+            let mut at = 0;
+            while at < piece.len() {
+                match parser.feed(&piece[at..]) {
+                    Ok((used, reply)) => {
+                        at += used;
+                        replies.extend(reply);
+                    }
+                    Err(e) => return (replies, Some(e.to_string())),
+                }
+            }
+        }
+        (replies, None)
+    }
+    fn within(reply: &Reply, depth: usize) {
+        match reply {
+            Reply::Bulk(b) => assert!(b.len() <= BULK_BYTES_MAX),
+            Reply::Array(items) => {
+                assert!(items.len() <= ARRAY_LEN_MAX && depth < DEPTH_MAX, "{} items at depth {depth}", items.len());
+                items.iter().for_each(|r| within(r, depth + 1));
+            }
+            _ => {}
+        }
+    }
+    let Some((&first, input)) = data.split_first() else {
+        return;
+    };
+    let chunk = usize::from(first % 64) + 1;
+    let whole = parse(input, input.len().max(1));
+    assert_eq!(whole, parse(input, chunk), "chunk size {chunk}");
+    whole.0.iter().for_each(|r| within(r, 0));
+}

@@ -315,3 +315,41 @@ fn refusal_or_ok(r: &Reply) -> String {
         refusal(r)
     }
 }
+
+/// A Redis that accepts and never answers: a paid call waits no longer than the bound and gets 503; a free call
+/// goes on with the node's own state. Needs no `redis-server`.
+#[test]
+fn a_hung_redis_costs_a_request_the_bound_and_nothing_more() {
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("redis://{}", hung.local_addr().unwrap());
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let h2 = held.clone();
+    std::thread::spawn(move || {
+        for stream in hung.incoming().flatten() {
+            h2.lock().unwrap().push(stream);
+        }
+    });
+    let source = Upstream::start(|_| results());
+    let facilitator = Facilitator::start();
+    let vars = with(
+        paid_env(source.url("/html/"), facilitator.url()),
+        &[("WEBSEARCHD_FREE_LOOPBACK", "1"), ("WEBSEARCHD_REDIS_URL", &url), ("WEBSEARCHD_REDIS_TIMEOUT_MS", "200")],
+    );
+    let server = Server::start(&common::pairs(&vars));
+    let accepted = accepted(&server);
+    for n in 0..3u8 {
+        let started = Instant::now();
+        let r = search_at(server.addr, "paid", Some(&Payer::new(n).v2_header(&accepted)));
+        assert_eq!((r.status, r.error_code()), (503, "store_unavailable".into()), "{}", r.text());
+        assert_eq!(r.header("Retry-After"), Some("2"));
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        let started = Instant::now();
+        assert_eq!(search_at(server.addr, &format!("free {n}"), None).status, 200);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+    assert!(facilitator.upstream.seen().is_empty(), "no payment reached the facilitator");
+    let health = server.get("/health").json();
+    assert_eq!(health["store"]["state"], "down", "{health}");
+    assert!(health["store"]["last_error"].as_str().unwrap().contains("timed out"), "{health}");
+    assert!(server.metric("websearchd_store_failures_total") >= 1);
+}
