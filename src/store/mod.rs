@@ -21,7 +21,7 @@ pub mod client;
 pub mod resp;
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -81,6 +81,8 @@ pub struct Store {
     holds: AtomicU64,
     /// While set and in the future, the store is not asked.
     down_until: Mutex<Option<Instant>>,
+    /// The last call got its replies.
+    up: AtomicBool,
     last_error: Mutex<Option<String>>,
     calls: AtomicU64,
     failures: AtomicU64,
@@ -98,6 +100,7 @@ impl Store {
             node: node_token(),
             holds: AtomicU64::new(0),
             down_until: Mutex::new(None),
+            up: AtomicBool::new(false),
             last_error: Mutex::new(None),
             calls: AtomicU64::new(0),
             failures: AtomicU64::new(0),
@@ -203,12 +206,16 @@ impl Store {
 
     /// The store's state for `/health` (from memory: nothing is asked).
     pub fn health(&self) -> Value {
-        let down = self.down_for();
         let calls = self.calls.load(Relaxed);
+        let state = match (calls, self.up.load(Relaxed)) {
+            (0, _) => "not asked yet",
+            (_, true) => "up",
+            (_, false) => "down",
+        };
         json!({
             "url": self.client.settings().url.redacted(),
-            "state": if calls == 0 { "not asked yet" } else if down.is_some() { "down" } else { "up" },
-            "retry_in_ms": down.map(|d| d.as_millis() as u64),
+            "state": state,
+            "retry_in_ms": self.down_for().map(|d| d.as_millis() as u64),
             "latency_ms": (calls > 0).then(|| self.last_us.load(Relaxed) as f64 / 1_000.0),
             "connections": self.client.open(),
             "last_error": self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
@@ -222,7 +229,7 @@ impl Store {
             (
                 "websearchd_store_up",
                 "1 while the shared store answers, 0 while it is down.",
-                u64::from(self.down_for().is_none()),
+                u64::from(self.up.load(Relaxed)),
             ),
             ("websearchd_store_connections", "Connections open to the shared store.", self.client.open() as u64),
         ];
@@ -283,6 +290,7 @@ impl Store {
         self.last_us.store(us, Relaxed);
         match result {
             Ok(replies) => {
+                self.up.store(true, Relaxed);
                 let mut last = self.last_error.lock().unwrap_or_else(|p| p.into_inner());
                 if let Some(e) = last.take() {
                     log::info!(
@@ -294,6 +302,7 @@ impl Store {
             }
             Err(e) => {
                 self.failures.fetch_add(1, Relaxed);
+                self.up.store(false, Relaxed);
                 let refused = matches!(e, Error::Refused(_));
                 *self.down_until.lock().unwrap_or_else(|p| p.into_inner()) =
                     Some(Instant::now() + Duration::from_millis(DOWN_MS));
