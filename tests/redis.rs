@@ -54,6 +54,14 @@ fn free_env(source: &Upstream, extra: &[(&str, &str)]) -> Vec<(String, String)> 
     with(with(Vec::new(), &base), extra)
 }
 
+/// Two paid nodes on a new Redis, asking `source` and paid through `facilitator`, with `extra` variables.
+fn paid_fleet(extra: &[(&str, &str)]) -> Option<(Fleet, Upstream, Facilitator)> {
+    let redis = RedisServer::start()?;
+    let (source, facilitator) = (Upstream::start(|_| results()), Facilitator::start());
+    let vars = with(paid_env(source.url("/html/"), facilitator.url()), extra);
+    Some((Fleet::start(redis, vars), source, facilitator))
+}
+
 fn search_at(addr: SocketAddr, query: &str, payment: Option<&str>) -> Reply {
     let mut headers = vec![("Content-Type", "application/json")];
     headers.extend(payment.map(|p| ("PAYMENT-SIGNATURE", p)));
@@ -93,10 +101,7 @@ fn refusal(r: &Reply) -> String {
 
 #[test]
 fn one_payment_sent_to_both_nodes_at_once_is_admitted_once_and_never_again() {
-    let Some(redis) = RedisServer::start() else { return };
-    let source = Upstream::start(|_| results());
-    let facilitator = Facilitator::start();
-    let mut fleet = Fleet::start(redis, paid_env(source.url("/html/"), facilitator.url()));
+    let Some((mut fleet, _source, facilitator)) = paid_fleet(&[]) else { return };
     let accepted = accepted(&fleet.a);
     let payers: Vec<Payer> = (1..=50).map(Payer::new).collect();
     for (round, payer) in payers.iter().enumerate() {
@@ -210,11 +215,7 @@ fn the_fleet_paces_a_provider_as_one_client() {
 
 #[test]
 fn trial_calls_are_counted_across_the_fleet() {
-    let Some(redis) = RedisServer::start() else { return };
-    let source = Upstream::start(|_| results());
-    let facilitator = Facilitator::start();
-    let vars = with(paid_env(source.url("/html/"), facilitator.url()), &[("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "2")]);
-    let fleet = Fleet::start(redis, vars);
+    let Some((fleet, _source, _facilitator)) = paid_fleet(&[("WEBSEARCHD_TRIAL_CALLS_PER_DAY", "2")]) else { return };
     assert_eq!(search_at(fleet.a.addr, "t1", None).status, 200);
     assert_eq!(search_at(fleet.b.addr, "t2", None).status, 200);
     assert_eq!(search_at(fleet.a.addr, "t3", None).status, 402, "two calls a day, whichever node");
@@ -225,11 +226,8 @@ fn trial_calls_are_counted_across_the_fleet() {
 /// admitted twice, free calls go on; when it is back, both nodes take payments again without a restart.
 #[test]
 fn killing_redis_mid_load_refuses_payments_and_the_nodes_resume() {
-    let Some(redis) = RedisServer::start() else { return };
-    let source = Upstream::start(|_| results());
-    let facilitator = Facilitator::start();
-    let vars = with(paid_env(source.url("/html/"), facilitator.url()), &[("WEBSEARCHD_FREE_LOOPBACK", "1")]);
-    let fleet = Arc::new(Mutex::new(Fleet::start(redis, vars)));
+    let Some((fleet, _source, facilitator)) = paid_fleet(&[("WEBSEARCHD_FREE_LOOPBACK", "1")]) else { return };
+    let fleet = Arc::new(Mutex::new(fleet));
     let (a, b) = {
         let f = fleet.lock().unwrap();
         (f.a.addr, f.b.addr)

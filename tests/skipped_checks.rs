@@ -79,7 +79,7 @@ fn inputs() -> Vec<Input> {
         Input {
             what: format!("{} (a real Redis for the shared-store tests)", common::redis::BINARY),
             present: common::redis::available(),
-            checks_in: &[("tests/redis.rs", "RedisServer::start() else")],
+            checks_in: &[("tests/redis.rs", "RedisServer::start() else"), ("tests/redis.rs", "= paid_fleet(")],
             how: "apt-get install redis-server (.ci/run does)",
         },
         Input {
