@@ -351,3 +351,83 @@ fn a_hung_redis_costs_a_request_the_bound_and_nothing_more() {
     assert!(health["store"]["last_error"].as_str().unwrap().contains("timed out"), "{health}");
     assert!(server.metric("websearchd_store_failures_total") >= 1);
 }
+
+/// `rediss://` with a password and a database: TLS through rustls trusting the operator's CA file (a CA and a
+/// certificate for 127.0.0.1 made here with openssl), AUTH and SELECT on every connection.
+#[test]
+fn rediss_with_a_password_and_a_database() {
+    let dir = common::tempdir::TempDir::new("redis-tls");
+    let Some(ca) = make_certificates(dir.path()) else { return };
+    let path = |f: &str| dir.path().join(f).display().to_string();
+    let options: Vec<String> = [
+        ("--tls-cert-file", path("server.pem")),
+        ("--tls-key-file", path("server.key")),
+        ("--tls-ca-cert-file", ca.clone()),
+        ("--tls-auth-clients", "no".into()),
+        ("--requirepass", "s3cret pass".into()),
+    ]
+    .into_iter()
+    .flat_map(|(k, v)| [k.to_owned(), v])
+    .collect();
+    let Some(redis) = RedisServer::start_with(&options, true) else { return };
+    let source = Upstream::start(|_| results());
+    let url = format!("rediss://:s3cret%20pass@127.0.0.1:{}/3", redis.port);
+    let vars = free_env(&source, &[("WEBSEARCHD_REDIS_URL", &url), ("WEBSEARCHD_REDIS_CA_FILE", &ca)]);
+    let pairs = common::pairs(&vars);
+    let (a, b) = (Server::start(&pairs), Server::start(&pairs));
+    assert_eq!(search_at(a.addr, "over tls", None).json()["cached"], false);
+    let r = search_at(b.addr, "over tls", None);
+    assert_eq!(r.json()["cached"], true, "{}", r.text());
+    assert_eq!(b.get("/health").json()["store"]["url"], format!("rediss://:(hidden)@127.0.0.1:{}/3", redis.port));
+    // A wrong password: the store is down, with the server's refusal as its error.
+    let wrong = url.replace("s3cret%20pass", "wrong");
+    let vars = free_env(&source, &[("WEBSEARCHD_REDIS_URL", &wrong), ("WEBSEARCHD_REDIS_CA_FILE", &ca)]);
+    let c = Server::start(&common::pairs(&vars));
+    assert_eq!(search_at(c.addr, "over tls", None).json()["cached"], false, "not from the shared cache");
+    let health = c.get("/health").json();
+    assert_eq!(health["store"]["state"], "down", "{health}");
+    assert!(health["store"]["last_error"].as_str().unwrap().contains("refused"), "{health}");
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it (P-256), in `dir`; the CA file's path, or `None` with a
+/// notice when openssl is absent.
+fn make_certificates(dir: &std::path::Path) -> Option<String> {
+    let openssl = |args: &[&str]| {
+        std::process::Command::new("openssl").args(args).current_dir(dir).output().map(|o| {
+            assert!(o.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        })
+    };
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let ca =
+        [&["req", "-x509"][..], &ec, &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=test ca"]];
+    if openssl(&ca.concat()).is_err() {
+        eprintln!("notice: openssl is absent; skipping");
+        return None;
+    }
+    openssl(&[&["req"][..], &ec, &["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]].concat())
+        .unwrap();
+    std::fs::write(
+        dir.join("ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext",
+    ])
+    .unwrap();
+    Some(dir.join("ca.pem").display().to_string())
+}

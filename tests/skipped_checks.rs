@@ -79,7 +79,11 @@ fn inputs() -> Vec<Input> {
         Input {
             what: format!("{} (a real Redis for the shared-store tests)", common::redis::BINARY),
             present: common::redis::available(),
-            checks_in: &[("tests/redis.rs", "RedisServer::start() else"), ("tests/redis.rs", "= paid_fleet(")],
+            checks_in: &[
+                ("tests/redis.rs", "RedisServer::start() else"),
+                ("tests/redis.rs", "= paid_fleet("),
+                ("tests/redis.rs", "RedisServer::start_with(&options"),
+            ],
             how: "apt-get install redis-server (.ci/run does)",
         },
         Input {

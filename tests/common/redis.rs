@@ -16,6 +16,9 @@ pub struct RedisServer {
     pub port: u16,
     child: Option<Child>,
     dir: TempDir,
+    /// Options besides the port (TLS, a password); with TLS the port is the TLS port.
+    options: Vec<String>,
+    tls: bool,
 }
 
 /// Whether `redis-server` can be run here.
@@ -25,6 +28,11 @@ pub fn available() -> bool {
 
 impl RedisServer {
     pub fn start() -> Option<RedisServer> {
+        RedisServer::start_with(&[], false)
+    }
+
+    /// With these options; `tls`: they configure TLS, which takes the port (plain TCP is off).
+    pub fn start_with(options: &[String], tls: bool) -> Option<RedisServer> {
         if !available() {
             let required = std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1");
             assert!(!required, "WEBSEARCHD_REQUIRE_INPUTS=1 and {BINARY} is absent (apt-get install redis-server)");
@@ -32,7 +40,8 @@ impl RedisServer {
             return None;
         }
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut server = RedisServer { port, child: None, dir: TempDir::new("redis") };
+        let (dir, options) = (TempDir::new("redis"), options.to_vec());
+        let mut server = RedisServer { port, child: None, dir, options, tls };
         server.resume();
         Some(server)
     }
@@ -44,8 +53,12 @@ impl RedisServer {
     /// Starts the server (again) on its port, and waits until it answers.
     pub fn resume(&mut self) {
         assert!(self.child.is_none(), "already running");
+        let port = self.port.to_string();
+        let ports = if self.tls { ["--port", "0", "--tls-port", &port] } else { ["--port", &port, "--tls-port", "0"] };
         let child = Command::new(BINARY)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(ports)
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(&self.options)
             .arg("--dir")
             .arg(self.dir.path())
             .stdin(Stdio::null())
@@ -55,7 +68,12 @@ impl RedisServer {
             .expect("spawn redis-server");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !self.command(&["PING"]).is_some_and(|r| r.starts_with("+PONG")) {
+        let ready = |s: &RedisServer| match s.tls {
+            // A TLS server is ready when it accepts; the test's own client speaks only plain RESP.
+            true => TcpStream::connect(("127.0.0.1", s.port)).is_ok(),
+            false => s.command(&["PING"]).is_some_and(|r| r.starts_with("+PONG") || r.starts_with("-NOAUTH")),
+        };
+        while !ready(self) {
             assert!(Instant::now() < deadline, "redis-server did not answer on port {}", self.port);
             std::thread::sleep(Duration::from_millis(20));
         }
