@@ -1,6 +1,7 @@
 //! The application: routes, their handlers, and the metrics they feed. The HTTP layer gives it complete requests;
 //! it answers with `Response`s and turns every `ApiError` into its JSON form in one place (`Handler::handle`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::discovery::Documents;
 use crate::error::ApiError;
-use crate::http::{Handler, Request, Response, ServerStats};
+use crate::http::{Handler, Prepared, Reply, Request, Response, ServerStats};
 use crate::mesh::Mesh;
 use crate::metrics::Metrics;
 use crate::notary::Notary;
@@ -38,6 +39,43 @@ pub struct App {
     /// Extractions by URL (`extract: true`), kept as long as search answers.
     pages: crate::page::Cache,
     mcp: McpDoor,
+    fixed: Fixed,
+}
+
+/// The responses that depend on the configuration only, rendered once at start (the keys, the terms and the
+/// documents do not change while the server runs) and answered by the reactor itself (`Handler::handle_inline`)
+/// with the request id and date spliced in.
+struct Fixed {
+    /// `POST /service` without payment; `None` with payments off.
+    search_challenge: Option<Arc<Prepared>>,
+    /// The notary's challenge; `None` with payments or the notary off.
+    notary_challenge: Option<Arc<Prepared>>,
+    /// Each document path: its answer, and its `304 Not Modified`.
+    documents: HashMap<&'static str, [Arc<Prepared>; 2]>,
+    /// CORS preflights, by their `Access-Control-Allow-Methods`.
+    preflights: Vec<(&'static str, Arc<Prepared>)>,
+}
+
+impl Fixed {
+    fn build(app: &App) -> Fixed {
+        let fix = |response: Response| Arc::new(Prepared::new(&cors(response)));
+        let challenge = |resource: &Resource| {
+            let terms = app.gate.terms_for(resource)?;
+            Some(fix(app.gate.render_challenge(&terms, resource, None)))
+        };
+        let documents = app
+            .documents
+            .iter()
+            .map(|(path, doc)| (path, [fix(document_response(doc, false)), fix(document_response(doc, true))]))
+            .collect();
+        let preflights = Route::ALLOW.iter().map(|methods| (*methods, fix(preflight(methods)))).collect();
+        Fixed {
+            search_challenge: challenge(&app.search_resource),
+            notary_challenge: app.notary.as_ref().and_then(|_| challenge(&app.notary_resource)),
+            documents,
+            preflights,
+        }
+    }
 }
 
 /// What `/mcp` serves besides the search's parts: made once.
@@ -49,6 +87,8 @@ struct McpDoor {
 
 /// `Retry-After` when the notary journal cannot be written (a disk problem for the operator, not a blip).
 const JOURNAL_RETRY_AFTER_S: u32 = 30;
+/// Room for a `/health` answer with every source listed.
+const HEALTH_BYTES: usize = 2_048;
 /// How long clients and proxies may reuse a map answer: the fastest layers refresh every 60 s.
 const MAP_CACHE_CONTROL: &str = "public, max-age=5";
 
@@ -93,6 +133,20 @@ impl Route {
             Route::MapState => "map_state",
             Route::MapLayer => "map_layer",
             Route::Unknown => "unknown",
+        }
+    }
+
+    /// The `Allow` sets of the routes.
+    const ALLOW: [&'static str; 3] = ["GET, HEAD, OPTIONS", "POST, OPTIONS", "GET, HEAD, POST, OPTIONS"];
+
+    /// The methods a route answers (its preflight's and its 405's), `None` for an unknown path.
+    fn allow(self) -> Option<&'static str> {
+        let [get, post, both] = Route::ALLOW;
+        match self {
+            Route::Service => Some(post),
+            Route::NotaryService => Some(both),
+            Route::Unknown => None,
+            _ => Some(get),
         }
     }
 
@@ -141,7 +195,7 @@ impl App {
         };
         let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
         let mcp = McpDoor::new(&config);
-        Ok(App {
+        let mut app = App {
             config,
             started: Instant::now(),
             stats,
@@ -159,7 +213,15 @@ impl App {
             map,
             pages,
             mcp,
-        })
+            fixed: Fixed {
+                search_challenge: None,
+                notary_challenge: None,
+                documents: HashMap::new(),
+                preflights: Vec::new(),
+            },
+        };
+        app.fixed = Fixed::build(&app);
+        Ok(app)
     }
 
     /// The map, for the poller to be started (when the map is on).
@@ -219,57 +281,53 @@ impl App {
 
     fn dispatch(&self, route: Route, req: &Request) -> Result<Response, ApiError> {
         let method = req.method.as_str();
+        let Some(allow) = route.allow() else { return Err(ApiError::not_found(&req.path)) };
         match (route, method) {
+            (_, "OPTIONS") => Ok(preflight(allow)),
             (Route::Health, "GET" | "HEAD") => Ok(self.health()),
             (Route::Metrics, "GET" | "HEAD") => Ok(self.metrics()),
             (Route::Service, "POST") => self.service(req),
             (Route::Mcp, _) => Ok(self.mcp(req)),
             (Route::Document, "GET" | "HEAD") => Ok(self.document(req)),
-            (Route::Document, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
-            (Route::Health | Route::Metrics, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
-            (Route::Service, "OPTIONS") => Ok(preflight("POST, OPTIONS")),
-            (Route::Health | Route::Metrics | Route::Document, _) => {
-                Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS"))
-            }
-            (Route::Service, _) => Err(ApiError::method_not_allowed(method, "POST, OPTIONS")),
             // A GET or a POST without payment gets the challenge; the body is checked first on a POST.
             (Route::NotaryService, "POST") => self.notary_service(req),
             (Route::NotaryService, "GET" | "HEAD") => self.notary_challenge(req),
-            (Route::NotaryService, "OPTIONS") => Ok(preflight("GET, HEAD, POST, OPTIONS")),
-            (Route::NotaryService, _) => Err(ApiError::method_not_allowed(method, "GET, HEAD, POST, OPTIONS")),
             (Route::NotaryReceipt, "GET" | "HEAD") => self.notary_receipt(req),
-            (Route::CoreState | Route::CoreMeshgraph | Route::NotaryReceipt, "OPTIONS") => {
-                Ok(preflight("GET, HEAD, OPTIONS"))
-            }
             (Route::CoreState, "GET" | "HEAD") => self.core(req, |app| app.core_state()),
             (Route::CoreMeshgraph, "GET" | "HEAD") => self.core(req, |app| app.meshgraph()),
             (Route::MapState, "GET" | "HEAD") => Ok(self.map_state()),
             (Route::MapLayer, "GET" | "HEAD") => self.map_layer(req),
-            (Route::MapState | Route::MapLayer, "OPTIONS") => Ok(preflight("GET, HEAD, OPTIONS")),
-            (Route::NotaryReceipt | Route::CoreState | Route::CoreMeshgraph | Route::MapState | Route::MapLayer, _) => {
-                Err(ApiError::method_not_allowed(method, "GET, HEAD, OPTIONS"))
-            }
-            (Route::Unknown, _) => Err(ApiError::not_found(&req.path)),
+            _ => Err(ApiError::method_not_allowed(method, allow)),
         }
     }
 
+    /// Written member by member (sorted), not through a value tree: the reactor answers it, often.
     fn health(&self) -> Response {
-        let mut health = json!({
-            "status": "ok",
-            "version": env!("CARGO_PKG_VERSION"),
-            "uptime_s": self.started.elapsed().as_secs(),
-            "mode": if self.gate.terms().is_some() { "paid" } else { "free" },
-            "sources": self.engine.health(),
-        });
+        use crate::json_out::{key, opt_u64, string};
+        let mut body = Vec::with_capacity(HEALTH_BYTES);
+        body.push(b'{');
         // Whether the facilitator serves the network (from its `/supported`, read in memory: never asked here).
-        if let (Some(map), Some(facilitator)) = (health.as_object_mut(), self.gate.facilitator_health()) {
-            map.insert("facilitator".into(), facilitator);
+        if let Some(facilitator) = self.gate.facilitator_health() {
+            key(&mut body, "facilitator");
+            let _ = serde_json::to_writer(&mut body, &facilitator);
         }
+        key(&mut body, "mode");
+        string(&mut body, if self.gate.terms().is_some() { "paid" } else { "free" });
+        key(&mut body, "sources");
+        self.engine.write_health(&mut body);
+        key(&mut body, "status");
+        string(&mut body, "ok");
         // The shared store's state as last seen (never asked here).
-        if let (Some(map), Some(store)) = (health.as_object_mut(), self.engine.store()) {
-            map.insert("store".into(), store.health());
+        if let Some(store) = self.engine.store() {
+            key(&mut body, "store");
+            let _ = serde_json::to_writer(&mut body, &store.health());
         }
-        Response::json(200, &health)
+        key(&mut body, "uptime_s");
+        opt_u64(&mut body, Some(self.started.elapsed().as_secs()));
+        key(&mut body, "version");
+        string(&mut body, env!("CARGO_PKG_VERSION"));
+        body.extend_from_slice(b"}\n");
+        Response::new(200, "application/json", body).header("Cache-Control", "no-store")
     }
 
     fn metrics(&self) -> Response {
@@ -281,15 +339,60 @@ impl App {
 
     fn document(&self, req: &Request) -> Response {
         let Some(doc) = self.documents.get(&req.path) else { return ApiError::not_found(&req.path).into_response() };
-        let fresh = req
-            .header("if-none-match")
-            .is_some_and(|tags| tags.split(',').any(|t| t.trim() == doc.etag || t.trim() == "*"));
-        let response = if fresh {
-            Response::new(304, doc.content_type, Vec::new())
-        } else {
-            Response::new(200, doc.content_type, doc.body.clone())
-        };
-        response.header("ETag", doc.etag.clone()).header("Cache-Control", "public, max-age=300")
+        document_response(doc, fresh(req, &doc.etag))
+    }
+
+    /// What the reactor answers from `Fixed` without a worker: documents, preflights, and the challenge to a call
+    /// that is certain to get it (`unpaid_challenge`). `None` for the rest.
+    fn fixed_reply(&self, req: &Request) -> Option<Arc<Prepared>> {
+        let route = self.route_of(&req.path);
+        let fixed = &self.fixed;
+        match (route, req.method.as_str()) {
+            (Route::Unknown, _) => None,
+            (_, "OPTIONS") => {
+                let allow = route.allow()?;
+                fixed.preflights.iter().find(|(m, _)| *m == allow).map(|(_, p)| p.clone())
+            }
+            (Route::Document, "GET" | "HEAD") => {
+                let [full, not_modified] = fixed.documents.get(req.path.as_str())?;
+                let doc = self.documents.get(&req.path)?;
+                Some(if fresh(req, &doc.etag) { not_modified } else { full }.clone())
+            }
+            (Route::Service, "POST") => {
+                let valid = require_json(req).is_ok()
+                    && SearchRequest::from_json(&req.body).is_ok()
+                    && signed_object(req).is_ok();
+                valid.then(|| self.unpaid_challenge(req, fixed.search_challenge.as_ref())).flatten()
+            }
+            (Route::NotaryService, "POST") => {
+                let valid = require_json(req).is_ok()
+                    && crate::notary::parse_request(&req.body).is_ok()
+                    && signed_object(req).is_ok();
+                valid.then(|| self.unpaid_challenge(req, fixed.notary_challenge.as_ref())).flatten()
+            }
+            // A GET asks for the terms: no payment or free rule applies.
+            (Route::NotaryService, "GET" | "HEAD") => {
+                let challenge = fixed.notary_challenge.clone()?;
+                self.gate.count_challenge(None);
+                Some(challenge)
+            }
+            _ => None,
+        }
+    }
+
+    /// The rendered challenge for a valid call the gate is certain to answer with it: payments on, no payment header,
+    /// and no free rule that could let it through (with a trial or the loopback rule on, the call goes to a worker,
+    /// whose gate decides and counts).
+    fn unpaid_challenge(&self, req: &Request, challenge: Option<&Arc<Prepared>>) -> Option<Arc<Prepared>> {
+        let challenge = challenge?;
+        let free = self.gate.free_rules();
+        let maybe_free = free.trial_calls_per_day > 0 || (free.loopback && req.client.local);
+        let paying = req.header("payment-signature").is_some() || req.header("x-payment").is_some();
+        if maybe_free || paying {
+            return None;
+        }
+        self.gate.count_challenge(None);
+        Some(challenge.clone())
     }
 
     /// Validation first (400s never ask for payment), then the gate, the search, and settlement only for an answer.
@@ -668,6 +771,21 @@ fn require_json(req: &Request) -> Result<(), ApiError> {
     }
 }
 
+/// Whether a conditional GET names the document's current `ETag`.
+fn fresh(req: &Request, etag: &str) -> bool {
+    req.header("if-none-match").is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+}
+
+/// A discovery document's answer, or its `304 Not Modified` when the client's copy is `fresh`.
+fn document_response(doc: &crate::discovery::Document, fresh: bool) -> Response {
+    let response = if fresh {
+        Response::new(304, doc.content_type, Vec::new())
+    } else {
+        Response::new(200, doc.content_type, doc.body.clone())
+    };
+    response.header("ETag", doc.etag.clone()).header("Cache-Control", "public, max-age=300")
+}
+
 /// The answer to a CORS preflight.
 fn preflight(methods: &str) -> Response {
     Response::new(204, "text/plain", Vec::new())
@@ -737,12 +855,17 @@ impl Handler for App {
         cors(self.route(request).unwrap_or_else(ApiError::into_response))
     }
 
-    /// `/health` is answered without a worker: it reads counters and the breakers' in-memory state (locks that are
-    /// never held across I/O), and must answer while every worker waits on an upstream.
-    fn handle_inline(&self, request: &Request) -> Option<Response> {
-        let cheap =
+    /// Answered without a worker: `/health` (it reads counters and the breakers' in-memory state, locks that are
+    /// never held across I/O, and must answer while every worker waits on an upstream), and what `Fixed` holds (the
+    /// documents, the preflights, the challenge to an unpaid call that no free rule can let through). A call with a
+    /// payment, or one a free rule might admit, goes to a worker.
+    fn handle_inline(&self, request: &Request) -> Option<Reply> {
+        let health =
             matches!(request.method.as_str(), "GET" | "HEAD") && matches!(self.route_of(&request.path), Route::Health);
-        cheap.then(|| cors(self.health()))
+        if health {
+            return Some(cors(self.health()).into());
+        }
+        self.fixed_reply(request).map(Reply::Prepared)
     }
 
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {

@@ -32,6 +32,11 @@ impl Documents {
         self.by_path.get(path)
     }
 
+    /// Every document with its path.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Document)> {
+        self.by_path.iter().map(|(path, doc)| (*path, doc))
+    }
+
     pub fn build(
         config: &Config,
         keys: &Keyring,

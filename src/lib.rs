@@ -16,6 +16,7 @@ pub mod html;
 pub mod http;
 pub mod jcs;
 pub mod journal;
+pub mod json_out;
 pub mod logger;
 pub mod map;
 pub mod mcp;

@@ -14,5 +14,5 @@ mod server;
 pub mod sys;
 
 pub use request::{parse_head, Head, HeadError, Request};
-pub use response::{reason, Response};
+pub use response::{reason, Prepared, Reply, Response};
 pub use server::{Handler, Limits, Reject, RequestIds, Server, ServerStats, ShutdownHandle, WRITE_PENDING_BYTES_MAX};

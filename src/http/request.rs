@@ -62,6 +62,10 @@ impl HeadError {
     }
 }
 
+/// Header slots kept on the stack while parsing (the default `WEBSEARCHD_HEADERS_MAX`); a larger limit takes them from
+/// the heap.
+const HEADER_SLOTS_STACK: usize = 64;
+
 /// Parses the head at the start of `buf`. `Ok(None)`: more bytes are needed.
 pub fn parse_head(
     buf: &[u8],
@@ -69,8 +73,17 @@ pub fn parse_head(
     headers_max: usize,
     body_bytes_max: usize,
 ) -> Result<Option<Head>, HeadError> {
-    let mut slots = vec![httparse::EMPTY_HEADER; headers_max];
-    let mut req = httparse::Request::new(&mut slots);
+    // On the stack up to the default limit: no allocation for the slots of a request being parsed.
+    let mut stack = [httparse::EMPTY_HEADER; HEADER_SLOTS_STACK];
+    let mut heap = Vec::new();
+    let slots = match stack.get_mut(..headers_max) {
+        Some(slots) => slots,
+        None => {
+            heap.resize(headers_max, httparse::EMPTY_HEADER);
+            &mut heap[..]
+        }
+    };
+    let mut req = httparse::Request::new(slots);
     let head_bytes = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {

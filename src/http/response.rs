@@ -1,6 +1,8 @@
 //! Responses as values, and their serialisation to HTTP/1.1 bytes. The server adds the framing headers
 //! (`Content-Length`, `Connection`, `Date`, `X-Request-Id`); handlers set the rest.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,27 +35,140 @@ impl Response {
 
     /// The bytes on the wire. `head_only` answers a HEAD request: the same headers, no body.
     pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(256 + self.body.len());
-        out.extend_from_slice(format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status)).as_bytes());
-        for (name, value) in &self.headers {
-            // A handler cannot split the response: CR and LF never reach the wire inside a header.
-            if !value.contains(['\r', '\n']) && !name.contains(['\r', '\n', ':']) {
-                out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
-            }
-        }
-        let connection = if keep_alive { "keep-alive" } else { "close" };
-        out.extend_from_slice(
-            format!(
-                "Content-Length: {}\r\nConnection: {connection}\r\nDate: {date}\r\nX-Request-Id: {request_id}\r\n\r\n",
-                self.body.len()
-            )
-            .as_bytes(),
-        );
+        let mut out = Vec::with_capacity(FRAMING_BYTES + 64 * self.headers.len() + self.body.len());
+        write_head(&mut out, self.status, &self.headers, self.body.len());
+        write_framing(&mut out, request_id, keep_alive, date);
         if !head_only {
             out.extend_from_slice(&self.body);
         }
         out
     }
+}
+
+/// A response that depends on the configuration only (a 402 challenge, a discovery document, a preflight), rendered
+/// once: its status line, headers and `Content-Length` as bytes, and its body. Each use splices in what differs per
+/// request (`Connection`, `Date`, `X-Request-Id`); nothing is serialised again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    status: u16,
+    head: Box<[u8]>,
+    body: Box<[u8]>,
+}
+
+impl Prepared {
+    pub fn new(response: &Response) -> Prepared {
+        let mut head = Vec::with_capacity(64 * (1 + response.headers.len()));
+        write_head(&mut head, response.status, &response.headers, response.body.len());
+        Prepared { status: response.status, head: head.into(), body: response.body.clone().into() }
+    }
+
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// The bytes on the wire, as `Response::to_bytes` makes them.
+    pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.head.len() + FRAMING_BYTES + self.body.len());
+        out.extend_from_slice(&self.head);
+        write_framing(&mut out, request_id, keep_alive, date);
+        if !head_only {
+            out.extend_from_slice(&self.body);
+        }
+        out
+    }
+}
+
+/// What a handler answers: a response built for this request, or one rendered once and shared.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Built(Response),
+    Prepared(Arc<Prepared>),
+}
+
+impl Reply {
+    pub fn status(&self) -> u16 {
+        match self {
+            Reply::Built(r) => r.status,
+            Reply::Prepared(p) => p.status,
+        }
+    }
+
+    pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
+        match self {
+            Reply::Built(r) => r.to_bytes(request_id, keep_alive, head_only, date),
+            Reply::Prepared(p) => p.to_bytes(request_id, keep_alive, head_only, date),
+        }
+    }
+}
+
+impl From<Response> for Reply {
+    fn from(response: Response) -> Reply {
+        Reply::Built(response)
+    }
+}
+
+impl From<Arc<Prepared>> for Reply {
+    fn from(prepared: Arc<Prepared>) -> Reply {
+        Reply::Prepared(prepared)
+    }
+}
+
+/// Bytes of the framing headers the server adds (a 32-digit request id, an IMF-fixdate), with the blank line.
+const FRAMING_BYTES: usize = 128;
+
+/// The status line, the handler's headers and `Content-Length`.
+fn write_head(out: &mut Vec<u8>, status: u16, headers: &[(String, String)], body_bytes: usize) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    push_decimal(out, u64::from(status));
+    out.push(b' ');
+    out.extend_from_slice(reason(status).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in headers {
+        // A handler cannot split the response: CR and LF never reach the wire inside a header.
+        if !value.contains(['\r', '\n']) && !name.contains(['\r', '\n', ':']) {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    out.extend_from_slice(b"Content-Length: ");
+    push_decimal(out, body_bytes as u64);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The per-request part of a head: `Connection`, `Date`, `X-Request-Id` and the blank line.
+fn write_framing(out: &mut Vec<u8>, request_id: &str, keep_alive: bool, date: &str) {
+    out.extend_from_slice(if keep_alive {
+        b"Connection: keep-alive\r\nDate: "
+    } else {
+        b"Connection: close\r\nDate: "
+    });
+    out.extend_from_slice(date.as_bytes());
+    out.extend_from_slice(b"\r\nX-Request-Id: ");
+    out.extend_from_slice(request_id.as_bytes());
+    out.extend_from_slice(b"\r\n\r\n");
+}
+
+/// `n` in decimal, without the formatting machinery.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        if let Some(d) = digits.get_mut(at) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(digits.get(at..).unwrap_or_default());
 }
 
 pub fn reason(status: u16) -> &'static str {
@@ -100,5 +215,29 @@ mod tests {
         assert!(String::from_utf8(head)
             .expect("utf8")
             .ends_with("Connection: close\r\nDate: d\r\nX-Request-Id: rid1\r\n\r\n"));
+    }
+
+    /// A prepared response is the built one, byte for byte, whatever is spliced in.
+    #[test]
+    fn prepared_equals_built() {
+        let body = vec![b'x'; 12_345];
+        let r = Response::new(402, "application/json", body).header("PAYMENT-REQUIRED", "abc");
+        let p = Prepared::new(&r);
+        for (id, keep, head_only, date) in
+            [("a", true, false, "Thu, 01 Jan 1970 00:00:00 GMT"), ("0123456789abcdef", false, true, "d")]
+        {
+            assert_eq!(p.to_bytes(id, keep, head_only, date), r.to_bytes(id, keep, head_only, date));
+        }
+        assert!(String::from_utf8_lossy(&p.to_bytes("a", true, true, "d")).contains("\r\nContent-Length: 12345\r\n"));
+        assert_eq!(Reply::from(Arc::new(p)).status(), 402);
+    }
+
+    #[test]
+    fn decimals() {
+        for n in [0, 7, 10, 99, 100, 12_345, u64::MAX] {
+            let mut out = Vec::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string().as_bytes());
+        }
     }
 }

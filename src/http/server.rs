@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::client_addr::{self, Cidr, ForwardedHeader};
 use super::request::{parse_head, Head, Request};
-use super::response::Response;
+use super::response::{Reply, Response};
 use super::sys;
 use crate::clock::{http_date, Clock, SystemClock};
 use crate::config::Config;
@@ -77,9 +77,10 @@ pub trait Handler: Send + Sync + 'static {
     /// Answers one request. A panic here becomes a logged 500; the worker survives.
     fn handle(&self, request: &Request) -> Response;
     /// Answers, on the reactor thread and without a worker, a request that costs a few microseconds and never waits
-    /// (no I/O, no lock held across I/O), so that it stays answerable while every worker is busy; `None` for the
-    /// rest, which a worker runs. A panic here is caught and the request goes to a worker.
-    fn handle_inline(&self, _request: &Request) -> Option<Response> {
+    /// (no I/O, no lock held across I/O), so that it stays answerable while every worker is busy and skips the
+    /// hand-off to a worker and back; `None` for the rest, which a worker runs. A panic here is caught and the request
+    /// goes to a worker.
+    fn handle_inline(&self, _request: &Request) -> Option<Reply> {
         None
     }
     /// Called once the response has been written, handed to the reactor to finish, or failed, for metrics.
@@ -284,6 +285,7 @@ impl Server {
             back: self.back,
             accept_paused_until: None,
             fds: Vec::new(),
+            spare: Vec::new(),
         };
         reactor.run()?;
         let grace_end = Instant::now() + reactor.shared.limits.shutdown_grace;
@@ -396,6 +398,8 @@ struct Reactor {
     back: Receiver<Conn>,
     accept_paused_until: Option<Instant>,
     fds: Vec<sys::PollFd>,
+    /// The connection list being rebuilt while servicing, kept between rounds so no round allocates.
+    spare: Vec<Conn>,
 }
 
 impl Reactor {
@@ -421,8 +425,9 @@ impl Reactor {
 
             let wake_ready = self.fds.first().is_some_and(sys::is_ready);
             let listener_ready = accepting && self.fds.get(1).is_some_and(sys::is_ready);
-            let ready: Vec<bool> = self.fds.iter().skip(first_conn).map(sys::is_ready).collect();
-            self.service_conns(&ready);
+            let fds = std::mem::take(&mut self.fds);
+            self.service_conns(fds.get(first_conn..).unwrap_or_default());
+            self.fds = fds;
             if wake_ready {
                 self.drain_wake();
             }
@@ -542,27 +547,32 @@ impl Reactor {
         accepted
     }
 
-    fn service_conns(&mut self, ready: &[bool]) {
+    /// Acts on the connections `poll` found ready (`polled[i]` is `self.conns[i]`'s entry).
+    fn service_conns(&mut self, polled: &[sys::PollFd]) {
         let conns = std::mem::take(&mut self.conns);
-        let mut kept = Vec::with_capacity(conns.len());
-        for (i, conn) in conns.into_iter().enumerate() {
-            if !ready.get(i).copied().unwrap_or(false) {
+        let mut kept = std::mem::take(&mut self.spare);
+        kept.clear();
+        kept.reserve(conns.len());
+        let mut emptied = conns;
+        for (i, conn) in emptied.drain(..).enumerate() {
+            let Some(p) = polled.get(i).filter(|p| sys::is_ready(p)) else {
                 kept.push(conn);
                 continue;
-            }
+            };
             if let Phase::Writing { .. } = conn.phase {
                 if let Some(conn) = self.flush(conn) {
                     kept.push(conn);
                 }
                 continue;
             }
-            if let Some(conn) = self.read_and_advance(conn) {
+            if let Some(conn) = self.read_and_advance(conn, sys::peer_may_have_closed(p)) {
                 kept.push(conn);
             }
         }
         // Connections refused while servicing went to `self.conns` to linger: keep both.
         kept.append(&mut self.conns);
         self.conns = kept;
+        self.spare = emptied;
     }
 
     /// Writes what the socket takes of a pending response; when it is all written, the connection goes back to
@@ -588,8 +598,10 @@ impl Reactor {
         }
     }
 
-    /// Reads what the socket has and acts on it; returns the connection if the reactor keeps it.
-    fn read_and_advance(&mut self, mut conn: Conn) -> Option<Conn> {
+    /// Reads what the socket has and acts on it; returns the connection if the reactor keeps it. A short read ends
+    /// the reading unless the peer `may_have_closed` (then it goes on to the end of input, so that the answer to a
+    /// client's last request says `close`): one read call per request instead of two.
+    fn read_and_advance(&mut self, mut conn: Conn, may_have_closed: bool) -> Option<Conn> {
         let cap = self.shared.limits.input_bytes_max();
         let mut chunk = [0u8; READ_CHUNK_BYTES];
         loop {
@@ -603,6 +615,9 @@ impl Reactor {
                         continue;
                     }
                     conn.buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+                    if n < chunk.len() && !may_have_closed {
+                        break;
+                    }
                     if conn.buf.len() >= cap {
                         // Stopped by the cap, not by the socket: the read that reached it may have taken the
                         // client's last bytes, and the answer to its last request must then say `close`. A peek
@@ -714,7 +729,7 @@ impl Reactor {
     }
 
     /// Writes a response made on the reactor; what the socket does not take is written as the client reads.
-    fn answer_here(&mut self, job: Job, response: &Response) -> Step {
+    fn answer_here(&mut self, job: Job, response: &Reply) -> Step {
         match respond(job, response, &self.shared, false) {
             Sent::Open(mut conn) => {
                 conn.phase = Phase::Idle;
@@ -749,7 +764,7 @@ impl Reactor {
         if reason != Reject::QueueFull {
             log::info!(target: "websearchd::access", "- - {} {} {} peer={}", err.status, err.code, id, conn.peer);
         }
-        let bytes = err.into_response().to_bytes(&id, false, false, &http_date(SystemClock.now_unix_ms()));
+        let bytes = with_date(|date| err.into_response().to_bytes(&id, false, false, date));
         // Best effort: the socket is non-blocking and a refusal is small.
         let _ = conn.stream.write(&bytes);
         let _ = conn.stream.shutdown(Shutdown::Write);
@@ -764,6 +779,9 @@ impl Reactor {
 
     /// Closes idle connections past their time and answers slow requests with 408.
     fn expire(&mut self, now: Instant) {
+        if self.conns.iter().all(|c| c.deadline > now) {
+            return;
+        }
         let conns = std::mem::take(&mut self.conns);
         for conn in conns {
             if conn.deadline > now {
@@ -844,7 +862,7 @@ fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
         ApiError::internal().into_response()
     });
     let job = Job { conn, request, keep_alive, head_only, started };
-    match respond(job, &response, shared, true) {
+    match respond(job, &Reply::Built(response), shared, true) {
         Sent::Open(conn) | Sent::Pending(conn) => {
             if let Err(mpsc::SendError(conn)) = back.send(conn) {
                 drop_pending(&conn, &shared.stats.write_pending_bytes);
@@ -868,7 +886,7 @@ enum Sent {
 /// Writes a response without blocking. What the socket does not take is left to the reactor while all such buffers
 /// stay within `WRITE_PENDING_BYTES_MAX`; past that a worker (`may_block`) finishes the write itself, bounded by the
 /// write timeout in total, and the reactor closes the connection instead.
-fn respond(job: Job, response: &Response, shared: &Shared, may_block: bool) -> Sent {
+fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent {
     let Job { mut conn, request, keep_alive, head_only, started } = job;
     conn.served = conn.served.saturating_add(1);
     // After the client's EOF, the answer to the last request it sent says `close` (bytes left in the buffer then
@@ -877,10 +895,10 @@ fn respond(job: Job, response: &Response, shared: &Shared, may_block: bool) -> S
     let last = conn.input_closed && conn.buf.is_empty();
     let keep =
         keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed) && !last;
-    let bytes = response.to_bytes(&request.request_id, keep, head_only, &http_date(SystemClock.now_unix_ms()));
+    let bytes = with_date(|date| response.to_bytes(&request.request_id, keep, head_only, date));
     let mut written = 0;
     let mut result = write_nonblocking(&mut conn.stream, &bytes, &mut written);
-    finish(&request, response.status, started, shared);
+    finish(&request, response.status(), started, shared);
     if let Ok(false) = result {
         let held = bytes.len() as u64;
         let pending = &shared.stats.write_pending_bytes;
@@ -1000,6 +1018,27 @@ impl RequestIds {
             h.write_u8(lane);
             h.finish()
         };
-        format!("{:016x}{:016x}", half(0), half(1))
+        let mut id = String::with_capacity(32);
+        for h in [half(0), half(1)] {
+            for nibble in (0..16).rev().map(|i| (h >> (4 * i)) as u32 & 0xf) {
+                id.push(char::from_digit(nibble, 16).unwrap_or('0'));
+            }
+        }
+        id
     }
+}
+
+/// Calls `f` with the `Date` header's value for now, formatted at most once a second on each thread.
+fn with_date<R>(f: impl FnOnce(&str) -> R) -> R {
+    thread_local! {
+        static DATE: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((0, String::new())) };
+    }
+    let now_s = SystemClock.now_unix_ms() / 1_000;
+    DATE.with(|cell| {
+        let mut date = cell.borrow_mut();
+        if date.0 != now_s || date.1.is_empty() {
+            *date = (now_s, http_date(now_s * 1_000));
+        }
+        f(&date.1)
+    })
 }

@@ -9,8 +9,21 @@ use std::time::Duration;
 pub use libc::pollfd as PollFd;
 pub const POLLIN: i16 = libc::POLLIN;
 
+/// Waits for input; on Linux also reports the peer's end of input (`POLLRDHUP`), so that a reader can stop at a
+/// short read without one more call to learn whether the client has closed its side.
 pub fn poll_fd(fd: RawFd) -> PollFd {
-    PollFd { fd, events: POLLIN, revents: 0 }
+    PollFd { fd, events: POLLIN | RDHUP, revents: 0 }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const RDHUP: i16 = libc::POLLRDHUP;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const RDHUP: i16 = 0;
+
+/// Whether the peer may have closed its side: a reader must then read on to the end of input. Without `POLLRDHUP`
+/// (outside Linux) this is always true.
+pub fn peer_may_have_closed(p: &PollFd) -> bool {
+    RDHUP == 0 || p.revents & (RDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// Waits for room to write instead of for input.

@@ -657,28 +657,38 @@ impl Engine {
         Ok(ep.kind.parse_paged(fetched.status, &fetched.body, &ep.url))
     }
 
-    /// Per-endpoint state, for `/health`.
-    pub fn health(&self) -> Value {
+    /// Per-endpoint state, for `/health`: a JSON array written into `out` (members sorted, as a `Value` would be).
+    pub fn write_health(&self, out: &mut Vec<u8>) {
+        use crate::json_out::{key, opt_string, opt_u64, string};
         let now = Instant::now();
-        let list: Vec<Value> = self
-            .endpoints
-            .iter()
-            .map(|ep| {
-                let state = ep.lock();
-                json!({
-                    "name": ep.kind.name(),
-                    "provider": ep.kind.provider(),
-                    "endpoint": ep.url,
-                    "latency_ms": state.latency_ms,
-                    "breaker": if ep.url.is_empty() { "unconfigured" } else { state.breaker.state(now) },
-                    "open_for_s": state.breaker.open_for(now).map(|d| d.as_secs()),
-                    "last_success": state.last_success_ms.map(rfc3339),
-                    "last_failure": state.last_failure_ms.map(rfc3339),
-                    "last_error": state.last_error,
-                })
-            })
-            .collect();
-        Value::Array(list)
+        out.push(b'[');
+        for ep in &self.endpoints {
+            if out.last() != Some(&b'[') {
+                out.push(b',');
+            }
+            let state = ep.lock();
+            out.push(b'{');
+            key(out, "breaker");
+            string(out, if ep.url.is_empty() { "unconfigured" } else { state.breaker.state(now) });
+            key(out, "endpoint");
+            string(out, &ep.url);
+            key(out, "last_error");
+            opt_string(out, state.last_error.as_deref());
+            key(out, "last_failure");
+            opt_string(out, state.last_failure_ms.map(rfc3339).as_deref());
+            key(out, "last_success");
+            opt_string(out, state.last_success_ms.map(rfc3339).as_deref());
+            key(out, "latency_ms");
+            opt_u64(out, state.latency_ms);
+            key(out, "name");
+            string(out, ep.kind.name());
+            key(out, "open_for_s");
+            opt_u64(out, state.breaker.open_for(now).map(|d| d.as_secs()));
+            key(out, "provider");
+            string(out, ep.kind.provider());
+            out.push(b'}');
+        }
+        out.push(b']');
     }
 
     /// The deep state for `/core/state` and the mesh graph: each configured endpoint with its breaker and counters,

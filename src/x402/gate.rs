@@ -307,13 +307,22 @@ impl Gate {
         *self.stats.refused.lock().unwrap_or_else(|p| p.into_inner()).entry(code).or_default() += 1;
     }
 
-    /// The 402 answer: the challenge, base64, in `PAYMENT-REQUIRED`, and as the body with what is said for people
-    /// besides (the refusal in words, the free-call rules), which the header leaves out to stay small.
+    /// The 402 answer, counted (a challenge, or a refusal by its code); `render_challenge` makes it.
     pub fn challenge(&self, terms: &Terms, resource: &Resource, error: Option<(&'static str, String)>) -> Response {
+        self.count_challenge(error.as_ref().map(|(code, _)| *code));
+        self.render_challenge(terms, resource, error)
+    }
+
+    /// The 402 answer: the challenge, base64, in `PAYMENT-REQUIRED` (the canonical place in x402 v2, where clients
+    /// read it and whence they copy the bazaar extension into their payment), and as the body without the bazaar
+    /// extension (sending it twice buys nothing) and with what is said for people besides (the refusal in words, the
+    /// free-call rules), which the header leaves out to stay small. Nothing is counted.
+    pub fn render_challenge(&self, terms: &Terms, resource: &Resource, error: Option<(&str, String)>) -> Response {
         let challenge = terms.challenge(resource, error.as_ref().map(|(c, _)| *c));
         let header = base64_encode(challenge.to_string().as_bytes());
         let mut body = challenge;
         if let Some(map) = body.as_object_mut() {
+            map.remove("extensions");
             if let Some((_, message)) = &error {
                 map.insert("message".into(), message.clone().into());
             }
@@ -327,12 +336,12 @@ impl Gate {
                 map.insert("free_from_loopback".into(), true.into());
             }
         }
-        self.count_challenge(error.as_ref().map(|(code, _)| *code));
         Response::json(402, &body).header("PAYMENT-REQUIRED", header)
     }
 
-    /// A challenge is sent: a refusal by its code, or a plain challenge.
-    fn count_challenge(&self, code: Option<&'static str>) {
+    /// A challenge is sent: a refusal by its code, or a plain challenge (one answered from its rendering made once
+    /// included).
+    pub fn count_challenge(&self, code: Option<&'static str>) {
         match code {
             Some(code) => self.refuse(code),
             None => {
