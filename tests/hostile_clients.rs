@@ -188,8 +188,9 @@ fn receipt_numbers_are_plain_decimal() {
 
 /// A client that sends many requests and never reads the answers: a worker used to block writing to it (the
 /// socket's write timeout applies per send call, so a slow reader could hold it for ever). Now the reactor holds
-/// the unwritten bytes and the worker goes on; the reader gets every answer whole when it reads. The probe is a
-/// route the one worker must run (`/health` is answered without one).
+/// the unwritten bytes and the worker goes on; the reader gets every answer whole when it reads. The reader asks for
+/// a route the one worker must run (an unknown path, long enough that its 404 is 1 KB: the documents and `/health`
+/// are answered without a worker), and so does the probe.
 #[test]
 fn a_client_that_does_not_read_holds_no_worker() {
     let server = Server::start(&[
@@ -197,7 +198,8 @@ fn a_client_that_does_not_read_holds_no_worker() {
         ("WEBSEARCHD_WRITE_TIMEOUT_MS", "30000"),
         ("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000"),
     ]);
-    let one_size = server.get("/llms.txt").body.len();
+    let target = format!("/{}", "x".repeat(1_000));
+    let one_size = server.get(&target).body.len();
     // Loopback send buffers grow to 4 MiB (tcp_wmem); the answers must outgrow them, or nothing ever blocks. The
     // guide's size follows the configuration, so the count follows the size.
     let requests = 6_500_000 / one_size + 1;
@@ -207,19 +209,19 @@ fn a_client_that_does_not_read_holds_no_worker() {
     socket.set_recv_buffer_size(4_096).unwrap();
     socket.connect(&server.addr.into()).unwrap();
     let mut reader: TcpStream = socket.into();
-    let one = b"GET /llms.txt HTTP/1.1\r\nHost: slow\r\n\r\n";
+    let one = format!("GET {target} HTTP/1.1\r\nHost: slow\r\n\r\n").into_bytes();
     reader.write_all(&one.repeat(requests)).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     for _ in 0..5 {
         let started = Instant::now();
-        assert_eq!(server.get("/catalog.json").status, 200);
+        assert_eq!(server.get("/nowhere").status, 404);
         // Held behind the reader, a fresh client would wait for the 30 s write timeout; 10 s allows a loaded machine.
         assert!(started.elapsed() < Duration::from_secs(10), "a fresh client waited {:?}", started.elapsed());
     }
     reader.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     for n in 0..requests {
         let r = read_reply(&mut reader).unwrap_or_else(|| panic!("answer {n} missing"));
-        assert_eq!((r.status, r.body.len()), (200, one_size), "answer {n}");
+        assert_eq!((r.status, r.body.len()), (404, one_size), "answer {n}");
     }
     assert_eq!(server.metric("websearchd_http_write_pending_bytes"), 0);
 }
