@@ -36,6 +36,8 @@ pub struct App {
     mesh: Mesh,
     clock: Arc<dyn Clock>,
     map: Option<Arc<crate::map::MapService>>,
+    /// The map page, rendered at start (with the map on).
+    map_page: crate::map::page::Page,
     /// Extractions by URL (`extract: true`), kept as long as search answers.
     pages: crate::page::Cache,
     mcp: McpDoor,
@@ -115,6 +117,8 @@ enum Route {
     MapState,
     /// `<map>/api/capa/<slug>`.
     MapLayer,
+    /// `<map>/` (the page), `<map>` (a redirect to it) and `<map>/map.js`.
+    MapPage,
     Unknown,
 }
 
@@ -132,6 +136,7 @@ impl Route {
             Route::CoreMeshgraph => "core_meshgraph",
             Route::MapState => "map_state",
             Route::MapLayer => "map_layer",
+            Route::MapPage => "map_page",
             Route::Unknown => "unknown",
         }
     }
@@ -143,7 +148,7 @@ impl Route {
     fn allow(self) -> Option<&'static str> {
         let [get, post, both] = Route::ALLOW;
         match self {
-            Route::Service => Some(post),
+            Route::Service | Route::Mcp => Some(post),
             Route::NotaryService => Some(both),
             Route::Unknown => None,
             _ => Some(get),
@@ -195,6 +200,7 @@ impl App {
         };
         let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
         let mcp = McpDoor::new(&config);
+        let map_page = crate::map::page::Page::new(&config.map_page);
         let mut app = App {
             config,
             started: Instant::now(),
@@ -211,6 +217,7 @@ impl App {
             mesh: Mesh::default(),
             clock,
             map,
+            map_page,
             pages,
             mcp,
             fixed: Fixed {
@@ -259,6 +266,9 @@ impl App {
             if rest.strip_prefix("/api/capa/").is_some_and(|slug| !slug.contains('/')) {
                 return Route::MapLayer;
             }
+            if matches!(rest, "" | "/" | "/map.js") {
+                return Route::MapPage;
+            }
         }
         if let Some(rest) = self.config.core_path.as_deref().and_then(|p| path.strip_prefix(p)) {
             match rest {
@@ -283,11 +293,12 @@ impl App {
         let method = req.method.as_str();
         let Some(allow) = route.allow() else { return Err(ApiError::not_found(&req.path)) };
         match (route, method) {
+            // `/mcp` answers its own methods, preflights included (with the MCP headers a browser client sends).
+            (Route::Mcp, _) => Ok(self.mcp(req)),
             (_, "OPTIONS") => Ok(preflight(allow)),
             (Route::Health, "GET" | "HEAD") => Ok(self.health()),
             (Route::Metrics, "GET" | "HEAD") => Ok(self.metrics()),
             (Route::Service, "POST") => self.service(req),
-            (Route::Mcp, _) => Ok(self.mcp(req)),
             (Route::Document, "GET" | "HEAD") => Ok(self.document(req)),
             // A GET or a POST without payment gets the challenge; the body is checked first on a POST.
             (Route::NotaryService, "POST") => self.notary_service(req),
@@ -297,6 +308,7 @@ impl App {
             (Route::CoreMeshgraph, "GET" | "HEAD") => self.core(req, |app| app.meshgraph()),
             (Route::MapState, "GET" | "HEAD") => Ok(self.map_state()),
             (Route::MapLayer, "GET" | "HEAD") => self.map_layer(req),
+            (Route::MapPage, "GET" | "HEAD") => Ok(self.map_page(req)),
             _ => Err(ApiError::method_not_allowed(method, allow)),
         }
     }
@@ -348,7 +360,7 @@ impl App {
         let route = self.route_of(&req.path);
         let fixed = &self.fixed;
         match (route, req.method.as_str()) {
-            (Route::Unknown, _) => None,
+            (Route::Unknown | Route::Mcp, _) => None,
             (_, "OPTIONS") => {
                 let allow = route.allow()?;
                 fixed.preflights.iter().find(|(m, _)| *m == allow).map(|(_, p)| p.clone())
@@ -532,6 +544,21 @@ impl App {
                 .detail("receipts", notary.head().receipts)
         })?;
         Ok(Response::json(200, &record).header("Cache-Control", "public, max-age=31536000, immutable"))
+    }
+
+    /// `<map>/`: the page, with its CSP; `<map>/map.js`: its script; `<map>`: a redirect to `<map>/`, so that the
+    /// page's relative addresses (`mapstate`, `api/capa/<slug>`) resolve under the map's path.
+    fn map_page(&self, req: &Request) -> Response {
+        let base = self.config.map_path.as_deref().unwrap_or("/map");
+        let response = match req.path.strip_prefix(base).unwrap_or("") {
+            "" => return Response::new(308, "text/plain", Vec::new()).header("Location", format!("{base}/")),
+            "/map.js" => Response::new(200, "text/javascript; charset=utf-8", crate::map::page::Page::script()),
+            _ => Response::new(200, "text/html; charset=utf-8", self.map_page.html())
+                .header("Content-Security-Policy", self.map_page.csp())
+                .header("X-Frame-Options", "DENY")
+                .header("Referrer-Policy", "no-referrer"),
+        };
+        response.header("X-Content-Type-Options", "nosniff").header("Cache-Control", "public, max-age=300")
     }
 
     fn map_state(&self) -> Response {

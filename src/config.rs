@@ -450,7 +450,22 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_MAP_PATH",
         default: "/map",
         allowed: "a path like /map (letters, digits, -, _ and /; no trailing slash), or off",
-        meaning: "Base path of the public map: `<path>/mapstate` and `<path>/api/capa/<slug>`. off disables it.",
+        meaning: "Base path of the public map: the page `<path>/` (and its script `<path>/map.js`), `<path>/mapstate` \
+                  and `<path>/api/capa/<slug>`. off disables them.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_ASSETS_URL",
+        default: "https://unpkg.com/leaflet@1.9.4/dist",
+        allowed: "an http:// or https:// URL without query or fragment (letters, digits and -._~/:@%+=!$()*[])",
+        meaning: "Where the map page loads Leaflet 1.9.4 from (`leaflet.js`, `leaflet.css`); pinned by Subresource \
+                  Integrity, so an operator's own copy must be the npm package's `dist/` files unchanged.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_MAP_TILES_URL",
+        default: "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+        allowed: "an http:// or https:// tile URL template with {z}, {x} and {y} (no {s}), or off",
+        meaning: "Base map tiles of the map page (its CSP allows images from this origin only); off draws the \
+                  layers on a plain background.",
     },
     VarDoc {
         name: "WEBSEARCHD_MAP_LAYERS",
@@ -646,6 +661,7 @@ pub struct Config {
     pub api_keys_file: PathBuf,
     pub map_path: Option<String>,
     pub map: crate::map::Settings,
+    pub map_page: crate::map::page::Settings,
     pub card_key_file: Option<PathBuf>,
     pub result_key_file: Option<PathBuf>,
     pub log: String,
@@ -1129,6 +1145,20 @@ impl Config {
         let api_keys_file =
             r.path_opt("WEBSEARCHD_API_KEYS_FILE").unwrap_or_else(|| state_dir.join(crate::apikeys::API_KEYS_FILE));
         let map_path = r.base_path("WEBSEARCHD_MAP_PATH", "/map")?;
+        let map_page = crate::map::page::Settings {
+            assets_url: r.choice(
+                "WEBSEARCHD_MAP_ASSETS_URL",
+                crate::map::page::ASSETS_URL_DEFAULT,
+                "an http:// or https:// URL without query or fragment, in plain characters",
+                crate::map::page::assets_url,
+            )?,
+            tiles_url: r.choice(
+                "WEBSEARCHD_MAP_TILES_URL",
+                crate::map::page::TILES_URL_DEFAULT,
+                "an http:// or https:// tile URL template with {z}, {x} and {y} (no {s}), or off",
+                |raw| if raw == "off" { Some(None) } else { crate::map::page::tiles_url(raw).map(Some) },
+            )?,
+        };
         let mut map = crate::map::Settings::defaults();
         map.redirect_policy = crate::fetch::guard::Policy { allow: fetch_allow.clone(), ports: fetch_ports.clone() };
         map.layers = r.list(
@@ -1282,6 +1312,7 @@ impl Config {
             api_keys_file,
             map_path,
             map,
+            map_page,
             card_key_file,
             result_key_file,
             log,

@@ -173,6 +173,21 @@ fn satellites_propagated_at_request_time() {
     assert!((380.0..=440.0).contains(&alt), "ISS altitude {alt} km");
     assert!(lat.abs() <= 51.7, "ISS latitude {lat} within its inclination");
     assert!((7.5..=7.8).contains(&iss["properties"]["speed_km_s"].as_f64().unwrap()));
+    // The ground track (issue 20: the page draws it): 48 minutes each side every 3 minutes, the middle point the
+    // position itself, every point within the inclination (geodetic latitude: up to 0.2 degrees over), consecutive points about 3 x 7.66 km/s apart.
+    let track = iss["properties"]["ground_track"].as_array().unwrap();
+    assert_eq!(track.len(), 33);
+    let lonlat = |p: &Value| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+    let here = lonlat(&iss["geometry"]["coordinates"]);
+    let (mid_lon, mid_lat) = lonlat(&track[16]);
+    assert!((mid_lon - here.0).abs() < 0.001 && (mid_lat - here.1).abs() < 0.001, "{:?} {here:?}", track[16]);
+    for pair in track.windows(2) {
+        let ((lon1, lat1), (lon2, lat2)) = (lonlat(&pair[0]), lonlat(&pair[1]));
+        assert!(lat2.abs() <= 52.0, "{lat2}: geodetic latitude, a little over the 51.6 degree inclination");
+        let (p1, p2, dl) = (lat1.to_radians(), lat2.to_radians(), (lon2 - lon1).to_radians());
+        let km = 6_371.0 * (p1.sin() * p2.sin() + p1.cos() * p2.cos() * dl.cos()).clamp(-1.0, 1.0).acos();
+        assert!((1_150.0..=1_400.0).contains(&km), "{km} km between {pair:?}");
+    }
     // Ten minutes later the same elements give another position (propagated per request).
     clock.0.fetch_add(600_000, Relaxed);
     let later = m.layer_data("satelites").unwrap();

@@ -117,6 +117,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
             "/core/state",
             "/health",
             "/llms.txt",
+            "/map/",
             "/map/api/capa/{slug}",
             "/map/mapstate",
             "/mcp",
@@ -136,7 +137,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
     assert!(doc["paths"]["/notary/service"].get("get").is_none());
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 20, "every operation was called");
+    assert_eq!(calls, 21, "every operation was called");
 
     // The discovery documents link it.
     let url = format!("{}/openapi.json", catalog["service"].as_str().unwrap());
@@ -166,7 +167,7 @@ fn a_paid_instance_documents_the_402_and_answers_it() {
     );
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 21, "the notary's GET too");
+    assert_eq!(calls, 22, "the notary's GET too");
     assert_eq!(doc["paths"]["/mcp"]["post"]["x-x402"]["resource"], "https://search.example/mcp");
     // The walk paid nothing: every paid call got the challenge.
     assert!(facilitator.upstream.seen().is_empty());

@@ -87,6 +87,12 @@ fn inputs() -> Vec<Input> {
             how: "apt-get install redis-server (.ci/run does)",
         },
         Input {
+            what: "the browser test tools (Node.js, tests/browser/node_modules, Chromium)".into(),
+            present: common::browser_tools().is_ok(),
+            checks_in: &[("tests/map_page.rs", "browser_tools_or_skip()")],
+            how: "run .ci/run (apt-get install chromium nodejs npm; cd tests/browser && npm ci) or set WEBSEARCHD_CHROMIUM",
+        },
+        Input {
             what: "root (ownership checks give files to another user)".into(),
             present: std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0),
             checks_in: &[("tests/admin.rs", "= root_instance(")],

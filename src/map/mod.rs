@@ -10,6 +10,7 @@
 
 pub mod feeds;
 pub mod orbit;
+pub mod page;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -161,7 +162,7 @@ impl Kind {
                 json!({"magnitude": "magnitude (magnitude_type says which scale)", "depth_km": "km below the surface", "time_ms": "Unix milliseconds"})
             }
             Kind::Satellites => {
-                json!({"altitude_km": "km above the WGS 84 ellipsoid", "speed_km_s": "km/s (inertial)", "elements_age_days": "days from the elements' epoch to the position's time"})
+                json!({"altitude_km": "km above the WGS 84 ellipsoid", "speed_km_s": "km/s (inertial)", "elements_age_days": "days from the elements' epoch to the position's time", "ground_track": "[lon, lat] every 3 minutes, from 48 minutes before the position's time to 48 after"})
             }
             Kind::Conflicts => {
                 json!({"goldstein": "Goldstein scale, -10 to 10", "added_ms": "Unix milliseconds", "fatalities_best": "UCDP best estimate"})

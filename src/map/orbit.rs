@@ -4,6 +4,10 @@
 
 use serde_json::{Map, Value};
 
+/// The ground track's span on each side of the moment asked, and its step (minutes).
+pub const GROUND_TRACK_HALF_MIN: i64 = 48;
+pub const GROUND_TRACK_STEP_MIN: i64 = 3;
+
 /// One satellite, ready to propagate.
 pub struct Satellite {
     pub norad_id: u64,
@@ -85,7 +89,24 @@ impl Satellite {
         m.insert("speed_km_s".into(), ((speed * 1_000.0).round() / 1_000.0).into());
         m.insert("elements_epoch".into(), crate::clock::rfc3339(self.epoch_ms).into());
         m.insert("elements_age_days".into(), ((minutes / 1_440.0 * 100.0).round() / 100.0).into());
+        m.insert("ground_track".into(), self.ground_track(now_ms).into());
         super::feeds::feature(lon, lat, m)
+    }
+
+    /// The ground track around `now_ms`: `[lon, lat]` every `GROUND_TRACK_STEP_MIN` minutes from
+    /// `GROUND_TRACK_HALF_MIN` before to as long after (about one orbit of a station in low orbit), to 3 decimals.
+    /// Points whose propagation fails are left out.
+    pub fn ground_track(&self, now_ms: u64) -> Vec<Value> {
+        let steps = GROUND_TRACK_HALF_MIN / GROUND_TRACK_STEP_MIN;
+        (-steps..=steps)
+            .filter_map(|i| {
+                let at = now_ms as f64 + (i * GROUND_TRACK_STEP_MIN) as f64 * 60_000.0;
+                let (r, _) = self.teme((at - self.epoch_ms as f64) / 60_000.0).ok()?;
+                let (lat, lon, _) = geodetic(r, at.max(0.0) as u64);
+                let round = |x: f64| (x * 1_000.0).round() / 1_000.0;
+                Some(Value::from(vec![round(lon), round(lat)]))
+            })
+            .collect()
     }
 }
 

@@ -42,6 +42,47 @@ pub fn shared_dir() -> std::path::PathBuf {
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
 }
 
+/// The browser test tools (`tests/browser`: Node.js, the npm packages of its package-lock, Chromium), or what is
+/// missing. `.ci/run` installs them; `WEBSEARCHD_CHROMIUM` names another Chromium.
+pub struct BrowserTools {
+    pub node: std::path::PathBuf,
+    pub chromium: std::path::PathBuf,
+    pub dir: std::path::PathBuf,
+}
+
+pub fn browser_tools() -> Result<BrowserTools, String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    let chromium = std::env::var_os("WEBSEARCHD_CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/bin/chromium".into());
+    let node = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("node")).find(|p| p.is_file()))
+        .ok_or("node (Node.js) is not on PATH")?;
+    for package in ["playwright-core", "leaflet", "typescript", "@grafana/schema"] {
+        if !dir.join("node_modules").join(package).join("package.json").is_file() {
+            return Err(format!("tests/browser/node_modules/{package} is absent (cd tests/browser && npm ci)"));
+        }
+    }
+    if !chromium.is_file() {
+        return Err(format!("{} is absent (apt-get install chromium)", chromium.display()));
+    }
+    Ok(BrowserTools { node, chromium, dir })
+}
+
+/// The browser tools, or `None` after a notice; a panic when `WEBSEARCHD_REQUIRE_INPUTS=1` (CI) asks for every input.
+pub fn browser_tools_or_skip() -> Option<BrowserTools> {
+    match browser_tools() {
+        Ok(t) => Some(t),
+        Err(why) if std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1") => {
+            panic!("WEBSEARCHD_REQUIRE_INPUTS=1 and the browser tools are missing: {why}")
+        }
+        Err(why) => {
+            eprintln!("notice: {why}; skipping");
+            None
+        }
+    }
+}
+
 /// A recorded file from the shared folder, or `None` with a notice when it is absent (a user's fresh clone).
 pub fn shared_fixture(rel: &str) -> Option<Vec<u8>> {
     let path = shared_dir().join("fixtures").join(rel);
