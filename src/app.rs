@@ -344,7 +344,9 @@ impl App {
 
     fn metrics(&self) -> Response {
         let store = self.engine.store().map(|s| s.metrics()).unwrap_or_default();
-        let extra = format!("{}{}{store}", self.engine.metrics(), self.gate.metrics());
+        let map = self.map.as_ref().map(|m| m.metrics()).unwrap_or_default();
+        let notary = self.notary.as_ref().map(Notary::metrics).unwrap_or_default();
+        let extra = format!("{}{}{store}{map}{notary}", self.engine.metrics(), self.gate.metrics());
         let text = self.metrics.render(&self.stats, self.started.elapsed(), &extra);
         Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text).header("Cache-Control", "no-store")
     }

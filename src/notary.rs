@@ -166,6 +166,21 @@ impl Notary {
         Head { receipts: chain.offsets.len() as u64, head: chain.head.clone(), last_ts: chain.last_ts.clone() }
     }
 
+    /// Prometheus text: the chain's length (its last receipt number; numbers a repair cut count too, as they are
+    /// never issued again).
+    pub fn metrics(&self) -> String {
+        let mut out = String::new();
+        let name = "websearchd_notary_receipts";
+        crate::metrics::family(
+            &mut out,
+            name,
+            "gauge",
+            "Receipts the notary has numbered (its chain's last receipt number).",
+        );
+        out.push_str(&format!("{name} {}\n", self.head().receipts));
+        out
+    }
+
     pub fn issuer(&self) -> &str {
         &self.issuer
     }

@@ -405,6 +405,19 @@ fn the_endpoints_of_the_running_server() {
     assert_eq!((unknown.status, unknown.error_code().as_str()), (404, "layer_unknown"));
     assert!(unknown.json()["error"]["valid_slugs"].as_array().unwrap().iter().any(|s| s == "buques"));
     assert_eq!(server.request("POST", "/map/mapstate", &[], b"").status, 405);
+    // The layers in /metrics (issue 20: the dashboard's map panels).
+    let metrics = server.get("/metrics").text();
+    for line in [
+        "websearchd_map_layer_status{layer=\"terremotos\",status=\"ok\"} 1\n",
+        "websearchd_map_layer_status{layer=\"terremotos\",status=\"error\"} 0\n",
+        "websearchd_map_layer_status{layer=\"vuelos\",status=\"disabled\"} 1\n",
+        "websearchd_map_layer_objects{layer=\"terremotos\"} 8\n",
+        "websearchd_map_feed_requests_total{layer=\"terremotos\",source=\"usgs\",outcome=\"ok\"} 1\n",
+    ] {
+        assert!(metrics.contains(line), "{line} in {metrics}");
+    }
+    assert!(metrics.contains("websearchd_map_layer_age_seconds{layer=\"terremotos\"} "));
+    assert!(!metrics.contains("websearchd_map_layer_age_seconds{layer=\"vuelos\"}"), "no data, no age");
 }
 
 #[test]

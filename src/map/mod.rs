@@ -686,6 +686,53 @@ impl MapService {
         out
     }
 
+    /// Prometheus text: each layer's status (one series per status, 1 for the current one), objects, age, and its
+    /// feeds' outcomes.
+    pub fn metrics(&self) -> String {
+        use std::fmt::Write as _;
+        const STATUSES: [&str; 5] = ["pending", "ok", "stale", "error", "disabled"];
+        let now = self.clock.now_unix_ms();
+        let entries: Vec<Value> = self.layers.iter().map(|l| self.entry(l, now)).collect();
+        let mut out = String::new();
+        let name = "websearchd_map_layer_status";
+        crate::metrics::family(&mut out, name, "gauge", "1 for the map layer's current status, 0 for the others.");
+        for e in &entries {
+            for status in STATUSES {
+                let on = u8::from(field(e, "status") == status);
+                let _ = writeln!(
+                    out,
+                    "{name}{{layer=\"{}\",status=\"{status}\"}} {on}",
+                    field(e, "slug").as_str().unwrap_or("")
+                );
+            }
+        }
+        let name = "websearchd_map_layer_objects";
+        crate::metrics::family(&mut out, name, "gauge", "Objects the map layer serves.");
+        for e in &entries {
+            let _ =
+                writeln!(out, "{name}{{layer=\"{}\"}} {}", field(e, "slug").as_str().unwrap_or(""), field(e, "count"));
+        }
+        let name = "websearchd_map_layer_age_seconds";
+        crate::metrics::family(
+            &mut out,
+            name,
+            "gauge",
+            "Seconds since the map layer's data was fetched (layers with data).",
+        );
+        for e in entries.iter().filter(|e| field(e, "age_s").is_u64()) {
+            let _ =
+                writeln!(out, "{name}{{layer=\"{}\"}} {}", field(e, "slug").as_str().unwrap_or(""), field(e, "age_s"));
+        }
+        let name = "websearchd_map_feed_requests_total";
+        crate::metrics::family(&mut out, name, "counter", "Polls of the map's feeds, by layer, source and outcome.");
+        for (layer, source, _, (ok, error, _)) in self.feed_health() {
+            for (outcome, n) in [("ok", ok), ("error", error)] {
+                let _ = writeln!(out, "{name}{{layer=\"{layer}\",source=\"{source}\",outcome=\"{outcome}\"}} {n}");
+            }
+        }
+        out
+    }
+
     /// The layer catalogue for the plain-text guide: slug, name, source, licence, refresh, and why a layer is off.
     pub fn catalogue(&self) -> Vec<(&'static str, String)> {
         self.layers
