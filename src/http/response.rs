@@ -177,6 +177,7 @@ pub fn reason(status: u16) -> &'static str {
         200 => "OK",
         204 => "No Content",
         304 => "Not Modified",
+        308 => "Permanent Redirect",
         400 => "Bad Request",
         402 => "Payment Required",
         403 => "Forbidden",
@@ -238,6 +239,14 @@ mod tests {
             let mut out = Vec::new();
             push_decimal(&mut out, n);
             assert_eq!(out, n.to_string().as_bytes());
+        }
+    }
+
+    /// Every status the application answers with has its reason phrase (the map's `<map>` redirect is a 308).
+    #[test]
+    fn statuses_sent_have_their_reason_phrase() {
+        for status in [200, 204, 304, 308, 400, 402, 404, 405, 413, 429, 500, 502, 503, 504] {
+            assert!(!reason(status).is_empty(), "{status}");
         }
     }
 }
