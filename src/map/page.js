@@ -12,7 +12,12 @@
   // (positions are propagated when asked), so they are redrawn every minute.
   var REFRESH_MIN_S = 15, REFRESH_MAX_S = 3600, SATELLITES_REDRAW_S = 60, STATE_REFRESH_S = 60;
   var body = document.body;
-  var map = L.map('map', { worldCopyJump: true, minZoom: 1, zoomSnap: 0.25 }).fitBounds([[-55, -170], [72, 180]]);
+  var map = L.map('map', { worldCopyJump: true, minZoom: 1, zoomSnap: 0.25, maxBoundsViscosity: 1 })
+    .fitBounds([[-55, -170], [72, 180]]);
+  // No empty band beyond the poles (longitudes wrap); set once the view is, so that it moves the view inside.
+  map.setMaxBounds([[-85, -540], [85, 540]]);
+  // Leaflet follows the window's size, not its container's: the legend filling in resizes the map on a phone.
+  if (window.ResizeObserver) new ResizeObserver(function () { map.invalidateSize(); }).observe(map.getContainer());
   if (body.dataset.tiles) {
     L.tileLayer(body.dataset.tiles, { maxZoom: 12, attribution: body.dataset.attribution || '' }).addTo(map);
   }

@@ -194,6 +194,8 @@ try {
   check(await button.isVisible(), 'the legend button shows on a phone');
   await button.tap();
   check(!(await phone.page.locator('#side').isVisible()), 'the legend folds away');
+  await phone.page.waitForFunction(() => document.getElementById('map').getBoundingClientRect().height > 800);
+  check(true, 'and the map takes the whole screen');
   await button.tap();
   check(await phone.page.locator('#side').isVisible(), 'and comes back');
   if (shots) await phone.page.screenshot({ path: join(shots, 'map-phone.png') });
