@@ -726,7 +726,7 @@ impl McpDoor {
             ("web_search", resource("web_search", "ranked results from live public sources")),
             ("extract_page", resource("extract_page", "one public page's main content as markdown")),
         ];
-        let own = crate::config::origin_of(&config.public_url);
+        let own = crate::config::base_origin(&config.public_url);
         let origins = own.into_iter().chain(config.mcp_origins.iter().cloned()).collect();
         McpDoor { definitions: crate::mcp::tools::definitions(), resources, origins }
     }

@@ -1427,6 +1427,13 @@ pub fn origin_of(url: &str) -> Option<String> {
     valid.then(|| format!("{scheme}://{authority}"))
 }
 
+/// The origin of a base URL (its scheme and authority, whatever path follows: a public URL behind a proxy may have
+/// one), as browsers send it in `Origin`.
+pub fn base_origin(base: &str) -> Option<String> {
+    let (scheme, rest) = base.split_once("://")?;
+    origin_of(&format!("{scheme}://{}", rest.split('/').next()?))
+}
+
 fn valid_log_filter(filter: &str) -> bool {
     const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
     let is_level = |s: &str| LEVELS.contains(&s.to_ascii_lowercase().as_str());

@@ -278,3 +278,16 @@ fn bad_messages_get_the_json_rpc_error_they_should() {
     assert_eq!(raw(big.as_bytes(), &[json_type]).status, 413);
     assert_eq!(w.source.count("/html/"), 0);
 }
+
+/// A public URL with a path (behind a proxy): its own origin (scheme and host, without the path) may still call.
+#[test]
+fn a_public_url_with_a_path_keeps_its_own_origin() {
+    let w = world(&[("WEBSEARCHD_PUBLIC_URL", "https://search.example/websearch")]);
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": { "_meta": meta(json!({})) } });
+    let headers =
+        [("Origin", "https://search.example"), ("MCP-Protocol-Version", VERSION), ("Mcp-Method", "tools/list")];
+    let r = post(&w.server, &list, &headers);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let other = [("Origin", "https://other.example"), headers[1], headers[2]];
+    check_rpc_error(&post(&w.server, &list, &other), 403, -32_600);
+}
