@@ -256,7 +256,7 @@ fn bad_messages_get_the_json_rpc_error_they_should() {
     assert!(r.json()["error"]["data"]["supported"].as_array().unwrap().contains(&json!(VERSION)));
     let bare = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
     check_rpc_error(&post(s, &bare, &[("MCP-Protocol-Version", "2024-11-05")]), 400, -32_022);
-    check_rpc_error(&post(s, &bare, &[]), 400, -32_600);
+    check_rpc_error(&post(s, &bare, &[]), 400, -32_020);
     // An unknown method: 404 in 2026-07-28; an unknown tool: invalid params.
     check_rpc_error(&modern(s, "resources/list", json!({}), json!({})), 404, -32_601);
     let r = modern(s, "tools/call", json!({ "name": "nope", "arguments": {} }), json!({}));

@@ -149,8 +149,10 @@ fn era_of(req: &Request, message: &Value, modern: bool) -> Result<Option<&'stati
                 })
             }
         },
+        // 2026-07-28's Server Validation: a missing MCP-Protocol-Version is a HeaderMismatch (this server does not
+        // serve the revisions before 2025-06-18 that had no header).
         None => Err(RpcError::new(
-            INVALID_REQUEST,
+            HEADER_MISMATCH,
             format!(
                 "a request needs the MCP-Protocol-Version header (after initialize) or params._meta[{META_PROTOCOL_VERSION:?}]"
             ),
