@@ -787,7 +787,7 @@ impl Handler for NotaryOnly {
 }
 
 /// 415 unless the body is declared as `application/json` (parameters such as `charset=utf-8` are fine).
-fn require_json(req: &Request) -> Result<(), ApiError> {
+pub(crate) fn require_json(req: &Request) -> Result<(), ApiError> {
     let media_type = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
     match media_type {
         Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(()),

@@ -233,6 +233,7 @@ fn bad_messages_get_the_json_rpc_error_they_should() {
     check_rpc_error(&raw(b"{not json", &[json_type]), 400, -32_700);
     check_rpc_error(&raw(b"[]", &[json_type]), 400, -32_600);
     check_rpc_error(&raw(b"{}", &[("Content-Type", "text/plain")]), 415, -32_600);
+    check_rpc_error(&raw(b"{}", &[]), 415, -32_600);
     // Headers that disagree with the body, or are missing.
     let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": { "_meta": meta(json!({})) } });
     check_rpc_error(&post(s, &list, &[("MCP-Protocol-Version", VERSION)]), 400, -32_020);

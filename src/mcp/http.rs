@@ -75,10 +75,8 @@ pub fn handle(door: &Door<'_>, req: &Request) -> (Response, Payer) {
 }
 
 fn post(door: &Door<'_>, req: &Request) -> (Response, Payer) {
-    let media_type = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
-    if !media_type.is_some_and(|t| t.eq_ignore_ascii_case("application/json")) {
-        let e = RpcError::new(INVALID_REQUEST, "Content-Type must be application/json");
-        return (rpc_error(415, &e), None);
+    if let Err(e) = crate::app::require_json(req) {
+        return (rpc_error(e.status, &RpcError::new(INVALID_REQUEST, e.message)), None);
     }
     let message = match super::parse(&req.body) {
         Ok(m) => m,
