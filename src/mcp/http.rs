@@ -229,12 +229,12 @@ impl Paid<'_, '_> {
             Refusal::Challenge { terms, error, .. } => {
                 ToolResult::payment_required(self.door.gate.payment_required(&terms, resource, error.as_ref()))
             }
-            Refusal::Error(mut e) => {
-                if let Some((_, after)) = e.headers.iter().find(|(n, _)| *n == "Retry-After") {
-                    let seconds: u64 = after.parse().unwrap_or(0);
-                    e = e.clone().detail("retry_after_s", seconds);
-                }
-                failed(&e)
+            Refusal::Error(e) => {
+                let after = e.headers.iter().find(|(n, _)| *n == "Retry-After").map(|(_, s)| s.parse().unwrap_or(0u64));
+                failed(&match after {
+                    Some(seconds) => e.detail("retry_after_s", seconds),
+                    None => e,
+                })
             }
         }
     }
