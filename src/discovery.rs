@@ -318,7 +318,7 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         "path": "/mcp",
         "url": mcp_url,
         "protocol": "MCP Streamable HTTP",
-        "protocolVersions": crate::mcp::MODERN_VERSIONS.iter().chain(crate::mcp::HANDSHAKE_VERSIONS.iter().rev()).collect::<Vec<_>>(),
+        "protocolVersions": crate::mcp::supported_versions(),
         "tools": ["web_search", "extract_page"],
         "payment": mcp_payment,
     });

@@ -17,7 +17,7 @@
 //! object as its structured content and text, or the `payment_required` result of the `org.x402/payment` extension
 //! for a client that advertises it.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::tools::{failed, Job, Parts};
 use super::{
@@ -138,14 +138,7 @@ fn era_of(req: &Request, message: &Value, modern: bool) -> Result<Option<&'stati
             None if MODERN_VERSIONS.contains(&v) => {
                 Err(mismatch("MCP-Protocol-Version", Some(v), None))
             }
-            None => {
-                let supported: Vec<&str> = MODERN_VERSIONS.iter().chain(HANDSHAKE_VERSIONS.iter().rev()).copied().collect();
-                Err(RpcError {
-                    code: UNSUPPORTED_PROTOCOL_VERSION,
-                    message: "Unsupported protocol version".into(),
-                    data: Some(json!({ "supported": supported, "requested": v })),
-                })
-            }
+            None => Err(super::unsupported_version(v)),
         },
         // 2026-07-28's Server Validation: a missing MCP-Protocol-Version is a HeaderMismatch (this server does not
         // serve the revisions before 2025-06-18 that had no header).

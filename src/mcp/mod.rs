@@ -293,12 +293,21 @@ fn modern_envelope(params: &Map<String, Value>) -> Result<(), RpcError> {
     if MODERN_VERSIONS.contains(&version) {
         return Ok(());
     }
-    let supported: Vec<&str> = MODERN_VERSIONS.iter().chain(HANDSHAKE_VERSIONS.iter().rev()).copied().collect();
-    Err(RpcError {
+    Err(unsupported_version(version))
+}
+
+/// Every protocol version served, newest first.
+pub fn supported_versions() -> Vec<&'static str> {
+    MODERN_VERSIONS.iter().chain(HANDSHAKE_VERSIONS.iter().rev()).copied().collect()
+}
+
+/// The answer to a request in a version this server does not serve: the ones it does.
+pub fn unsupported_version(requested: &str) -> RpcError {
+    RpcError {
         code: UNSUPPORTED_PROTOCOL_VERSION,
         message: "Unsupported protocol version".into(),
-        data: Some(json!({ "supported": supported, "requested": version })),
-    })
+        data: Some(json!({ "supported": supported_versions(), "requested": requested })),
+    }
 }
 
 fn server_info() -> Value {
