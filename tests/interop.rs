@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::pay::{Facilitator, Payer, PAY_TO};
+use common::pay::{paid_env, Facilitator, Payer, PAY_TO};
 use common::upstream::{Answer, Upstream};
 use common::{own_fixture, Server};
 use serde_json::Value;
@@ -195,15 +195,7 @@ fn the_official_mcp_client_pays_over_streamable_http() {
     let Some(python) = python() else { return };
     let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
     let facilitator = Facilitator::start();
-    let (html, fac) = (source.url("/html/"), facilitator.url());
-    let server = Server::start(&[
-        ("WEBSEARCHD_SOURCES", "ddg_html"),
-        ("WEBSEARCHD_DDG_HTML_URL", &html),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
-        ("WEBSEARCHD_PAY_TO", PAY_TO),
-        ("WEBSEARCHD_FACILITATOR_URL", &fac),
-        ("WEBSEARCHD_PUBLIC_URL", "https://search.example"),
-    ]);
+    let server = Server::start(&common::pairs(&paid_env(source.url("/html/"), facilitator.url())));
     let query = "rust at the edge";
     let stdout = run_script(&python, "mcp_http_client.py", &[&format!("http://{}/mcp", server.addr), query]);
     let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
