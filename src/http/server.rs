@@ -891,7 +891,12 @@ fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent
     conn.served = conn.served.saturating_add(1);
     // After the client's EOF, the answer to the last request it sent says `close` (bytes left in the buffer then
     // are taken for one more request; if they are not a complete one, the connection closes after this answer all
-    // the same).
+    // the same). A worker's answer comes long after the read that took the request, so an EOF that came meanwhile
+    // (a client that pipelines and half-closes) is looked for with a peek, which takes nothing: one call on the
+    // worker's path only, the reactor's answers follow their read at once.
+    if may_block && !conn.input_closed && conn.buf.is_empty() {
+        conn.input_closed = matches!(conn.stream.peek(&mut [0u8; 1]), Ok(0));
+    }
     let last = conn.input_closed && conn.buf.is_empty();
     let keep =
         keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed) && !last;
