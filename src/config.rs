@@ -581,7 +581,7 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_LOG",
         default: "info",
         allowed: "off, error, warn, info, debug, trace, or a list like `info,websearchd::http=debug`",
-        meaning: "Log level filter (RUST_LOG is read when this is unset).",
+        meaning: "Log level filter (RUST_LOG is read when this is unset). Release builds compile debug and trace out.",
     },
 ];
 
