@@ -140,6 +140,7 @@ fn the_page_in_chromium_draws_the_recorded_layers() {
         .env("WS_EXPECT", expected.to_string())
         .env("WS_ERROR_SLUG", "buques")
         .env("WS_DISABLED_SLUG", "conflictos")
+        .env("WS_HUNG_SLUG", "fondo-marino")
         .env("WS_SCREENSHOT_DIR", &shots)
         .env("WS_CHROMIUM", &tools.chromium)
         .output()

@@ -11,6 +11,8 @@
   // The fastest a layer is asked again, and the slowest (seconds); satellites move between two of their polls
   // (positions are propagated when asked), so they are redrawn every minute.
   var REFRESH_MIN_S = 15, REFRESH_MAX_S = 3600, SATELLITES_REDRAW_S = 60, STATE_REFRESH_S = 60;
+  // The longest a read of ours may take: a hung one would stop its layer's (or the legend's) refreshes.
+  var FETCH_TIMEOUT_S = 30;
   var body = document.body;
   var map = L.map('map', { worldCopyJump: true, minZoom: 1, zoomSnap: 0.25, maxBoundsViscosity: 1 })
     .fitBounds([[-55, -170], [72, 180]]);
@@ -56,7 +58,7 @@
     legend.append(div);
     var layer = {
       slug: slug, entry: entry, group: L.layerGroup().addTo(map), box: box, status: status, meta: meta, why: why,
-      fetchedAt: Date.now(), error: null, timer: null
+      fetchedAt: Date.now(), error: null, polling: false
     };
     box.addEventListener('change', function () {
       if (box.checked) map.addLayer(layer.group); else map.removeLayer(layer.group);
@@ -158,14 +160,14 @@
   }
 
   function getJSON(url) {
-    return fetch(url, { cache: 'no-store' }).then(function (r) {
+    return fetch(url, { cache: 'no-store', signal: AbortSignal.timeout(FETCH_TIMEOUT_S * 1000) }).then(function (r) {
       if (!r.ok) throw new Error('HTTP ' + r.status);
       return r.json();
     });
   }
 
+  // One read at a time per layer: the next is scheduled when this one has ended, however it ended.
   function refresh(layer) {
-    clearTimeout(layer.timer);
     getJSON('api/capa/' + encodeURIComponent(layer.slug)).then(function (data) {
       layer.entry = data.layer;
       layer.fetchedAt = Date.now();
@@ -174,10 +176,10 @@
     }).catch(function (e) {
       layer.error = String(e && e.message || e);
     }).then(function () {
-      render(layer);
       var every = layer.entry.kind === 'satellites' ? SATELLITES_REDRAW_S : layer.entry.refresh_s;
       every = Math.min(REFRESH_MAX_S, Math.max(REFRESH_MIN_S, Number(every) || REFRESH_MAX_S));
-      layer.timer = setTimeout(function () { refresh(layer); }, every * 1000);
+      setTimeout(function () { refresh(layer); }, every * 1000);
+      render(layer);
     });
   }
 
@@ -186,11 +188,13 @@
       (state && state.layers || []).forEach(function (entry) {
         var layer = layers[entry.slug];
         if (!layer) layer = layers[entry.slug] = row(entry);
-        var first = layer.timer === null;
         layer.entry = entry;
         layer.fetchedAt = Date.now();
         render(layer);
-        if (entry.active && first) refresh(layer);
+        if (entry.active && !layer.polling) {
+          layer.polling = true;
+          refresh(layer);
+        }
       });
       notice.textContent = '';
     }).catch(function (e) {

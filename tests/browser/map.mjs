@@ -4,7 +4,8 @@
 // plain PNG; any other request that leaves the loopback server is refused and reported.
 //
 // Environment: WS_BASE (http://127.0.0.1:port/map), WS_EXPECT (JSON {slug: objects}), WS_ERROR_SLUG (a layer in
-// error), WS_DISABLED_SLUG (a layer disabled), WS_SCREENSHOT_DIR, WS_CHROMIUM (default /usr/bin/chromium).
+// error), WS_DISABLED_SLUG (a layer disabled), WS_HUNG_SLUG (a layer whose reads are made to hang),
+// WS_SCREENSHOT_DIR, WS_CHROMIUM (default /usr/bin/chromium).
 // Prints what it checked; exits 1 with the reasons when a check fails.
 import { chromium } from 'playwright-core';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -68,7 +69,8 @@ function tile() {
 const TILE = tile();
 const origin = new URL(base).origin;
 
-async function open(browser, options) {
+// `prepare(context)` runs before the page opens (routes of its own, which are asked first; a clock).
+async function open(browser, options, prepare) {
   const context = await browser.newContext(options);
   // The last route registered is asked first: anything else leaving the service is refused and reported.
   await context.route(() => true, (route) => {
@@ -93,6 +95,7 @@ async function open(browser, options) {
       headers: { 'Access-Control-Allow-Origin': '*' },
     });
   });
+  if (prepare) await prepare(context);
   const page = await context.newPage();
   page.on('console', (m) => {
     if (m.type() === 'error' || m.type() === 'warning') problems.push('console ' + m.type() + ': ' + m.text());
@@ -200,6 +203,23 @@ try {
   check(await phone.page.locator('#side').isVisible(), 'and comes back');
   if (shots) await phone.page.screenshot({ path: join(shots, 'map-phone.png') });
   await phone.context.close();
+
+  // A layer whose reads hang: the page's clock runs five minutes (five rounds of the legend's refresh), and the
+  // layer never has more than one read in flight.
+  const hung = env.WS_HUNG_SLUG;
+  let inFlight = 0, mostInFlight = 0, reads = 0;
+  const slow = await open(browser, { viewport: { width: 800, height: 600 } }, async (context) => {
+    await context.clock.install();
+    await context.route(base + '/api/capa/' + hung, () => {
+      reads++;
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+    });
+    context.on('requestfailed', (r) => { if (r.url().endsWith('/api/capa/' + hung)) inFlight--; });
+  });
+  await drawn(slow.page, { ...expected, [hung]: 0 }, 'the other layers drawn while one hangs');
+  await slow.page.clock.runFor(5 * 60 * 1000);
+  check(reads >= 1 && mostInFlight === 1, `${hung} read while hung: ${reads} read(s), at most ${mostInFlight} in flight`);
+  await slow.context.close();
 } catch (e) {
   failures.push('the run stopped: ' + (e && e.stack || e));
 } finally {
