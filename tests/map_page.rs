@@ -29,9 +29,9 @@ fn the_page_its_script_and_its_headers() {
     let csp = page.header("content-security-policy").expect("a CSP");
     for directive in [
         "default-src 'none'",
-        "script-src 'self' https://unpkg.com;",
+        "script-src 'self' https://unpkg.com/leaflet@1.9.4/dist/;",
         "connect-src 'self';",
-        "img-src 'self' https://tile.openstreetmap.org https://unpkg.com;",
+        "img-src 'self' https://tile.openstreetmap.org https://unpkg.com/leaflet@1.9.4/dist/;",
         "frame-ancestors 'none'",
     ] {
         assert!(csp.contains(directive), "{directive} in {csp}");
@@ -66,7 +66,9 @@ fn the_page_its_script_and_its_headers() {
     assert!(page.text().contains("data-tiles=\"\""));
     let csp = page.header("content-security-policy").unwrap();
     assert!(
-        csp.contains("script-src 'self' http://127.0.0.1:9;") && csp.contains("img-src 'self'  http://127.0.0.1:9;")
+        csp.contains("script-src 'self' http://127.0.0.1:9/vendor/leaflet/;")
+            && csp.contains("img-src 'self'  http://127.0.0.1:9/vendor/leaflet/;"),
+        "{csp}"
     );
     let refused = std::process::Command::new(common::binary())
         .arg("check-config")

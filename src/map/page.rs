@@ -2,7 +2,7 @@
 //! (no build step, no framework). The page draws the layers of `<map>/mapstate` and `<map>/api/capa/<slug>` on a
 //! Leaflet map. Leaflet and the base tiles load from configurable URLs (a public CDN and OpenStreetMap's tiles by
 //! default); Leaflet is pinned with Subresource Integrity, so an operator's own copy must be the same bytes. The page
-//! is sent with a strict Content-Security-Policy: scripts and styles from this service and the asset origin only
+//! is sent with a strict Content-Security-Policy: scripts and styles from this service and the assets' folder only
 //! (our one inline `<style>` by its hash, no inline script), images from the tile origin, connections to this
 //! service only.
 //!
@@ -102,12 +102,13 @@ impl Page {
             // `&` is the one URL byte taken that HTML reads specially (`?a=1&amp;b` would lose its `amp;`).
             .replace("{{TILES}}", &tiles.replace('&', "&amp;"))
             .replace("{{TILES_ATTRIBUTION}}", attribution);
-        let asset_origin = origin(assets).unwrap_or("");
+        // The assets by their folder, not their origin: a public CDN serves every package's scripts from one origin.
+        let asset_dir = format!("{assets}/");
         let tile_origin = settings.tiles_url.as_deref().and_then(origin).unwrap_or("");
         let style = style_hash(&html);
         let csp = format!(
-            "default-src 'none'; script-src 'self' {asset_origin}; style-src 'self' {asset_origin} '{style}'; \
-             img-src 'self' {tile_origin} {asset_origin}; connect-src 'self'; base-uri 'none'; form-action 'none'; \
+            "default-src 'none'; script-src 'self' {asset_dir}; style-src 'self' {asset_dir} '{style}'; \
+             img-src 'self' {tile_origin} {asset_dir}; connect-src 'self'; base-uri 'none'; form-action 'none'; \
              frame-ancestors 'none'"
         );
         Page { html, csp }
@@ -154,8 +155,9 @@ mod tests {
         assert!(!page.html().contains("{{"), "every placeholder is filled");
         assert!(!page.html().contains("<script>"), "no inline script");
         let csp = page.csp();
-        assert!(csp.contains("script-src 'self' https://unpkg.com;"), "{csp}");
-        assert!(csp.contains("img-src 'self' https://tile.openstreetmap.org https://unpkg.com;"), "{csp}");
+        assert!(csp.contains("script-src 'self' https://unpkg.com/leaflet@1.9.4/dist/;"), "{csp}");
+        assert!(csp.contains("style-src 'self' https://unpkg.com/leaflet@1.9.4/dist/ 'sha256-"), "{csp}");
+        assert!(csp.contains("img-src 'self' https://tile.openstreetmap.org https://unpkg.com/leaflet@1.9.4/dist/;"));
         assert!(csp.contains("connect-src 'self';"), "{csp}");
         assert!(!csp.contains("unsafe"), "{csp}");
         // The style's hash is the one of the text between the tags.
@@ -168,8 +170,10 @@ mod tests {
         };
         let page = Page::new(&own);
         assert!(page.html().contains("src=\"http://127.0.0.1:9000/vendor/leaflet/leaflet.js\""));
-        assert!(page.csp().contains("script-src 'self' http://127.0.0.1:9000;"), "{}", page.csp());
-        assert!(page.csp().contains("img-src 'self' https://tiles.example.org:8443 http://127.0.0.1:9000;"));
+        assert!(page.csp().contains("script-src 'self' http://127.0.0.1:9000/vendor/leaflet/;"), "{}", page.csp());
+        assert!(page
+            .csp()
+            .contains("img-src 'self' https://tiles.example.org:8443 http://127.0.0.1:9000/vendor/leaflet/;"));
         let keyed = Settings { tiles_url: Some("https://t.example/{z}/{x}/{y}.png?a=1&amp=2".into()), ..own.clone() };
         assert!(Page::new(&keyed).html().contains("data-tiles=\"https://t.example/{z}/{x}/{y}.png?a=1&amp;amp=2\""));
         let none = Page::new(&Settings { tiles_url: None, ..own });
