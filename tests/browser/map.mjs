@@ -121,6 +121,22 @@ async function drawn(page, want, what) {
 
 const text = (page, selector) => page.locator(selector).innerText();
 
+// The base map's tiles cover the map from its top to its bottom: no empty band beyond the poles. Waited for, since
+// Leaflet pans back inside the world with an animation after the map's size changes.
+async function noBand(page, what) {
+  try {
+    await page.waitForFunction(() => {
+      const map = document.getElementById('map').getBoundingClientRect();
+      const tiles = [...document.querySelectorAll('#map .leaflet-tile-loaded')].map((t) => t.getBoundingClientRect());
+      return tiles.length > 0 && Math.min(...tiles.map((t) => t.top)) <= map.top + 1 &&
+        Math.max(...tiles.map((t) => t.bottom)) >= map.bottom - 1;
+    }, null, { timeout: WAIT_MS });
+    check(true, what);
+  } catch {
+    check(false, what);
+  }
+}
+
 const browser = await chromium.launch({
   executablePath: env.WS_CHROMIUM || '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -163,6 +179,7 @@ try {
   check(point !== null, 'an earthquake can be clicked');
   if (point) {
     await page.mouse.click(point.x, point.y);
+    await page.locator('#props').waitFor({ state: 'visible', timeout: WAIT_MS });
     const panel = await text(page, '#props');
     const id = (panel.match(/^id\s+(\S+)$/m) || [])[1];
     const quake = quakes.features.find((f) => f.properties.id === id);
@@ -193,6 +210,7 @@ try {
   await drawn(phone.page, expected, 'objects drawn on a phone');
   const box = await phone.page.locator('#map').boundingBox();
   check(box && box.width === 390 && box.height > 400, `the map fills a phone's width (${JSON.stringify(box)})`);
+  await noBand(phone.page, 'the tiles fill the map from top to bottom');
   const button = phone.page.locator('#toggle');
   check(await button.isVisible(), 'the legend button shows on a phone');
   await button.tap();
@@ -201,6 +219,7 @@ try {
   check(true, 'and the map takes the whole screen');
   await button.tap();
   check(await phone.page.locator('#side').isVisible(), 'and comes back');
+  await noBand(phone.page, 'and the tiles fill the map again');
   if (shots) await phone.page.screenshot({ path: join(shots, 'map-phone.png') });
   await phone.context.close();
 
