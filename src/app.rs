@@ -56,6 +56,8 @@ struct Fixed {
     documents: HashMap<&'static str, [Arc<Prepared>; 2]>,
     /// CORS preflights, by their `Access-Control-Allow-Methods`.
     preflights: Vec<(&'static str, Arc<Prepared>)>,
+    /// The map page's paths (`<map>`, `<map>/`, `<map>/map.js`) and their answers; empty with the map off.
+    map_page: Vec<(String, Arc<Prepared>)>,
 }
 
 impl Fixed {
@@ -71,11 +73,19 @@ impl Fixed {
             .map(|(path, doc)| (path, [fix(document_response(doc, false)), fix(document_response(doc, true))]))
             .collect();
         let preflights = Route::ALLOW.iter().map(|methods| (*methods, fix(preflight(methods)))).collect();
+        let map_page = (app.config.map_path.iter())
+            .flat_map(|base| ["", "/", "/map.js"].map(|rest| format!("{base}{rest}")))
+            .map(|path| {
+                let answer = fix(app.map_page(&path));
+                (path, answer)
+            })
+            .collect();
         Fixed {
             search_challenge: challenge(&app.search_resource),
             notary_challenge: app.notary.as_ref().and_then(|_| challenge(&app.notary_resource)),
             documents,
             preflights,
+            map_page,
         }
     }
 }
@@ -225,6 +235,7 @@ impl App {
                 notary_challenge: None,
                 documents: HashMap::new(),
                 preflights: Vec::new(),
+                map_page: Vec::new(),
             },
         };
         app.fixed = Fixed::build(&app);
@@ -308,7 +319,7 @@ impl App {
             (Route::CoreMeshgraph, "GET" | "HEAD") => self.core(req, |app| app.meshgraph()),
             (Route::MapState, "GET" | "HEAD") => Ok(self.map_state()),
             (Route::MapLayer, "GET" | "HEAD") => self.map_layer(req),
-            (Route::MapPage, "GET" | "HEAD") => Ok(self.map_page(req)),
+            (Route::MapPage, "GET" | "HEAD") => Ok(self.map_page(&req.path)),
             _ => Err(ApiError::method_not_allowed(method, allow)),
         }
     }
@@ -356,8 +367,8 @@ impl App {
         document_response(doc, fresh(req, &doc.etag))
     }
 
-    /// What the reactor answers from `Fixed` without a worker: documents, preflights, and the challenge to a call
-    /// that is certain to get it (`unpaid_challenge`). `None` for the rest.
+    /// What the reactor answers from `Fixed` without a worker: documents, the map page, preflights, and the challenge
+    /// to a call that is certain to get it (`unpaid_challenge`). `None` for the rest.
     fn fixed_reply(&self, req: &Request) -> Option<Arc<Prepared>> {
         let route = self.route_of(&req.path);
         let fixed = &self.fixed;
@@ -366,6 +377,9 @@ impl App {
             (_, "OPTIONS") => {
                 let allow = route.allow()?;
                 fixed.preflights.iter().find(|(m, _)| *m == allow).map(|(_, p)| p.clone())
+            }
+            (Route::MapPage, "GET" | "HEAD") => {
+                fixed.map_page.iter().find(|(path, _)| *path == req.path).map(|(_, answer)| answer.clone())
             }
             (Route::Document, "GET" | "HEAD") => {
                 let [full, not_modified] = fixed.documents.get(req.path.as_str())?;
@@ -550,9 +564,9 @@ impl App {
 
     /// `<map>/`: the page, with its CSP; `<map>/map.js`: its script; `<map>`: a redirect to `<map>/`, so that the
     /// page's relative addresses (`mapstate`, `api/capa/<slug>`) resolve under the map's path.
-    fn map_page(&self, req: &Request) -> Response {
+    fn map_page(&self, path: &str) -> Response {
         let base = self.config.map_path.as_deref().unwrap_or("/map");
-        let response = match req.path.strip_prefix(base).unwrap_or("") {
+        let response = match path.strip_prefix(base).unwrap_or("") {
             "" => return Response::new(308, "text/plain", Vec::new()).header("Location", format!("{base}/")),
             "/map.js" => Response::new(200, "text/javascript; charset=utf-8", crate::map::page::Page::script()),
             _ => Response::new(200, "text/html; charset=utf-8", self.map_page.html())
@@ -886,8 +900,8 @@ impl Handler for App {
 
     /// Answered without a worker: `/health` (it reads counters and the breakers' in-memory state, locks that are
     /// never held across I/O, and must answer while every worker waits on an upstream), and what `Fixed` holds (the
-    /// documents, the preflights, the challenge to an unpaid call that no free rule can let through). A call with a
-    /// payment, or one a free rule might admit, goes to a worker.
+    /// documents, the map page, the preflights, the challenge to an unpaid call that no free rule can let through).
+    /// A call with a payment, or one a free rule might admit, goes to a worker.
     fn handle_inline(&self, request: &Request) -> Option<Reply> {
         let health =
             matches!(request.method.as_str(), "GET" | "HEAD") && matches!(self.route_of(&request.path), Route::Health);

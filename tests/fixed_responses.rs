@@ -157,6 +157,9 @@ fn the_reactor_answers_what_a_worker_would() {
         request("GET", "/openapi.json", &[], b""),
         request("OPTIONS", "/core/state", &[], b""),
         request("OPTIONS", "/notary/service", &[], b""),
+        request("GET", "/map/", &[], b""),
+        request("GET", "/map/map.js", &[], b""),
+        request("GET", "/map", &[], b""),
     ];
     for req in &same {
         let inline =
@@ -183,6 +186,7 @@ fn the_reactor_answers_what_a_worker_would() {
         request("POST", "/service", &json, br#"{"query":""}"#),
         request("POST", "/service", &[], br#"{"query":"q"}"#),
         request("GET", "/metrics", &[], b""),
+        request("GET", "/map/mapstate", &[], b""),
         request("GET", "/nowhere", &[], b""),
     ] {
         assert!(app.handle_inline(&req).is_none(), "{} {} {:?}", req.method, req.path, req.headers);
