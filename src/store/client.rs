@@ -168,19 +168,55 @@ impl Error {
     }
 }
 
-trait Stream: Read + Write + Send {
-    fn socket(&self) -> &TcpStream;
+/// A connection's socket: every read and write ends by the call's deadline. Each operation is armed with the time
+/// left, so loops of several (rustls reading a record or shaking hands, `write_all` against a slow reader) end by it
+/// too, not one timeout per operation later.
+struct Socket {
+    tcp: TcpStream,
+    deadline: Instant,
 }
 
-impl Stream for TcpStream {
-    fn socket(&self) -> &TcpStream {
+impl Socket {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.left()?))?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.left()?))?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+trait Stream: Read + Write + Send {
+    fn socket(&mut self) -> &mut Socket;
+}
+
+impl Stream for Socket {
+    fn socket(&mut self) -> &mut Socket {
         self
     }
 }
 
-impl Stream for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
-    fn socket(&self) -> &TcpStream {
-        &self.sock
+impl Stream for rustls::StreamOwned<rustls::ClientConnection, Socket> {
+    fn socket(&mut self) -> &mut Socket {
+        &mut self.sock
     }
 }
 
@@ -200,13 +236,12 @@ impl Conn {
             let args: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
             resp::encode(&args, &mut out);
         }
-        self.timeouts(deadline)?;
+        self.stream.socket().deadline = deadline;
         self.stream.write_all(&out).and_then(|()| self.stream.flush()).map_err(|e| Error::io(&e))?;
         let mut replies = Vec::with_capacity(commands.len());
         let mut buf = vec![0u8; READ_CHUNK_BYTES];
         while replies.len() < commands.len() {
             if self.pending.is_empty() {
-                self.timeouts(deadline)?;
                 let n = self.stream.read(&mut buf).map_err(|e| Error::io(&e))?;
                 if n == 0 {
                     return Err(Error::Io("the server closed the connection".into()));
@@ -218,18 +253,6 @@ impl Conn {
             replies.extend(reply);
         }
         Ok(replies)
-    }
-
-    fn timeouts(&self, deadline: Instant) -> Result<(), Error> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Error::Io("timed out".into()));
-        }
-        let socket = self.stream.socket();
-        socket
-            .set_read_timeout(Some(left))
-            .and_then(|()| socket.set_write_timeout(Some(left)))
-            .map_err(|e| Error::io(&e))
     }
 }
 
@@ -342,6 +365,7 @@ impl Client {
         }
         let socket = socket.ok_or(last)?;
         socket.set_nodelay(true).map_err(|e| Error::io(&e))?;
+        let socket = Socket { tcp: socket, deadline };
         let stream: Box<dyn Stream> = match &self.tls {
             None => Box::new(socket),
             Some(config) => {
@@ -460,5 +484,29 @@ mod tests {
         ] {
             check(bad, None);
         }
+    }
+
+    /// A server that reads slowly: a large command is cut at the call's deadline, not one write timeout per partial
+    /// write later (`write_all` goes on while each write makes some progress).
+    #[test]
+    fn a_slow_reader_costs_a_call_its_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut buf = vec![0u8; 32 * 1_024];
+            while conn.read(&mut buf).is_ok_and(|n| n > 0) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let timeout = Duration::from_millis(300);
+        let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
+        let client = Client::new(Settings { url, timeout, connections_max: 1, ca_file: None }).unwrap();
+        let value = vec![b'x'; 32 << 20];
+        let started = Instant::now();
+        let result = client.call(&[vec![b"SET".to_vec(), b"k".to_vec(), value]]);
+        assert_eq!(result, Err(Error::Io("timed out".into())));
+        assert!(started.elapsed() < timeout + Duration::from_millis(1_500), "{:?}", started.elapsed());
+        assert_eq!(client.open(), 0, "the connection is dropped");
     }
 }
