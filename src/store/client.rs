@@ -9,7 +9,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -256,14 +256,21 @@ impl Conn {
     }
 }
 
+/// The connections: those idle, and how many are open (idle or in use), never more than `connections_max`.
+#[derive(Default)]
+struct Pool {
+    idle: Vec<Conn>,
+    open: usize,
+}
+
 /// The client: a pool of at most `connections_max` connections, opened on demand, dropped on any error (the next
 /// call opens a new one: reconnection needs no restart).
 pub struct Client {
     settings: Settings,
     tls: Option<Arc<rustls::ClientConfig>>,
-    idle: Mutex<Vec<Conn>>,
+    pool: Mutex<Pool>,
+    /// A connection came back or its place was freed (the pool changed under its lock: no waiter misses either).
     returned: Condvar,
-    open: AtomicUsize,
     /// A host name lookup is running (at most one: a hung resolver costs one thread, not one per call).
     resolving: Arc<AtomicBool>,
 }
@@ -274,9 +281,8 @@ impl Client {
         Ok(Client {
             settings,
             tls,
-            idle: Mutex::new(Vec::new()),
+            pool: Mutex::new(Pool::default()),
             returned: Condvar::new(),
-            open: AtomicUsize::new(0),
             resolving: Arc::new(AtomicBool::new(false)),
         })
     }
@@ -304,43 +310,52 @@ impl Client {
 
     /// Connections open now.
     pub fn open(&self) -> usize {
-        self.open.load(Ordering::Relaxed)
+        self.pool().open
+    }
+
+    fn pool(&self) -> std::sync::MutexGuard<'_, Pool> {
+        self.pool.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn checkout(&self, deadline: Instant) -> Result<Conn, Error> {
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pool = self.pool();
         loop {
-            if let Some(conn) = idle.pop() {
+            if let Some(conn) = pool.idle.pop() {
                 return Ok(conn);
             }
-            if self.open.load(Ordering::Relaxed) < self.settings.connections_max {
-                self.open.fetch_add(1, Ordering::Relaxed);
-                drop(idle);
+            if pool.open < self.settings.connections_max {
+                pool.open += 1;
+                drop(pool);
                 return self.connect(deadline).inspect_err(|_| self.discard());
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(Error::Busy);
             }
-            idle = self.returned.wait_timeout(idle, left).unwrap_or_else(|p| p.into_inner()).0;
+            pool = self.returned.wait_timeout(pool, left).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
     fn checkin(&self, conn: Conn) {
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+        self.pool().idle.push(conn);
         self.returned.notify_one();
     }
 
     /// A connection was dropped: its place is free.
     fn discard(&self) {
-        self.open.fetch_sub(1, Ordering::Relaxed);
+        let mut pool = self.pool();
+        pool.open = pool.open.saturating_sub(1);
+        drop(pool);
         self.returned.notify_one();
     }
 
     /// Drops every idle connection (after a failure, those may be dead too: the next call connects anew).
     pub fn reset(&self) {
-        let dropped = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
-        self.open.fetch_sub(dropped.len(), Ordering::Relaxed);
+        let mut pool = self.pool();
+        let dropped = std::mem::take(&mut pool.idle);
+        pool.open = pool.open.saturating_sub(dropped.len());
+        drop(pool);
+        drop(dropped);
         self.returned.notify_all();
     }
 
@@ -508,5 +523,38 @@ mod tests {
         assert_eq!(result, Err(Error::Io("timed out".into())));
         assert!(started.elapsed() < timeout + Duration::from_millis(1_500), "{:?}", started.elapsed());
         assert_eq!(client.open(), 0, "the connection is dropped");
+    }
+
+    /// A call waiting for a connection (all in use) takes the place of one that failed as soon as it is freed.
+    #[test]
+    fn a_waiting_call_takes_the_place_of_a_failed_connection() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (asked, asked_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // The first connection reads its command and closes without a reply; the next answers each command.
+            let (mut first, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 1_024];
+            let _ = first.read(&mut buf);
+            asked.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(150));
+            drop(first);
+            let (mut next, _) = listener.accept().unwrap();
+            while next.read(&mut buf).is_ok_and(|n| n > 0) {
+                let _ = next.write_all(b"+OK\r\n");
+            }
+        });
+        let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
+        let timeout = Duration::from_secs(5);
+        let client = Arc::new(Client::new(Settings { url, timeout, connections_max: 1, ca_file: None }).unwrap());
+        let ping = || vec![b"PING".to_vec()];
+        let c2 = client.clone();
+        let failing = std::thread::spawn(move || c2.call(&[ping()]));
+        asked_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let started = Instant::now();
+        assert_eq!(client.call(&[ping()]), Ok(vec![Reply::Status("OK".into())]));
+        assert!(started.elapsed() < timeout / 2, "{:?}", started.elapsed());
+        assert!(matches!(failing.join().unwrap(), Err(Error::Io(_))));
+        assert_eq!(client.open(), 1);
     }
 }
