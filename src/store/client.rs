@@ -252,6 +252,11 @@ impl Conn {
             self.pending.drain(..used);
             replies.extend(reply);
         }
+        // More than was asked for: the server is not answering these commands (a broken server or proxy); a reply
+        // read later on this connection would be taken for another command's.
+        if !self.pending.is_empty() {
+            return Err(Error::Protocol(format!("{} bytes after the last reply", self.pending.len())));
+        }
         Ok(replies)
     }
 }
@@ -556,5 +561,30 @@ mod tests {
         assert!(started.elapsed() < timeout / 2, "{:?}", started.elapsed());
         assert!(matches!(failing.join().unwrap(), Err(Error::Io(_))));
         assert_eq!(client.open(), 1);
+    }
+
+    /// A server that sends more replies than commands: the call fails and its connection is not used again (the
+    /// extra reply would be read as the next command's).
+    #[test]
+    fn a_reply_too_many_drops_the_connection() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for (n, conn) in listener.incoming().enumerate() {
+                let mut conn = conn.unwrap();
+                let mut buf = [0u8; 1_024];
+                let reply: &[u8] = if n == 0 { b"+OK\r\n$-1\r\n" } else { b"$-1\r\n" };
+                while conn.read(&mut buf).is_ok_and(|n| n > 0) {
+                    let _ = conn.write_all(reply);
+                }
+            }
+        });
+        let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
+        let client =
+            Client::new(Settings { url, timeout: Duration::from_secs(5), connections_max: 1, ca_file: None }).unwrap();
+        let set = || vec![b"SET".to_vec(), b"k".to_vec(), b"v".to_vec(), b"NX".to_vec()];
+        assert!(matches!(client.call(&[set()]), Err(Error::Protocol(_))));
+        assert_eq!(client.open(), 0);
+        assert_eq!(client.call(&[set()]), Ok(vec![Reply::Nil]), "a new connection's own reply");
     }
 }
