@@ -20,7 +20,8 @@ fn results() -> Answer {
     Answer::html(200, own_fixture("search/ddg_html_results.html"))
 }
 
-/// Two nodes on one Redis, with these variables besides (a later pair wins over an earlier one).
+/// Two nodes on one Redis, with these variables besides (a later pair wins over an earlier one; the fleet's one page
+/// per search is the earliest).
 struct Fleet {
     redis: RedisServer,
     vars: Vec<(String, String)>,
@@ -29,9 +30,10 @@ struct Fleet {
 }
 
 impl Fleet {
-    fn start(redis: RedisServer, mut vars: Vec<(String, String)>) -> Fleet {
+    fn start(redis: RedisServer, extra: Vec<(String, String)>) -> Fleet {
+        let mut vars = vec![("WEBSEARCHD_SOURCE_PAGES_MAX".to_owned(), "1".to_owned())];
+        vars.extend(extra);
         vars.push(("WEBSEARCHD_REDIS_URL".into(), redis.url()));
-        vars.push(("WEBSEARCHD_SOURCE_PAGES_MAX".into(), "1".into()));
         let pairs = common::pairs(&vars);
         let (a, b) = (Server::start(&pairs), Server::start(&pairs));
         Fleet { redis, vars, a, b }
@@ -211,6 +213,42 @@ fn the_fleet_paces_a_provider_as_one_client() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(source.count("/html/"), 3);
+}
+
+/// A next page on one node counts as the provider's last request for the whole fleet: the other node's next search
+/// goes a full interval after that page, not after the first one.
+#[test]
+fn a_next_page_counts_as_the_fleets_last_request() {
+    let first = common::shared_fixture("search/ddg_html__eino__results_with_nextpage_form.html");
+    let second = common::shared_fixture("search/ddg_html_GET__client-side-graph-database-javascript-typescript-b.html");
+    let (Some(first), Some(second)) = (first, second) else { return };
+    let Some(redis) = RedisServer::start() else { return };
+    const INTERVAL: Duration = Duration::from_millis(2_000);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let asked2 = asked.clone();
+    let source = Upstream::start(move |seen| {
+        asked2.lock().unwrap().push(Instant::now());
+        Answer::html(200, if seen.param("s").as_deref() == Some("10") { second.clone() } else { first.clone() })
+    });
+    let ms = INTERVAL.as_millis().to_string();
+    let vars = free_env(&source, &[("WEBSEARCHD_SOURCE_INTERVAL_MS", &ms), ("WEBSEARCHD_SOURCE_PAGES_MAX", "2")]);
+    let fleet = Fleet::start(redis, vars);
+    let headers = [("Content-Type", "application/json")];
+    let a = common::request(fleet.a.addr, "POST", "/service", &headers, br#"{"query":"eino","max_results":20}"#);
+    assert_eq!(a.json()["sources"].as_array().map(Vec::len), Some(2), "two pages: {}", a.text());
+    // Node b asks first when an interval from the first page is over, not yet from the second (a first ask refused
+    // takes node b's own turn, so it must not come earlier).
+    let first_page = asked.lock().unwrap()[0];
+    std::thread::sleep((first_page + INTERVAL + Duration::from_millis(200)).saturating_duration_since(Instant::now()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while search_at(fleet.b.addr, "eino next", None).status != 200 {
+        assert!(Instant::now() < deadline, "node b never asked the source");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let asked = asked.lock().unwrap();
+    let after_page = asked[2] - asked[1];
+    // The page was sent a little after its turn was shared: allow for that delay.
+    assert!(after_page + Duration::from_millis(300) >= INTERVAL, "node b asked {after_page:?} after node a's page 2");
 }
 
 #[test]

@@ -480,10 +480,14 @@ impl Engine {
                         deadline,
                     );
                     let Some(wait) = gap else { break };
+                    let send_at = Instant::now() + wait;
                     if let Some(store) = &self.store {
-                        store.paced(ep.pace_name(), ep.pace.lock().unwrap_or_else(|e| e.into_inner()).interval());
+                        // The page goes at `send_at`: the fleet's next turn is an interval after it (the pace's lock
+                        // is not held across the call).
+                        let interval = ep.pace.lock().unwrap_or_else(|e| e.into_inner()).interval();
+                        store.paced(ep.pace_name(), wait + interval);
                     }
-                    std::thread::sleep(wait);
+                    std::thread::sleep(send_at.saturating_duration_since(Instant::now()));
                 }
                 let asked = PageAsk { query: &request.query, page, form: form.take(), deadline };
                 let (attempt, outcome, next) = self.ask_page(ep, &asked);

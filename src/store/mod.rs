@@ -184,12 +184,13 @@ impl Store {
         }
     }
 
-    /// A next page was sent to the provider: its turn starts again from now.
-    pub fn paced(&self, pace: &str, interval: Duration) {
-        if interval.is_zero() {
+    /// A next page goes to the provider: the fleet's next turn is `until` from now (the page's wait and the
+    /// interval after it).
+    pub fn paced(&self, pace: &str, until: Duration) {
+        if until.is_zero() {
             return;
         }
-        let (key, ms) = (self.key("pace", pace), interval.as_millis().to_string());
+        let (key, ms) = (self.key("pace", pace), until.as_millis().to_string());
         if let Err(e) = self.one(cmd(&[b"SET", &key, b"1", b"PX", ms.as_bytes()])) {
             log::debug!("a provider's pacing could not be shared: {e}");
         }
