@@ -114,6 +114,13 @@ fn one_payment_sent_to_both_nodes_at_once_is_admitted_once_and_never_again() {
         assert_eq!((refused.status, refusal(refused)), (402, "payment_replayed".into()), "round {round}");
     }
     assert_eq!(facilitator.upstream.count("/settle"), 50, "each payment settled once");
+    // A hold outlives its validBefore (a node whose clock is behind still finds it while it would admit).
+    let keys = fleet.redis.command(&["KEYS", "websearchd:pay:*"]).unwrap();
+    let key = keys.lines().find(|l| l.starts_with("websearchd:pay:")).expect("a hold").to_owned();
+    let pttl = fleet.redis.command(&["PTTL", &key]).unwrap();
+    let pttl: u64 = pttl.trim().trim_start_matches(':').parse().unwrap();
+    let until_valid_before = payers[0].valid_before.saturating_sub(common::pay::now_s()) * 1_000;
+    assert!(pttl > until_valid_before + 60_000, "{pttl} ms, validBefore in {until_valid_before} ms");
     // A replay after settlement is refused by both nodes, and still after a restart of either.
     let replayed = |fleet: &Fleet| {
         for (node, server) in [("a", &fleet.a), ("b", &fleet.b)] {

@@ -2,9 +2,10 @@
 //! `WEBSEARCHD_REDIS_URL` names one. Without it nothing here runs and every node keeps its state in its own memory.
 //!
 //! What is shared, and how (each key under `WEBSEARCHD_REDIS_PREFIX`):
-//! - the replay guard: `pay:<payer>:<nonce>`, taken with `SET NX PX` until the authorization's `validBefore` before
-//!   the facilitator is asked, held by a token of this node; a payment that frees its authorization (refused,
-//!   abandoned, failed settlement) deletes it only if the token is still its own (a script);
+//! - the replay guard: `pay:<payer>:<nonce>`, taken with `SET NX PX` until a margin past the authorization's
+//!   `validBefore` (the ledger's `SHARED_HOLD_MARGIN_S`, for clock skew) before the facilitator is asked, held by a
+//!   token of this node; a payment that frees its authorization (refused, abandoned, failed settlement) deletes it
+//!   only if the token is still its own (a script);
 //! - the answer cache: `cache:<hash of the query>`, with the cache's TTL (its age read back with `PTTL`);
 //! - each endpoint's cool-down (`cool:<hash of the URL>`, set for the cool-down when a node opens its breaker) and
 //!   each provider's pacing (`pace:<hash>`, a turn taken with `SET NX PX interval`), checked together by one script,
@@ -115,7 +116,7 @@ impl Store {
         self.run(&[cmd(&[b"PING"])]).map(drop)
     }
 
-    /// Takes the authorization (`payer`, `nonce`) for `ttl_ms` (until its `validBefore`): `Ok(None)` when another
+    /// Takes the authorization (`payer`, `nonce`) for `ttl_ms` (past its `validBefore`): `Ok(None)` when another
     /// request, on any node, holds it.
     pub fn reserve(&self, payer: &[u8; 20], nonce: &[u8; 32], ttl_ms: u64) -> Result<Option<Hold>, Unavailable> {
         let key = self.key("pay", &format!("{}:{}", crate::codec::hex_encode(payer), crate::codec::hex_encode(nonce)));
@@ -127,11 +128,11 @@ impl Store {
     }
 
     /// Frees an authorization this node holds (the payment was refused or abandoned: another try may come). If the
-    /// store cannot be asked, the key stays until `validBefore`: a retry is refused, never a second use admitted.
+    /// store cannot be asked, the key stays until it expires: a retry is refused, never a second use admitted.
     pub fn release(&self, hold: &Hold) {
         let script = cmd(&[b"EVAL", RELEASE_SCRIPT.as_bytes(), b"1", &hold.key, &hold.token]);
         if let Err(e) = self.one(script) {
-            log::warn!("a payment's shared hold could not be released (it expires at its validBefore): {e}");
+            log::warn!("a payment's shared hold could not be released (it expires after its validBefore): {e}");
         }
     }
 

@@ -113,6 +113,10 @@ pub enum Refused {
 
 /// Entries held past this many trigger a sweep of expired ones.
 const SWEEP_AT: usize = 4_096;
+/// The fleet's hold on an authorization outlives its `validBefore` by this much (by the clock of the node that took
+/// it): a node whose clock is behind still finds it while it would admit the payment (a skew up to this plus
+/// `VALIDITY_MARGIN_S`), and so does one after Redis's own clock jumps ahead (its expiry is by wall time).
+const SHARED_HOLD_MARGIN_S: u64 = 120;
 
 impl Ledger {
     /// Opens the ledger and rebuilds the guard; a settlement left unresolved by a stop is recorded as `unknown`.
@@ -197,7 +201,7 @@ impl Ledger {
         }
         let mut ticket = Ticket { key, valid_before, shared: None };
         if let Some(store) = &self.store {
-            let ttl_ms = valid_before.saturating_sub(now_s).saturating_mul(1_000);
+            let ttl_ms = valid_before.saturating_sub(now_s).saturating_add(SHARED_HOLD_MARGIN_S).saturating_mul(1_000);
             match store.reserve(&from, &nonce, ttl_ms) {
                 Ok(Some(hold)) => ticket.shared = Some(hold),
                 Ok(None) => {
