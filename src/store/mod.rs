@@ -139,8 +139,9 @@ impl Store {
     /// A cached answer under `name` and its age, if the store has one younger than `ttl`.
     pub fn cached(&self, name: &str, ttl: Duration) -> Result<Option<(Vec<u8>, Duration)>, Unavailable> {
         let key = self.key("cache", name);
-        let replies = self.run(&[cmd(&[b"GET", &key]), cmd(&[b"PTTL", &key])])?;
-        let (Some(Reply::Bulk(value)), Some(left)) = (replies.first(), replies.get(1).and_then(Reply::as_int)) else {
+        let mut replies = self.run(&[cmd(&[b"GET", &key]), cmd(&[b"PTTL", &key])])?.into_iter();
+        let (Some(Reply::Bulk(value)), Some(left)) = (replies.next(), replies.next().as_ref().and_then(Reply::as_int))
+        else {
             return Ok(None);
         };
         let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
@@ -148,7 +149,7 @@ impl Store {
             return Ok(None);
         }
         self.cache_hits.fetch_add(1, Relaxed);
-        Ok(Some((value.clone(), ttl.saturating_sub(left))))
+        Ok(Some((value, ttl.saturating_sub(left))))
     }
 
     /// Keeps an answer under `name` for `ttl` (at most `resp::BULK_BYTES_MAX` bytes: a larger one stays local).
