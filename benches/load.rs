@@ -48,12 +48,16 @@ fn main() {
             println!("{label:<9} {case:<34} {rps:>8.0} {p50:>8.2} {p99:>8.2} {:>8.1}% {peak:>10}", ok * 100.0);
         }
     }
-    // Issue 18: the time a paid call spends in this server, apart from the facilitator's round trips. One client, so
-    // that no call waits for a worker: the server's own figures per call (from a complete request to its written
-    // answer, and the time in facilitator calls) over the calls of the run.
+    // Issue 18: the time a paid call spends in this server, apart from the facilitator's round trips and the waits for
+    // the journals' disk syncs (the ledger's, and the notary's receipt). One client, so that no call waits for a
+    // worker: the server's own figures per call (from a complete request to its written answer, the time in
+    // facilitator calls, the time waiting for syncs) over the calls of the run.
     println!();
     println!("time per paid call, 1 client, {SECONDS} s, {default_workers} workers (the server's own figures)");
-    println!("{:<34} {:>7} {:>10} {:>15} {:>13}", "case", "calls", "server ms", "facilitator ms", "our code ms");
+    println!(
+        "{:<34} {:>7} {:>10} {:>15} {:>13} {:>13}",
+        "case", "calls", "server ms", "facilitator ms", "disk sync ms", "our code ms"
+    );
     for case in ["paid search, warm cache", "paid notary"] {
         let (server, make, expect) = start_case(case, default_workers, (&source, &facilitator, &feed));
         let route = if case == "paid notary" { "notary" } else { "service" };
@@ -62,9 +66,13 @@ fn main() {
         let after = PaidFigures::read(&server, route);
         let calls = after.calls - before.calls;
         let per_call = |s: f64| s / calls.max(1.0) * 1e3;
-        let (total, facilitator) =
-            (per_call(after.server_s - before.server_s), per_call(after.facilitator_s - before.facilitator_s));
-        println!("{case:<34} {calls:>7.0} {total:>10.3} {facilitator:>15.3} {:>13.3}", total - facilitator);
+        let total = per_call(after.server_s - before.server_s);
+        let facilitator = per_call(after.facilitator_s - before.facilitator_s);
+        let sync = per_call(after.sync_s - before.sync_s);
+        println!(
+            "{case:<34} {calls:>7.0} {total:>10.3} {facilitator:>15.3} {sync:>13.3} {:>13.3}",
+            total - facilitator - sync
+        );
     }
 }
 
@@ -145,11 +153,12 @@ fn start_case(
 }
 
 /// A paid route's figures from the server's `/metrics`: calls answered and the seconds they took, and the seconds
-/// spent in facilitator calls (two per paid call: verify and settle).
+/// spent in facilitator calls (two per paid call: verify and settle), and the seconds waited for the journals' syncs.
 struct PaidFigures {
     calls: f64,
     server_s: f64,
     facilitator_s: f64,
+    sync_s: f64,
 }
 
 impl PaidFigures {
@@ -166,6 +175,7 @@ impl PaidFigures {
             calls: value(&format!("{duration}_count{{route=\"{route}\"}}")),
             server_s: value(&format!("{duration}_sum{{route=\"{route}\"}}")),
             facilitator_s: value("websearchd_facilitator_seconds_sum"),
+            sync_s: value("websearchd_ledger_sync_seconds_sum") + value("websearchd_notary_sync_seconds_sum"),
         }
     }
 }

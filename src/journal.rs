@@ -18,7 +18,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
@@ -28,6 +30,21 @@ pub const REPAIR_KEY: &str = "journal_repair";
 pub struct Journal {
     path: PathBuf,
     file: Mutex<Tail>,
+    waits: SyncWaits,
+}
+
+/// Time callers spent waiting for this journal's syncs, for `/metrics`.
+#[derive(Default)]
+struct SyncWaits {
+    count: AtomicU64,
+    micros: AtomicU64,
+}
+
+impl SyncWaits {
+    fn add(&self, since: Instant) {
+        self.count.fetch_add(1, Relaxed);
+        self.micros.fetch_add(since.elapsed().as_micros() as u64, Relaxed);
+    }
 }
 
 struct Tail {
@@ -97,7 +114,11 @@ impl Journal {
             log::warn!("{}: cut a torn last record of {torn_bytes} bytes (it never completed)", path.display());
         }
         file.seek(SeekFrom::End(0))?;
-        let journal = Journal { path: path.to_owned(), file: Mutex::new(Tail { file, len: good_len, dirty: false }) };
+        let journal = Journal {
+            path: path.to_owned(),
+            file: Mutex::new(Tail { file, len: good_len, dirty: false }),
+            waits: SyncWaits::default(),
+        };
         Ok((journal, Opened { records, offsets, torn_bytes }))
     }
 
@@ -118,7 +139,13 @@ impl Journal {
             tail.dirty = false;
         }
         let offset = tail.len;
-        if let Err(e) = tail.file.write_all(line.as_bytes()).and_then(|()| tail.file.sync_data()) {
+        let synced = tail.file.write_all(line.as_bytes()).and_then(|()| {
+            let since = Instant::now();
+            let synced = tail.file.sync_data();
+            self.waits.add(since);
+            synced
+        });
+        if let Err(e) = synced {
             // Whatever part of the line reached the file is cut, so that the next record does not follow a torn one.
             if tail.file.set_len(offset).and_then(|()| tail.file.sync_all()).is_err() {
                 tail.dirty = true;
@@ -157,6 +184,13 @@ impl Journal {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// A Prometheus summary `name` of the time callers waited for this journal's syncs (seconds, and waits).
+    pub fn sync_metric(&self, out: &mut String, name: &str, help: &str) {
+        crate::metrics::family(out, name, "summary", help);
+        let seconds = self.waits.micros.load(Relaxed) as f64 / 1e6;
+        out.push_str(&format!("{name}_sum {seconds}\n{name}_count {}\n", self.waits.count.load(Relaxed)));
     }
 }
 

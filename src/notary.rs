@@ -178,6 +178,8 @@ impl Notary {
             "Receipts the notary has numbered (its chain's last receipt number).",
         );
         out.push_str(&format!("{name} {}\n", self.head().receipts));
+        let help = "Time receipts waited for the notary journal's disk syncs (one per receipt).";
+        self.journal.sync_metric(&mut out, "websearchd_notary_sync_seconds", help);
         out
     }
 

@@ -677,6 +677,7 @@ impl Gate {
             ] {
                 let _ = writeln!(out, "{name}{{event=\"{event}\"}} {n}");
             }
+            ledger.sync_metric(&mut out);
         }
         out
     }

@@ -269,6 +269,12 @@ impl Ledger {
     pub fn summary(&self) -> Summary {
         self.lock().summary
     }
+
+    /// `websearchd_ledger_sync_seconds`: the time payment records waited for the ledger's disk syncs.
+    pub fn sync_metric(&self, out: &mut String) {
+        let help = "Time payment records waited for the payment ledger's disk syncs.";
+        self.journal.sync_metric(out, "websearchd_ledger_sync_seconds", help);
+    }
 }
 
 /// A payment named in a log line: its payer and the start of its nonce.
