@@ -1,5 +1,9 @@
-//! An append-only journal of JSON records, durable across kill -9 and power loss: each record is one line
-//! `<crc32 hex> <compact JSON>\n`, written with one `write` and fsynced before `append` returns.
+//! An append-only journal of JSON records: each record is one line `<crc32 hex> <compact JSON>\n`, written with one
+//! `write`. `append` fsyncs it before returning (durable across kill -9 and power loss). `write` only writes it (it
+//! survives the process, in the page cache, but not a power loss) and `sync_through` later waits until it is on disk:
+//! callers that find a sync running that covers their record wait for it instead of issuing their own (group commit),
+//! and no lock is held during a sync. An fsync that fails leaves the records it covered in doubt until the journal is
+//! reopened (the kernel may have dropped their pages): `sync_through` fails for them even if a later fsync succeeds.
 //!
 //! On open, two kinds of bad ending are told apart. A **torn tail** (a last line without its newline) is a write
 //! that never completed, so it was never acknowledged to anyone: it is cut. A **damaged record** (a line that has
@@ -19,7 +23,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -30,7 +34,21 @@ pub const REPAIR_KEY: &str = "journal_repair";
 pub struct Journal {
     path: PathBuf,
     file: Mutex<Tail>,
+    /// The same open file, for syncs made without holding `file`.
+    syncer: File,
+    synced: Mutex<Synced>,
+    sync_done: Condvar,
     waits: SyncWaits,
+}
+
+/// What is known to be on disk.
+struct Synced {
+    /// Bytes of the file on disk.
+    durable: u64,
+    /// A sync is running; it covers what was written before it started.
+    running: bool,
+    /// Bytes failed syncs covered, `(durable then, the length to sync]`, merged: records ending there are in doubt.
+    doubt: Option<(u64, u64)>,
 }
 
 /// Time callers spent waiting for this journal's syncs, for `/metrics`.
@@ -113,10 +131,16 @@ impl Journal {
             file.sync_all()?;
             log::warn!("{}: cut a torn last record of {torn_bytes} bytes (it never completed)", path.display());
         }
+        // Records the previous process wrote without a sync are read from the page cache: on disk before anything
+        // is decided on them.
+        file.sync_data()?;
         file.seek(SeekFrom::End(0))?;
         let journal = Journal {
             path: path.to_owned(),
+            syncer: file.try_clone()?,
             file: Mutex::new(Tail { file, len: good_len, dirty: false }),
+            synced: Mutex::new(Synced { durable: good_len, running: false, doubt: None }),
+            sync_done: Condvar::new(),
             waits: SyncWaits::default(),
         };
         Ok((journal, Opened { records, offsets, torn_bytes }))
@@ -127,11 +151,23 @@ impl Journal {
         parse_file(path, &std::fs::read(path)?)
     }
 
-    /// Appends one record and waits until it is on disk; returns where it starts. On an error nothing of the
-    /// record stays in the file (or, if even the cut failed, the next append cuts it first).
+    /// Appends one record and waits until it is on disk (its own fsync, under the journal's lock); returns where it
+    /// starts. On an error nothing of the record stays in the file (or, if even the cut failed, the next append cuts
+    /// it first).
     pub fn append(&self, record: &Value) -> io::Result<u64> {
+        self.put(record, true).map(|(offset, _)| offset)
+    }
+
+    /// Appends one record without waiting for the disk: it is read back after the process ends, but only a sync
+    /// (`sync_through` its end, `flush`, or another caller's) keeps it through a power loss. Returns where it starts
+    /// and ends. On an error nothing of the record stays in the file, as with `append`.
+    pub fn write(&self, record: &Value) -> io::Result<(u64, u64)> {
+        self.put(record, false)
+    }
+
+    fn put(&self, record: &Value, sync: bool) -> io::Result<(u64, u64)> {
         let line = encode(record)?;
-        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.tail();
         let tail = &mut *guard;
         if tail.dirty {
             tail.file.set_len(tail.len)?;
@@ -140,6 +176,9 @@ impl Journal {
         }
         let offset = tail.len;
         let synced = tail.file.write_all(line.as_bytes()).and_then(|()| {
+            if !sync {
+                return Ok(());
+            }
             let since = Instant::now();
             let synced = tail.file.sync_data();
             self.waits.add(since);
@@ -153,13 +192,85 @@ impl Journal {
             return Err(e);
         }
         tail.len += line.len() as u64;
-        Ok(offset)
+        Ok((offset, tail.len))
+    }
+
+    fn tail(&self) -> MutexGuard<'_, Tail> {
+        self.file.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn synced(&self) -> MutexGuard<'_, Synced> {
+        self.synced.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until the file is on disk up to `end` (a record's end from `write`), counted in the sync metric.
+    pub fn sync_through(&self, end: u64) -> io::Result<()> {
+        let since = Instant::now();
+        let synced = self.sync_to(end);
+        self.waits.add(since);
+        synced
+    }
+
+    /// Puts everything written so far on disk, if anything is not (a periodic or final sync; not counted).
+    pub fn flush(&self) -> io::Result<()> {
+        let len = self.tail().len;
+        self.sync_to(len)
+    }
+
+    /// Bytes of the file known to be on disk.
+    pub fn durable(&self) -> u64 {
+        self.synced().durable
+    }
+
+    /// Whether records were written that are not known to be on disk.
+    pub fn behind(&self) -> bool {
+        let len = self.tail().len;
+        self.synced().durable < len
+    }
+
+    /// Group commit: a caller whose bytes a running sync covers waits for it; else, once none runs, it syncs for
+    /// everyone who has written so far, holding no lock during the fsync.
+    fn sync_to(&self, end: u64) -> io::Result<()> {
+        let mut s = self.synced();
+        loop {
+            if let Some((from, through)) = s.doubt.filter(|&(from, through)| end > from && end <= through) {
+                return Err(io::Error::other(format!(
+                    "an fsync of {} failed: the records between bytes {from} and {through} may not be on disk \
+                     (they are read again when the journal is reopened)",
+                    self.path.display()
+                )));
+            }
+            if s.durable >= end {
+                return Ok(());
+            }
+            if !s.running {
+                break;
+            }
+            s = self.sync_done.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        s.running = true;
+        drop(s);
+        // Everything written before this point is covered (the page cache holds it); later records may be too.
+        let target = self.tail().len;
+        let synced = self.syncer.sync_data();
+        let mut s = self.synced();
+        s.running = false;
+        match &synced {
+            Ok(()) => s.durable = s.durable.max(target),
+            Err(_) => {
+                let (from, through) = s.doubt.unwrap_or((s.durable, target));
+                s.doubt = Some((from.min(s.durable), through.max(target)));
+            }
+        }
+        drop(s);
+        self.sync_done.notify_all();
+        synced
     }
 
     /// The record that starts at `offset` (from `append` or `Opened::offsets`), checked against its checksum.
     pub fn read_at(&self, offset: u64) -> io::Result<Value> {
         use std::os::unix::fs::FileExt;
-        let guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = self.tail();
         let (file, len) = (&guard.file, guard.len);
         let mut line = Vec::new();
         let mut chunk = [0u8; 4096];
@@ -418,6 +529,37 @@ mod tests {
         assert_eq!(opened.offsets, vec![first, second]);
         assert_eq!(opened.torn_bytes, 0);
         assert_eq!(j.read_at(second).unwrap(), json!({"n": 2, "s": "é\n"}));
+    }
+
+    #[test]
+    fn written_records_are_read_back_and_synced_on_demand() {
+        let path = temp("unsynced");
+        let (j, _) = Journal::open(&path).unwrap();
+        let (_, first_end) = j.write(&json!({"n": 1})).unwrap();
+        let (second, second_end) = j.write(&json!({"n": 2})).unwrap();
+        assert_eq!((second, j.durable()), (first_end, 0));
+        assert!(j.behind());
+        j.sync_through(first_end).unwrap();
+        assert!(j.durable() >= first_end);
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let j = &j;
+                move || {
+                    (0..10)
+                        .map(|i| j.write(&json!({"i": i})).and_then(|(_, end)| j.sync_through(end)))
+                        .collect::<io::Result<Vec<()>>>()
+                }
+            })
+            .collect();
+        std::thread::scope(|s| {
+            for h in threads.into_iter().map(|t| s.spawn(t)).collect::<Vec<_>>() {
+                h.join().unwrap().unwrap();
+            }
+        });
+        assert!(j.durable() > second_end && !j.behind());
+        drop(j);
+        let (_, opened) = Journal::open(&path).unwrap();
+        assert_eq!(opened.records.len(), 42);
     }
 
     #[test]

@@ -501,6 +501,32 @@ fn kill_9_during_settlement_is_reported_and_the_payment_stays_held() {
     assert_eq!(events(&payments_listing(server.state_dir.path()).0).len(), 3);
 }
 
+/// Issue 18: a paid call waits for one disk sync, the `settling`'s; `verified` and `settled` are only written, and are
+/// read back after the process is killed (the page cache keeps them; a power loss could lose them, see
+/// `x402::ledger`).
+#[test]
+fn a_paid_call_waits_for_one_ledger_sync_and_its_unsynced_records_outlive_a_kill() {
+    let w = world(&[]);
+    let waits = |server: &Server| {
+        let text = server.get("/metrics").text();
+        let line =
+            text.lines().find_map(|l| l.strip_prefix("websearchd_ledger_sync_seconds_count ")).map(str::to_owned);
+        line.expect("websearchd_ledger_sync_seconds_count").parse::<u64>().unwrap()
+    };
+    assert_eq!(waits(&w.server), 0);
+    assert_eq!(pay(&w, "one sync", &Payer::new(70)).status, 200);
+    assert_eq!(waits(&w.server), 1, "only the `settling` waits for the disk");
+    let state = w.server.kill_keep_state();
+    let (records, summary) = payments_listing(state.path());
+    assert_eq!(events(&records), vec!["verified", "settling", "settled"], "{summary}");
+    let seqs: Vec<u64> = records.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    let vars = env(&w.source, &w.facilitator);
+    let server = Server::start_in(state, &common::pairs(&vars), |c| c);
+    assert!(!server.log_text().contains("settlement(s) were in progress"));
+    assert_eq!(events(&payments_listing(server.state_dir.path()).0).len(), 3);
+}
+
 /// Every metric family the README documents under `GET /metrics` is exported after a paid call, and every exported
 /// family is documented (the payment families were documented and never exported).
 #[test]

@@ -1,19 +1,34 @@
 //! The payment ledger and the replay guard. Every verified payment and its outcome is appended to a journal in the
-//! state directory (fsynced before the answer leaves); the guard refuses an authorization (`from`, `nonce`) that is
-//! in flight, settled, or of unknown outcome, until its `validBefore` passes, across restarts (it is rebuilt from the
-//! journal on start).
+//! state directory; the guard refuses an authorization (`from`, `nonce`) that is in flight, settled, or of unknown
+//! outcome, until its `validBefore` passes, across restarts (it is rebuilt from the journal on start).
 //!
-//! A payment's records: `verified`, then `settling` (fsynced before the facilitator is asked to settle), then
-//! `settled`, `failed` or `unknown`; or `released` after `verified` when the work failed. A `settling` with nothing
-//! after it on start means the server stopped while the facilitator was asked: the facilitator has no endpoint that
-//! tells a settlement's outcome (x402 facilitators offer `/verify`, `/settle` and `/supported`; asking `/settle` again
-//! would charge for an answer never delivered), so `open` records it as `unknown`, held until its `validBefore`; the
-//! chain itself can tell (USDC's `authorizationState(payer, nonce)`).
+//! A payment's records: `verified`, then `settling`, then `settled`, `failed` or `unknown`; or `released` after
+//! `verified` when the work failed. A `settling` with nothing after it on start means the server stopped while the
+//! facilitator was asked: the facilitator has no endpoint that tells a settlement's outcome (x402 facilitators offer
+//! `/verify`, `/settle` and `/supported`; asking `/settle` again would charge for an answer never delivered), so
+//! `open` records it as `unknown`, held until its `validBefore`; the chain itself can tell (USDC's
+//! `authorizationState(payer, nonce)`).
+//!
+//! Durability. Every record is written (write(2)) before `record` returns, so it outlives the process (kill -9, a
+//! panic): the page cache keeps it. Only a `settling` is on disk (fsync) when `record` returns, that is before the
+//! facilitator is asked to settle. `verified`, `released` and the outcomes reach the disk with the next sync: the next
+//! `settling`'s (any payment's: an fsync covers the whole file), the ledger's own (every `SYNC_EVERY` while records
+//! are not on disk), or the one when the ledger is dropped (at shutdown). A power loss can therefore lose only
+//! records written after the last sync, and a start handles each loss conservatively: a lost outcome leaves its
+//! `settling` last, which becomes `unknown`, held until `validBefore` (never settled twice, never freed early); a
+//! lost `released` leaves `verified` last, held until `validBefore`; a lost `verified` means no sync completed after
+//! it, so its payment's `settling` was not on disk and the facilitator had not been asked to settle: no money moved.
+//! A start syncs what it read before acting on it.
+//!
+//! Order. Sequence numbers are taken and records written under one lock (`order`), so the journal holds them in
+//! `seq` order; the guard's lock (`state`) is never held across a write or a sync, and no lock is held during a sync:
+//! concurrent `settling`s share one (the journal's group commit).
 
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -80,7 +95,9 @@ pub struct Summary {
 }
 
 pub struct Ledger {
-    journal: Journal,
+    journal: Arc<Journal>,
+    /// The last sequence number taken; held while a record is numbered and written, so that the file is in order.
+    order: Mutex<u64>,
     state: Mutex<State>,
     /// The fleet's replay guard, when nodes share one (`WEBSEARCHD_REDIS_URL`): taken after this node's own.
     store: Option<Arc<Store>>,
@@ -89,7 +106,6 @@ pub struct Ledger {
 #[derive(Default)]
 struct State {
     held: HashMap<Key, Held>,
-    seq: u64,
     summary: Summary,
 }
 
@@ -118,6 +134,9 @@ const SWEEP_AT: usize = 4_096;
 /// `VALIDITY_MARGIN_S`), and so does one after Redis's own clock jumps ahead (its expiry is by wall time).
 const SHARED_HOLD_MARGIN_S: u64 = 120;
 
+/// How often the ledger's own sync looks for records not yet on disk (when no `settling` synced them).
+pub const SYNC_EVERY: Duration = Duration::from_secs(1);
+
 impl Ledger {
     /// Opens the ledger and rebuilds the guard; a settlement left unresolved by a stop is recorded as `unknown`.
     pub fn open(path: &Path, now_ms: u64) -> io::Result<Ledger> {
@@ -126,7 +145,10 @@ impl Ledger {
         for r in &opened.records {
             state.apply(r);
         }
-        let ledger = Ledger { journal, state: Mutex::new(state), store: None };
+        let journal = Arc::new(journal);
+        spawn_syncer(Arc::downgrade(&journal));
+        let order = Mutex::new(last_seq(&opened.records));
+        let ledger = Ledger { journal, order, state: Mutex::new(state), store: None };
         ledger.reconcile(&opened.records, now_ms);
         Ok(ledger)
     }
@@ -217,14 +239,17 @@ impl Ledger {
         Ok(ticket)
     }
 
-    /// Appends an event for a reserved authorization (fsynced) and updates the guard. If the append fails, the
-    /// guard still follows an event that frees the authorization (`failed`, `released`: the facilitator refused it or
-    /// was never asked), so that a client can retry once the disk is back; a holding event keeps it held.
+    /// Appends an event for a reserved authorization and updates the guard; a `settling` is on disk when this
+    /// returns `Ok`, the others are written and synced later (see the module's doc). If the write fails, the guard
+    /// still follows an event that frees the authorization (`failed`, `released`: the facilitator refused it or was
+    /// never asked), so that a client can retry once the disk is back; a holding event keeps it held. A written
+    /// `settling` whose sync fails is in the file (and counted) but `Err` is returned: the facilitator must not be
+    /// asked.
     pub fn record(&self, t: &Ticket, event: Event, value: u128, extra: Value) -> io::Result<()> {
-        let mut s = self.lock();
-        s.seq += 1;
+        let mut order = self.order.lock().unwrap_or_else(|p| p.into_inner());
+        *order += 1;
         let mut rec = json!({
-            "seq": s.seq,
+            "seq": *order,
             "event": event.name(),
             "payer": checksum_address(&t.key.0),
             "nonce": format!("0x{}", hex_encode(&t.key.1)),
@@ -234,19 +259,25 @@ impl Ledger {
         if let (Some(map), Value::Object(more)) = (rec.as_object_mut(), extra) {
             map.extend(more);
         }
-        let appended = self.journal.append(&rec).map(drop);
-        match &appended {
+        let written = self.journal.write(&rec);
+        drop(order);
+        let mut s = self.lock();
+        match &written {
             Err(_) if !event.holds() => {
                 s.held.remove(&t.key);
             }
             Err(_) => {}
-            Ok(()) => s.apply(&rec),
+            Ok(_) => s.apply(&rec),
         }
         drop(s);
         if !event.holds() {
             self.release_shared(t);
         }
-        appended
+        let (_, end) = written?;
+        if event == Event::Settling {
+            self.journal.sync_through(end)?;
+        }
+        Ok(())
     }
 
     /// Drops a reservation that was never recorded (the payment was refused before verification).
@@ -277,6 +308,41 @@ impl Ledger {
     }
 }
 
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        if let Err(e) = self.journal.flush() {
+            log::error!("the payment ledger's last records cannot be synced: {e}");
+        }
+    }
+}
+
+/// Syncs the ledger's records every `SYNC_EVERY` while some are not on disk, as long as the journal lives.
+fn spawn_syncer(journal: std::sync::Weak<Journal>) {
+    let spawned = std::thread::Builder::new().name("ledger-sync".into()).spawn(move || loop {
+        std::thread::sleep(SYNC_EVERY);
+        let Some(journal) = journal.upgrade() else {
+            return;
+        };
+        if journal.behind() {
+            if let Err(e) = journal.flush() {
+                log::error!("the payment ledger cannot be synced: {e}");
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        log::warn!("no periodic sync of the payment ledger (its records reach the disk with the next settlement): {e}");
+    }
+}
+
+/// The last sequence number the records used (numbers a repair cut count as used).
+fn last_seq(records: &[Value]) -> u64 {
+    records.iter().fold(0, |seq, r| match crate::journal::repair_removed(r) {
+        // Records cut by a repair had numbers up to this many past the last one kept.
+        Some(cut) => seq + cut,
+        None => seq.max(r.get("seq").and_then(Value::as_u64).unwrap_or(0)),
+    })
+}
+
 /// A payment named in a log line: its payer and the start of its nonce.
 fn short(key: &Key) -> String {
     let nonce = hex_encode(&key.1);
@@ -301,16 +367,10 @@ pub fn standing(records: &[Value]) -> Vec<&Value> {
 
 impl State {
     fn apply(&mut self, r: &Value) {
-        if let Some(cut) = crate::journal::repair_removed(r) {
-            // Records cut by a repair had numbers up to this many past the last one kept.
-            self.seq += cut;
-            return;
-        }
         let Some(event) = r.get("event").and_then(Value::as_str).and_then(Event::from_name) else {
             return;
         };
         let (valid_before, value) = (valid_before_of(r), value_of(r));
-        self.seq = self.seq.max(r.get("seq").and_then(Value::as_u64).unwrap_or(0));
         match event {
             Event::Verified => self.summary.verified += 1,
             Event::Settling => self.summary.settling += 1,
@@ -396,5 +456,80 @@ mod tests {
         assert!(ledger.reserve([9; 20], [3; 32], 1_000, 100).is_ok(), "a forgotten reservation is free");
         let s = ledger.summary();
         assert_eq!((s.verified, s.settled, s.released, s.settled_value), (2, 1, 1, 5_000));
+    }
+
+    /// Issue 18: only `settling` waits for the disk; the others are written and synced later. A power loss keeps
+    /// what the last sync covered: cut there, the start turns the `settling` without an outcome into `unknown`, held.
+    #[test]
+    fn only_settling_is_synced_and_a_power_loss_after_it_becomes_unknown() {
+        let path = temp("power-loss");
+        let ledger = Ledger::open(&path, 0).unwrap();
+        let t = ledger.reserve([4; 20], [5; 32], 1_000, 100).unwrap();
+        ledger.record(&t, Event::Verified, 5_000, json!({"request_id": "r1"})).unwrap();
+        ledger.record(&t, Event::Settling, 5_000, json!({"request_id": "r1"})).unwrap();
+        ledger.record(&t, Event::Settled, 5_000, json!({"request_id": "r1", "tx": "0x1"})).unwrap();
+        // One wait for the disk, the `settling`'s; the `settled` is in the file (read back by the next open).
+        assert!(waits(&ledger).ends_with("_count 1\n"), "{}", waits(&ledger));
+        let written = std::fs::read(&path).unwrap();
+        let settling_end = written.iter().enumerate().filter(|(_, &b)| b == b'\n').nth(1).unwrap().0 + 1;
+        assert!(ledger.journal.durable() >= settling_end as u64, "the `settling` is on disk");
+        drop(ledger);
+
+        // A power loss before the next sync: what follows the `settling` is gone.
+        std::fs::write(&path, &written[..settling_end]).unwrap();
+        let ledger = Ledger::open(&path, 0).unwrap();
+        let events: Vec<String> =
+            Journal::read(&path).unwrap().records.iter().map(|r| r["event"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(events, ["verified", "settling", "unknown"]);
+        assert_eq!(ledger.reserve([4; 20], [5; 32], 1_000, 100).unwrap_err(), Refused::Replayed, "held");
+        assert_eq!((ledger.summary().unknown, ledger.summary().settled), (1, 0));
+    }
+
+    fn waits(ledger: &Ledger) -> String {
+        let mut out = String::new();
+        ledger.sync_metric(&mut out);
+        out
+    }
+
+    /// Concurrent payments: every record is in the journal, numbered in file order, each payment's in its order.
+    #[test]
+    fn concurrent_payments_are_recorded_in_seq_order() {
+        let path = temp("concurrent");
+        let ledger = Arc::new(Ledger::open(&path, 0).unwrap());
+        let (threads, payments) = (4u8, 25u8);
+        let workers: Vec<_> = (0..threads)
+            .map(|i| {
+                let ledger = ledger.clone();
+                std::thread::spawn(move || {
+                    for n in 0..payments {
+                        let t = ledger.reserve([i; 20], [n; 32], 1_000, 100).unwrap();
+                        for event in [Event::Verified, Event::Settling, Event::Settled] {
+                            ledger.record(&t, event, 1, json!({})).unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        drop(ledger);
+        let records = Journal::read(&path).unwrap().records;
+        let total = u64::from(threads) * u64::from(payments) * 3;
+        let seqs: Vec<u64> = records.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs, (1..=total).collect::<Vec<_>>());
+        let mut last: HashMap<(String, String), String> = HashMap::new();
+        for r in &records {
+            let key = (r["payer"].as_str().unwrap().to_owned(), r["nonce"].as_str().unwrap().to_owned());
+            let before = last.insert(key, r["event"].as_str().unwrap().to_owned());
+            let expected = match r["event"].as_str().unwrap() {
+                "verified" => None,
+                "settling" => Some("verified"),
+                _ => Some("settling"),
+            };
+            assert_eq!(before.as_deref(), expected, "{r}");
+        }
+        let ledger = Ledger::open(&path, 0).unwrap();
+        assert_eq!(ledger.summary().settled, u64::from(threads) * u64::from(payments));
     }
 }
