@@ -66,6 +66,9 @@ pub struct Node {
     /// A hash of the tag and class attribute (0 without a class): the article's template repeats it when a body is
     /// split into several containers.
     pub class_key: u64,
+    /// A hash of the tag and the first class token (0 without a class): the cards of a listing share it where
+    /// their full class lists differ by an id, a position or a state (`product post-15859 first instock`).
+    pub card_key: u64,
 }
 
 pub struct Page {
@@ -348,6 +351,49 @@ fn class_key(tag: &Tag) -> u64 {
     tag.name.hash(&mut h);
     class.trim().hash(&mut h);
     h.finish().max(1)
+}
+
+/// Class tokens that say where a card sits or what state it is in, not which template built it.
+const CARD_STATE_TOKENS: &[&str] = &[
+    "first",
+    "last",
+    "odd",
+    "even",
+    "active",
+    "selected",
+    "current",
+    "featured",
+    "sale",
+    "instock",
+    "outofstock",
+    "onbackorder",
+];
+
+/// A class token that numbers its element (`post-15859`, `item_3`): the number is the element's, not its template's.
+fn numbered(t: &str) -> bool {
+    t.rsplit_once(['-', '_']).is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// See `Node::card_key`.
+fn card_key(tag: &Tag) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let Some(class) = tag.attr("class") else { return 0 };
+    let mut h = FnvHasher::default();
+    tag.name.hash(&mut h);
+    let mut any = false;
+    for t in class.split_whitespace() {
+        if numbered(t) || CARD_STATE_TOKENS.contains(&t) {
+            continue;
+        }
+        t.hash(&mut h);
+        any = true;
+    }
+    // A class of numbered tokens only (`col-6 col-sm-4`) is the template itself.
+    if any {
+        h.finish().max(1)
+    } else {
+        class_key(tag)
+    }
 }
 
 struct FnvHasher(u64);
@@ -994,6 +1040,7 @@ impl Sink for Builder {
                 content: content_ctx,
                 plain: (boiler || self.depths.boiler > 0, content || self.depths.content > 0),
                 class_key: class_key(tag),
+                card_key: card_key(tag),
             });
             (self.nodes.len() - 1) as u32
         };

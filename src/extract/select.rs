@@ -301,7 +301,9 @@ fn choose(page: &Page) -> Vec<usize> {
     // half, or anywhere as a heading once the article has said something (teasers can outweigh a short article).
     let half = keep.len() / 2;
     let mut said = 0;
-    if let Some(cut) = keep.iter().enumerate().find_map(|(pos, &i)| {
+    // On a listing (a grid of cards chose the region), "most popular" is one more list of its items.
+    let listing = grid.is_some() && page.signals.kind() == PageKind::Other;
+    if let Some(cut) = keep.iter().enumerate().filter(|_| !listing).find_map(|(pos, &i)| {
         let b = page.blocks.get(i)?;
         let marker = pos >= half.max(1) || matches!(b.kind, Kind::Heading(_)) && said >= 300;
         said += b.text_len;
@@ -347,6 +349,9 @@ fn is_tail_marker(b: &Block) -> bool {
         "related stories",
         "related articles",
         "related posts",
+        "similar threads",
+        "related threads",
+        "related questions",
         "read next",
         "recommended",
         "most popular",
@@ -393,18 +398,18 @@ fn cards(page: &Page) -> Vec<bool> {
     }
     let mut counts: std::collections::HashMap<(u32, u64), u32> = std::collections::HashMap::new();
     for (i, node) in page.nodes.iter().enumerate() {
-        if node.class_key != 0 && !node.boiler && holds_text.get(i).copied().unwrap_or(false) {
-            *counts.entry((node.parent, node.class_key)).or_insert(0) += 1;
+        if node.card_key != 0 && !node.boiler && holds_text.get(i).copied().unwrap_or(false) {
+            *counts.entry((node.parent, node.card_key)).or_insert(0) += 1;
         }
     }
     page.nodes
         .iter()
         .enumerate()
         .map(|(i, node)| {
-            node.class_key != 0
+            node.card_key != 0
                 && !node.boiler
                 && holds_text.get(i).copied().unwrap_or(false)
-                && counts.get(&(node.parent, node.class_key)).is_some_and(|&c| c >= CARDS_MIN)
+                && counts.get(&(node.parent, node.card_key)).is_some_and(|&c| c >= CARDS_MIN)
         })
         .collect()
 }
@@ -439,7 +444,7 @@ fn largest_card_group(page: &Page, card: &[bool], body: &[u64]) -> Option<(usize
     let mut groups: std::collections::HashMap<(u32, u64), u64> = std::collections::HashMap::new();
     for (i, node) in page.nodes.iter().enumerate() {
         if card.get(i).copied().unwrap_or(false) && node.parent != NO_NODE {
-            *groups.entry((node.parent, node.class_key)).or_insert(0) += body.get(i).copied().unwrap_or(0);
+            *groups.entry((node.parent, node.card_key)).or_insert(0) += body.get(i).copied().unwrap_or(0);
         }
     }
     groups

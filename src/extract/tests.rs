@@ -371,3 +371,35 @@ fn markdown_is_capped_whatever_the_last_block() {
     assert!(e.truncated);
     assert!(e.markdown().len() <= MARKDOWN_BYTES_MAX, "{}", e.markdown().len());
 }
+
+#[test]
+fn a_listing_whose_cards_are_numbered_keeps_its_items() {
+    // Each card's class names its post (`post-15859`) and its place in the row (`first`, `last`) beside the
+    // template's own class: the cards are still one template, and their linked titles are the items.
+    check_fixture(
+        "listing_numbered_cards.html",
+        &["Stoneware mug, sea green", "Porcelain cup, chalk white", "Espresso cup, iron red", "Tall latte mug, slate"],
+        &["About us", "Mill Lane"],
+    );
+}
+
+#[test]
+fn a_listing_reads_on_past_a_latest_news_heading() {
+    // On an article, "Latest news" starts the related links after it; on a listing it is one more list of items.
+    let card =
+        |t: &str| format!(r#"<div class="card"><a href="/s/{t}">{t}, the whole story</a><p>By a reporter</p></div>"#);
+    let first: String = ["Harbour dues rise", "New pontoons open", "Ferry timetable changes", "Lifeboat day"]
+        .iter()
+        .map(|t| card(t))
+        .collect();
+    let second: String = ["Tide gauge fixed", "Quay lights renewed", "Crane hire resumes", "Fuel berth moves"]
+        .iter()
+        .map(|t| card(t))
+        .collect();
+    let html = format!(
+        r#"<html><head><title>Harbour news</title></head><body><main><h1>Harbour news</h1>
+<div class="grid">{first}</div><h2>Latest news</h2><div class="grid">{second}</div></main></body></html>"#
+    );
+    let out = md(&html);
+    assert!(out.contains("Harbour dues rise") && out.contains("Fuel berth moves"), "{out}");
+}
