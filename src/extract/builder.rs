@@ -282,6 +282,9 @@ const POSITIVE: &[&str] = &[
 /// longer tokens.
 fn token_hint(token: &str) -> u8 {
     let mut h = 0;
+    if CONSENT.iter().any(|w| token.contains(w)) {
+        h |= HINT_CONSENT;
+    }
     if token.match_indices("review").any(|(i, _)| !token[..i].ends_with('p')) {
         h |= HINT_REVIEWS;
     }
@@ -342,6 +345,22 @@ const HINT_BODY: u8 = 4;
 /// A token naming customers' reviews (`reviews`, `product-review__title`, `customerreviews`), not a preview:
 /// boilerplate on a product page only, so a flag of its own.
 const HINT_REVIEWS: u8 = 8;
+/// A token naming a cookie or consent banner: never content, whatever else its classes say
+/// (`vertical-align-content` on OneTrust's banner).
+const HINT_CONSENT: u8 = 16;
+
+/// What names a cookie or consent banner inside a class or id token.
+const CONSENT: &[&str] = &[
+    "consent",
+    "onetrust",
+    "cookiebanner",
+    "cookie-banner",
+    "cookie-notice",
+    "cookienotice",
+    "cookie-bar",
+    "cookielaw",
+    "gdpr",
+];
 
 fn class_key(tag: &Tag) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -428,14 +447,15 @@ const HINT_TOKENS_MAX: usize = 4_096;
 
 impl Hints {
     /// The hint weight (positive for content, negative for boilerplate), whether the element is a comments
-    /// section, and whether it is a section of customers' reviews.
-    fn of(&mut self, tag: &Tag) -> (i32, bool, bool) {
+    /// section, whether it is a section of customers' reviews, and whether it is a cookie or consent banner.
+    fn of(&mut self, tag: &Tag) -> (i32, bool, bool, bool) {
         let comments = is_comments(tag);
         if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
-            return (40, comments, false);
+            return (40, comments, false, false);
         }
         let mut hints = 0;
         let mut reviews = false;
+        let mut consent = false;
         for a in ["class", "id", "role", "itemprop"] {
             let Some(v) = tag.attr(a) else { continue };
             for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
@@ -453,9 +473,10 @@ impl Hints {
                     }
                 };
                 if h & HINT_BODY != 0 {
-                    return (40, comments, false);
+                    return (40, comments, false, false);
                 }
                 reviews |= h & HINT_REVIEWS != 0;
+                consent |= h & HINT_CONSENT != 0;
                 // A comments word marks a comments section (`comments`), not a negative hint.
                 if !comment_token(&self.token) {
                     hints |= h;
@@ -472,7 +493,7 @@ impl Hints {
         if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
             w -= 25;
         }
-        (w, comments, reviews)
+        (w, comments, reviews, consent)
     }
 }
 
@@ -1012,12 +1033,14 @@ impl Sink for Builder {
             self.overflow += 1;
             return;
         }
-        let skip = SKIP.contains(&name) || is_hidden(tag);
+        let hidden = SKIP.contains(&name) || is_hidden(tag);
         // Hints matter on containers; inline elements (links, spans, emphasis) are many and carry none we use.
         // The classes of `html` and `body` describe the whole page's layout (`has-sidebar`, `no-comments`), not a
         // part of it.
-        let (weight, comments, reviews) =
-            if inline || matches!(name, "html" | "body") { (0, false, false) } else { self.hints.of(tag) };
+        let (weight, comments, reviews, consent) =
+            if inline || matches!(name, "html" | "body") { (0, false, false, false) } else { self.hints.of(tag) };
+        // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
+        let skip = hidden || consent;
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline

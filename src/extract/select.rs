@@ -21,7 +21,8 @@ use super::{Extract, MARKDOWN_BYTES_MAX};
 /// The share of the page's clean body text the chosen region holds at least (see `choose`).
 const COVERAGE_MIN: f64 = 0.6;
 
-/// The same for a page that says it is an article: its body is one container, and the text around it is teasers.
+/// The same for a page that says it is an article or a forum thread: its body is one container (the article, the
+/// thread's posts), and the text around it is teasers, promotions and lists of other threads.
 const ARTICLE_COVERAGE_MIN: f64 = 0.35;
 
 /// Whether the page says it is a forum thread or a question with answers.
@@ -213,7 +214,8 @@ fn choose(page: &Page) -> Vec<usize> {
     // A page of many sections (a service or landing page, a product page, a listing) has no one container that
     // holds most of its text: climb until the region holds most of the page's clean body text, so that every
     // section is kept (boilerplate inside it is still dropped below).
-    let coverage = if is_article(&page.signals) { ARTICLE_COVERAGE_MIN } else { COVERAGE_MIN };
+    let coverage =
+        if is_article(&page.signals) || is_forum(&page.signals) { ARTICLE_COVERAGE_MIN } else { COVERAGE_MIN };
     for _ in 0..super::DEPTH_MAX {
         let Some(parent) = page.nodes.get(best).map(|n| n.parent).filter(|p| *p != NO_NODE) else { break };
         let own = body.get(best).copied().unwrap_or(0);

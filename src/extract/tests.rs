@@ -403,3 +403,25 @@ fn a_listing_reads_on_past_a_latest_news_heading() {
     let out = md(&html);
     assert!(out.contains("Harbour dues rise") && out.contains("Fuel berth moves"), "{out}");
 }
+
+#[test]
+fn a_cookie_banner_is_left_out_whatever_its_classes_say() {
+    // OneTrust's preference centre holds its text in `#ot-pc-content`, a content hint inside the consent banner: a
+    // banner that is both boilerplate and content was kept. The consent words in its id win.
+    check_fixture(
+        "consent_banner.html",
+        &["Our yard lifts boats", "Swinging moorings"],
+        &["cookies", "advertising partners", "privacy centre"],
+    );
+}
+
+#[test]
+fn a_forum_thread_keeps_its_posts_not_the_text_beside_them() {
+    // A thread is one body, like an article: its region need not hold most of the page's text, so the promotion
+    // beside the posts stays out.
+    check_fixture(
+        "forum_beside_promo.html",
+        &["I am fifty and have never sailed", "Join a club first", "A stable two-person boat"],
+        &["Premium", "yearbook"],
+    );
+}
