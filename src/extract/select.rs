@@ -35,6 +35,10 @@ fn is_article(s: &Signals) -> bool {
     s.kind() == PageKind::Article
 }
 
+/// The share of the page's body text below which a best container inside boilerplate gives way to the best one
+/// outside it.
+const BOILER_BEST_SHARE_MAX: f64 = 0.25;
+
 /// A block shorter than this does not score its containers.
 const SCORING_TEXT_MIN: u32 = 25;
 
@@ -180,14 +184,31 @@ fn choose(page: &Page) -> Vec<usize> {
     // Boilerplate containers (comments, sidebars) compete only when nothing else holds body text.
     let clean = |i: &usize| page.nodes.get(*i).is_some_and(|n| !n.boiler || n.content);
     let has_clean = (0..n).any(|i| clean(&i) && body.get(i).copied().unwrap_or(0) >= 200);
-    let best = (0..n)
-        .filter(|&i| score.get(i).copied().unwrap_or(0.0) > 0.0)
-        .filter(|i| !has_clean || clean(i))
-        .max_by(|&a, &b| final_score(a).partial_cmp(&final_score(b)).unwrap_or(std::cmp::Ordering::Equal));
-    // A listing's items are short and mostly links, so they score little: when one group of cards holds more body
-    // text than the best-scoring container, the region starts at the cards' parent.
+    let has_outside =
+        (0..n).any(|i| page.nodes.get(i).is_some_and(|x| !x.boiler) && body.get(i).copied().unwrap_or(0) >= 200);
+    let pick = |strict: bool| {
+        (0..n)
+            .filter(|&i| score.get(i).copied().unwrap_or(0.0) > 0.0)
+            .filter(|i| !has_clean || clean(i))
+            .filter(|i| !strict || page.nodes.get(*i).is_some_and(|n| !n.boiler))
+            .max_by(|&a, &b| final_score(a).partial_cmp(&final_score(b)).unwrap_or(std::cmp::Ordering::Equal))
+    };
     let page_body: u64 =
         page.blocks.iter().filter(|b| is_body(b) || in_card(b) && !b.boiler).map(|b| u64::from(b.text_len)).sum();
+    // A content hint inside boilerplate (a quote styled as content in a testimonials carousel) can score best
+    // while holding a sliver of the page: the region cannot grow out of the boilerplate around it, so the best
+    // container outside boilerplate is taken instead (when one holds body text).
+    let best = match pick(false) {
+        Some(b)
+            if page.nodes.get(b).is_some_and(|n| n.boiler)
+                && (body.get(b).copied().unwrap_or(0) as f64) < BOILER_BEST_SHARE_MAX * page_body as f64 =>
+        {
+            pick(true).filter(|_| has_outside).or(Some(b))
+        }
+        best => best,
+    };
+    // A listing's items are short and mostly links, so they score little: when one group of cards holds more body
+    // text than the best-scoring container, the region starts at the cards' parent.
     let grid =
         largest_card_group(page, &card, &body).filter(|&(_, text)| text as f64 >= GRID_SHARE_MIN * page_body as f64);
     let best = match (best, grid) {

@@ -425,3 +425,14 @@ fn a_forum_thread_keeps_its_posts_not_the_text_beside_them() {
         &["Premium", "yearbook"],
     );
 }
+
+#[test]
+fn a_quote_in_a_carousel_does_not_stand_for_the_page() {
+    // The testimonial scores best (commas, a content hint) but sits in a widget: the region could not
+    // grow out of it, and the page's sections were lost.
+    check_fixture(
+        "service_with_quote_carousel.html",
+        &["We lift, wash and antifoul", "pressure washed", "Two coats", "check the seacocks"],
+        &[],
+    );
+}
