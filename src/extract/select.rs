@@ -39,6 +39,10 @@ fn is_article(s: &Signals) -> bool {
 /// outside it.
 const BOILER_BEST_SHARE_MAX: f64 = 0.25;
 
+/// Characters of its own (besides its links) that keep a linked entry inside a region marked as content (a
+/// wiki's list of references: a linked title, then "by" and its authors).
+const LINKED_ITEM_OWN_MIN: u32 = 12;
+
 /// A block shorter than this does not score its containers.
 const SCORING_TEXT_MIN: u32 = 25;
 
@@ -288,6 +292,7 @@ fn choose(page: &Page) -> Vec<usize> {
     }
     let mut keep = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let article = is_article(&page.signals);
     for (i, b) in page.blocks.iter().enumerate() {
         let inside = b.path.first().is_some_and(|&n| chosen.get(n as usize).copied().unwrap_or(false));
         let sibling_paragraph =
@@ -303,7 +308,10 @@ fn choose(page: &Page) -> Vec<usize> {
         // Mostly links is a link list's block, unless the links lead a sentence of the block's own (a numbered
         // digest of stories: a linked headline, then what it says). Lengths count visible characters, not spaces.
         // In a card of a listing, the linked title is the item.
-        let own_sentence = b.text_len.saturating_sub(b.link_len) >= 45 || in_card(b) && b.text_len >= CARD_TITLE_MIN;
+        let own_words = b.text_len.saturating_sub(b.link_len);
+        let own_sentence = own_words >= 45
+            || in_card(b) && b.text_len >= CARD_TITLE_MIN
+            || !article && b.content && !b.boiler && own_words >= LINKED_ITEM_OWN_MIN;
         if !is_heading && ld > 0.5 && b.text_len < 200 && !own_sentence {
             continue;
         }

@@ -436,3 +436,14 @@ fn a_quote_in_a_carousel_does_not_stand_for_the_page() {
         &[],
     );
 }
+
+#[test]
+fn a_reading_list_inside_the_content_is_kept() {
+    // Each entry is mostly its link, as a menu's is; but it sits in the region marked as content and says
+    // something of its own (its author), so it is the page's list, not navigation.
+    check_fixture(
+        "wiki_reading_list.html",
+        &["Choosing wire for stays", "by Ann Marshall", "Tuning a fractional rig"],
+        &["Recent changes"],
+    );
+}
