@@ -2,8 +2,9 @@
 //! `write`. `append` fsyncs it before returning (durable across kill -9 and power loss). `write` only writes it (it
 //! survives the process, in the page cache, but not a power loss) and `sync_through` later waits until it is on disk:
 //! callers that find a sync running that covers their record wait for it instead of issuing their own (group commit),
-//! and no lock is held during a sync. An fsync that fails leaves the records it covered in doubt until the journal is
-//! reopened (the kernel may have dropped their pages): `sync_through` fails for them even if a later fsync succeeds.
+//! and no lock is held during a sync. An fsync that fails leaves the records not yet known on disk and written before
+//! it returned in doubt until the journal is reopened (the kernel may have dropped any page dirty while it ran):
+//! `sync_through` fails for them even if a later fsync succeeds.
 //!
 //! On open, two kinds of bad ending are told apart. A **torn tail** (a last line without its newline) is a write
 //! that never completed, so it was never acknowledged to anyone: it is cut. A **damaged record** (a line that has
@@ -47,8 +48,28 @@ struct Synced {
     durable: u64,
     /// A sync is running; it covers what was written before it started.
     running: bool,
-    /// Bytes failed syncs covered, `(durable then, the length to sync]`, merged: records ending there are in doubt.
+    /// Bytes failed syncs covered, `(durable then, the length when it failed]`, merged: records ending there are in
+    /// doubt.
     doubt: Option<(u64, u64)>,
+}
+
+impl Synced {
+    /// A sync ended: a success covered the file up to `written` (its length when the sync started); a failure puts
+    /// what was not known durable, up to `written` (its length when the sync returned), in doubt.
+    fn done(&mut self, ok: bool, written: u64) {
+        self.running = false;
+        if ok {
+            self.durable = self.durable.max(written);
+            return;
+        }
+        let (from, through) = self.doubt.unwrap_or((self.durable, written));
+        self.doubt = Some((from.min(self.durable), through.max(written)));
+    }
+
+    /// Whether the record ending at `end` was covered by a failed sync.
+    fn in_doubt(&self, end: u64) -> Option<(u64, u64)> {
+        self.doubt.filter(|&(from, through)| end > from && end <= through)
+    }
 }
 
 /// Time callers spent waiting for this journal's syncs, for `/metrics`.
@@ -233,7 +254,7 @@ impl Journal {
     fn sync_to(&self, end: u64) -> io::Result<()> {
         let mut s = self.synced();
         loop {
-            if let Some((from, through)) = s.doubt.filter(|&(from, through)| end > from && end <= through) {
+            if let Some((from, through)) = s.in_doubt(end) {
                 return Err(io::Error::other(format!(
                     "an fsync of {} failed: the records between bytes {from} and {through} may not be on disk \
                      (they are read again when the journal is reopened)",
@@ -253,16 +274,9 @@ impl Journal {
         // Everything written before this point is covered (the page cache holds it); later records may be too.
         let target = self.tail().len;
         let synced = self.syncer.sync_data();
-        let mut s = self.synced();
-        s.running = false;
-        match &synced {
-            Ok(()) => s.durable = s.durable.max(target),
-            Err(_) => {
-                let (from, through) = s.doubt.unwrap_or((s.durable, target));
-                s.doubt = Some((from.min(s.durable), through.max(target)));
-            }
-        }
-        drop(s);
+        // A failed fsync may have lost any page dirty while it ran: records written after `target` was read too.
+        let written = if synced.is_ok() { target } else { self.tail().len };
+        self.synced().done(synced.is_ok(), written);
         self.sync_done.notify_all();
         synced
     }
@@ -560,6 +574,25 @@ mod tests {
         drop(j);
         let (_, opened) = Journal::open(&path).unwrap();
         assert_eq!(opened.records.len(), 42);
+    }
+
+    /// A failed sync leaves what it covered in doubt even after later syncs succeed; doubts merge; what was durable
+    /// before it stays durable.
+    #[test]
+    fn a_failed_sync_leaves_its_records_in_doubt() {
+        let mut s = Synced { durable: 100, running: true, doubt: None };
+        s.done(false, 250);
+        assert!(!s.running);
+        assert_eq!(
+            (s.in_doubt(100), s.in_doubt(101), s.in_doubt(250), s.in_doubt(251)),
+            (None, Some((100, 250)), Some((100, 250)), None)
+        );
+        s.done(true, 300);
+        assert_eq!((s.durable, s.in_doubt(200)), (300, Some((100, 250))), "a later success does not clear the doubt");
+        s.done(false, 400);
+        assert_eq!((s.in_doubt(200), s.in_doubt(400), s.in_doubt(401)), (Some((100, 400)), Some((100, 400)), None));
+        s.done(true, 250);
+        assert_eq!(s.durable, 300, "a sync that covered less than known leaves durable where it was");
     }
 
     #[test]
