@@ -18,7 +18,7 @@ use crate::metrics::Metrics;
 use crate::notary::Notary;
 use crate::search::{Engine, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
 use crate::sign::{Keyring, SignedObject};
-use crate::x402::{Admission, Gate, Resource};
+use crate::x402::{Admission, Gate, Resource, Unserved};
 
 pub struct App {
     config: Config,
@@ -428,20 +428,10 @@ impl App {
         require_json(req)?;
         let search = SearchRequest::from_json(&req.body)?;
         let object = signed_object(req)?;
-        let admission = match self.gate.admit(req, &self.search_resource) {
-            Ok(a) => a,
-            Err(refusal) => return Ok(refusal),
-        };
-        let agent = agent_of(req, &admission);
         let work = (&self.engine, &self.config, &self.pages);
-        let answer = match search_answer(work, &self.keys.result.kid, &search, &req.request_id) {
-            Ok(answer) => answer,
-            Err(e) => {
-                self.failed(admission, agent, "search", e.code);
-                return Err(e);
-            }
-        };
-        Ok(self.deliver(admission, agent, ("search", &self.search_resource), &answer, object))
+        self.gated(req, ("search", &self.search_resource), object, || {
+            search_answer(work, &self.keys.result.kid, &search, &req.request_id)
+        })
     }
 
     /// `/mcp`: the MCP tools over Streamable HTTP, paid per call through the same gate (`mcp::http`).
@@ -466,37 +456,41 @@ impl App {
         response
     }
 
-    /// A paid call's answer is ready: it is signed (over exactly the bytes sent), the payment is settled, and the
-    /// caller is recorded. The answer with the settlement header, or the refusal instead.
-    fn deliver(
+    /// A call through the gate: `Gate::admit`, then `Gate::serve` runs the work, signs its answer (over exactly the
+    /// bytes sent) and settles for it. The answer with the settlement header, the refusal, or the work's error; the
+    /// caller is recorded either way.
+    fn gated(
         &self,
-        admission: Admission,
-        agent: Option<(String, bool)>,
+        req: &Request,
         (service, resource): (&'static str, &Resource),
-        answer: &Value,
         object: SignedObject,
-    ) -> Response {
+        work: impl FnOnce() -> Result<Value, ApiError>,
+    ) -> Result<Response, ApiError> {
+        let admission = match self.gate.admit(req, resource) {
+            Ok(a) => a,
+            Err(refusal) => return Ok(refusal),
+        };
+        let agent = agent_of(req, &admission);
+        let served = self.gate.serve(admission, resource, || work().map(|answer| self.signed(&answer, object)));
+        self.record_agent(agent, service, served.is_ok());
+        match served {
+            Ok((response, None)) => Ok(response),
+            Ok((response, Some(settlement))) => {
+                let (name, value) = settlement.header();
+                Ok(response.header(name, value))
+            }
+            Err(Unserved::Failed(e)) => Err(e),
+            Err(Unserved::Withheld(refusal)) => Ok(self.gate.refusal_response(*refusal, resource)),
+        }
+    }
+
+    /// An answer as sent, with its signature headers.
+    fn signed(&self, answer: &Value, object: SignedObject) -> Response {
         let mut response = Response::json(200, answer);
         for (name, value) in crate::sign::sign_answer(&self.keys.result, &response.body, object) {
             response = response.header(name, value);
         }
-        let response = match admission {
-            Admission::Free(_) => response,
-            Admission::Paid(pending) => match self.gate.settle(pending, resource) {
-                Ok((name, value)) => response.header(name, value),
-                Err(refusal) => refusal,
-            },
-        };
-        self.record_agent(agent, service, response.status == 200);
         response
-    }
-
-    /// The work failed after admission: nothing is settled, and the caller is recorded with a failure.
-    fn failed(&self, admission: Admission, agent: Option<(String, bool)>, service: &'static str, code: &str) {
-        if let Admission::Paid(pending) = admission {
-            self.gate.abandon(pending, code);
-        }
-        self.record_agent(agent, service, false);
     }
 
     fn record_agent(&self, agent: Option<(String, bool)>, service: &'static str, ok: bool) {
@@ -524,24 +518,16 @@ impl App {
         require_json(req)?;
         let hash = crate::notary::parse_request(&req.body)?;
         let object = signed_object(req)?;
-        let admission = match self.gate.admit(req, &self.notary_resource) {
-            Ok(a) => a,
-            Err(refusal) => return Ok(refusal),
-        };
-        let agent = agent_of(req, &admission);
-        let record = match notary.notarize(&hash) {
-            Ok(r) => r,
-            Err(e) => {
+        self.gated(req, ("notary", &self.notary_resource), object, || {
+            notary.notarize(&hash).map_err(|e| {
                 log::error!("notary: the receipt could not be written: {e}");
-                self.failed(admission, agent, "notary", "journal_unavailable");
-                return Err(ApiError::unavailable(
+                ApiError::unavailable(
                     "journal_unavailable",
                     "the receipt could not be stored; nothing was charged",
                     JOURNAL_RETRY_AFTER_S,
-                ));
-            }
-        };
-        Ok(self.deliver(admission, agent, ("notary", &self.notary_resource), &record, object))
+                )
+            })
+        })
     }
 
     /// `GET <notary>/receipts/<seq>`: a stored receipt, public like a transparency log's entries.

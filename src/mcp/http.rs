@@ -11,7 +11,7 @@
 //! Payment follows the x402 MCP transport (x402 v2, `specs/transports-v2/mcp.md`): `initialize`, `server/discover`
 //! and `tools/list` are free; a `tools/call` is read first (bad arguments cost nothing), then its payment in
 //! `params._meta["x402/payment"]` goes through the gate (`Gate::admit_call`: local checks, replay guard,
-//! facilitator, ledger), the tool runs, the answer is signed, and the payment settles (`Gate::settle_call`); the
+//! facilitator, ledger), then `Gate::serve` runs the tool, signs the answer and settles the payment; the
 //! settlement travels in the result's `_meta["x402/payment-response"]`. Payment required (none, refused, or a
 //! settlement that failed: the answer is then withheld) is a tool result with `isError` and the `PaymentRequired`
 //! object as its structured content and text, or the `payment_required` result of the `org.x402/payment` extension
@@ -25,7 +25,7 @@ use super::{
     MODERN_VERSIONS, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::http::{Request, Response};
-use crate::x402::{Admission, Call, Carried, Gate, Refusal, Resource};
+use crate::x402::{Admission, Call, Carried, Gate, Refusal, Resource, Unserved};
 
 /// Where a client puts its payment, and where the settlement comes back (x402 MCP transport).
 pub const PAYMENT_META: &str = "x402/payment";
@@ -256,29 +256,23 @@ impl Tools for Paid<'_, '_> {
             Ok(a) => a,
             Err(refusal) => return Some(self.refused(refusal, resource)),
         };
-        let answer = self.door.parts.run(&job, &self.req.request_id);
-        let Admission::Paid(pending) = admission else {
-            return Some(answer.map_or_else(|e| failed(&e), |a| self.door.parts.signed(a)));
+        let payer = match &admission {
+            Admission::Paid(pending) => Some(pending.payer()),
+            Admission::Free(_) => None,
         };
-        let payer = pending.payer();
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(e) => {
-                *self.payer.borrow_mut() = Some((payer, false));
-                gate.abandon(pending, e.code);
-                return Some(failed(&e));
+        let parts = &self.door.parts;
+        let served = gate.serve(admission, resource, || parts.run(&job, &self.req.request_id).map(|a| parts.signed(a)));
+        *self.payer.borrow_mut() = payer.map(|p| (p, served.is_ok()));
+        Some(match served {
+            Ok((mut result, settlement)) => {
+                if let Some(settlement) = settlement {
+                    result.meta.insert(PAYMENT_RESPONSE_META.into(), settlement.response);
+                }
+                result
             }
-        };
-        let mut result = self.door.parts.signed(answer);
-        let settled = gate.settle_call(pending, resource);
-        *self.payer.borrow_mut() = Some((payer, settled.is_ok()));
-        match settled {
-            Ok(settlement) => {
-                result.meta.insert(PAYMENT_RESPONSE_META.into(), settlement.response);
-                Some(result)
-            }
-            Err(refusal) => Some(self.refused(refusal, resource)),
-        }
+            Err(Unserved::Failed(e)) => failed(&e),
+            Err(Unserved::Withheld(refusal)) => self.refused(*refusal, resource),
+        })
     }
 }
 

@@ -1,11 +1,12 @@
 //! The gate in front of a paid operation. In order: no payment header means a 402 challenge (or a free call, when a
 //! trial or loopback rule allows it); a header is decoded and checked locally; the authorization is reserved against
-//! replay; the facilitator verifies it; the ledger records it; then the caller does the work, and only if the work
-//! produced an answer does `settle` run. Nothing is served unpaid, nothing is charged unserved.
+//! replay; the facilitator verifies it; the ledger records it (`admit_call`); then `serve` does the work, and only if
+//! the work produced an answer does it settle. Nothing is served unpaid, nothing is charged unserved.
 //!
 //! The gate knows nothing of the door a call came through: a `Call` says what it needs (the payment as carried,
-//! the client, the request id), and a `Refusal` says why a call is not let through; `admit` and `settle` are the
-//! HTTP door's spelling of `admit_call` and `settle_call` (headers in, responses out), MCP has its own (`mcp::http`).
+//! the client, the request id), and a `Refusal` says why a call is not let through; `admit` is the HTTP door's
+//! spelling of `admit_call` and `refusal_response` its answer to a refusal (headers in, responses out), MCP has its
+//! own (`mcp::http`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -92,6 +93,15 @@ impl Settlement {
         let name = if self.version == 2 { "PAYMENT-RESPONSE" } else { "X-PAYMENT-RESPONSE" };
         (name, base64_encode(self.response.to_string().as_bytes()))
     }
+}
+
+/// Why an admitted call has no answer to send (`Gate::serve`).
+#[derive(Debug)]
+pub enum Unserved {
+    /// The work failed: its error is the answer, and nothing was settled.
+    Failed(ApiError),
+    /// The settlement did not go through: the answer is withheld, the refusal sent instead.
+    Withheld(Box<Refusal>),
 }
 
 /// A verified payment waiting for the work's outcome.
@@ -511,14 +521,32 @@ impl Gate {
         shared.unwrap_or(local).then_some(Free::Trial)
     }
 
-    /// Settles after the work produced an answer. `Ok` is the settlement header to send with it; `Err` is the answer
-    /// to send instead (the result is withheld).
-    pub fn settle(&self, p: Box<Pending>, resource: &Resource) -> Result<(&'static str, String), Response> {
-        self.settle_call(p, resource).map(|s| s.header()).map_err(|r| self.refusal_response(r, resource))
+    /// Does an admitted call's work and, when it is paid, settles for the answer, whichever door it came through:
+    /// work that fails settles nothing (the payment is abandoned, the authorization free again), and an answer whose
+    /// settlement fails is withheld. The answer, with the settlement when it was paid for.
+    pub fn serve<T>(
+        &self,
+        admission: Admission,
+        resource: &Resource,
+        work: impl FnOnce() -> Result<T, ApiError>,
+    ) -> Result<(T, Option<Settlement>), Unserved> {
+        let answer = work();
+        let Admission::Paid(pending) = admission else {
+            return answer.map(|a| (a, None)).map_err(Unserved::Failed);
+        };
+        match answer {
+            Ok(answer) => {
+                self.settle(pending, resource).map(|s| (answer, Some(s))).map_err(|r| Unserved::Withheld(Box::new(r)))
+            }
+            Err(e) => {
+                self.abandon(pending, e.code);
+                Err(Unserved::Failed(e))
+            }
+        }
     }
 
-    /// Settles after the work produced an answer, whichever door it came through; `Err`: the result is withheld.
-    pub fn settle_call(&self, p: Box<Pending>, resource: &Resource) -> Result<Settlement, Refusal> {
+    /// Settles after the work produced an answer; `Err`: the result is withheld.
+    fn settle(&self, p: Box<Pending>, resource: &Resource) -> Result<Settlement, Refusal> {
         let Some((terms, ledger)) = self.terms_for(resource).zip(self.ledger.as_ref()) else {
             return Err(Refusal::Error(ApiError::internal()));
         };
@@ -589,7 +617,7 @@ impl Gate {
 
     /// The work failed after verification: nothing is settled and the authorization is free again (in memory even
     /// if the record cannot be written).
-    pub fn abandon(&self, p: Box<Pending>, why: &str) {
+    fn abandon(&self, p: Box<Pending>, why: &str) {
         if let Some(ledger) = &self.ledger {
             let extra = json!({ "at": self.clock.now_unix_ms(), "request_id": p.request_id, "reason": why });
             if let Err(e) = ledger.record(&p.ticket, Event::Released, p.payment.authorization.value, extra) {

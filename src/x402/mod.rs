@@ -11,5 +11,5 @@ pub mod ledger;
 pub mod payment;
 pub mod terms;
 
-pub use gate::{Admission, Call, Carried, Free, FreeRules, Gate, Refusal, Settlement};
+pub use gate::{Admission, Call, Carried, Free, FreeRules, Gate, Refusal, Settlement, Unserved};
 pub use terms::{Network, Resource, Terms};
