@@ -214,6 +214,23 @@ fn refused_payments_and_facilitator_failures() {
     let result = &r.json()["result"];
     assert_eq!(result["structuredContent"]["error"], "settlement_failed", "{result}");
     assert!(result["structuredContent"].get("results").is_none() && !r.text().contains("\"results\""));
+    // With the failed settlement's response in `_meta`, as a settled one; the same for a client of the extension.
+    let failed_settlement = |result: &Value| {
+        let settlement = &result["_meta"]["x402/payment-response"];
+        assert_eq!((&settlement["success"], &settlement["errorReason"]), (&json!(false), &json!("insufficient_funds")));
+        assert_eq!(settlement["network"], "eip155:8453", "{result}");
+    };
+    failed_settlement(result);
+    let ext = meta(json!({ "extensions": { "org.x402/payment": {} } }));
+    let extra = json!({
+        "x402/payment": Payer::new(6).v2_payload(&accepted),
+        "io.modelcontextprotocol/clientCapabilities": ext["io.modelcontextprotocol/clientCapabilities"],
+    });
+    let r = call(&w.server, json!({ "query": "rust", "max_results": 5 }), extra);
+    let result = &r.json()["result"];
+    assert_eq!(result["resultType"], "payment_required", "{result}");
+    assert_eq!(result["paymentRequired"]["error"], "settlement_failed", "{result}");
+    failed_settlement(result);
     // The facilitator down: a tool error that says when to come back, nothing taken.
     w.facilitator.set(Mode::Verify5xx);
     let r = search(&w.server, Some(Payer::new(5).v2_payload(&accepted)));
@@ -221,7 +238,7 @@ fn refused_payments_and_facilitator_failures() {
     assert_eq!(result["isError"], true);
     assert_eq!(result["structuredContent"]["error"]["code"], "facilitator_unavailable");
     assert_eq!(result["structuredContent"]["error"]["retry_after_s"], 5);
-    assert_eq!(w.source.count("/html/"), 1, "only the call whose settlement failed ran");
+    assert_eq!(w.source.count("/html/"), 2, "only the calls whose settlement failed ran");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::pay::{paid_env, Facilitator, Mode, Payer, PAY_TO};
 use common::upstream::{Answer, Upstream};
 use common::{own_fixture, Reply, Server};
-use serde_json::Value;
+use serde_json::{json, Value};
 use websearchd::codec::base64_decode;
 
 struct World {
@@ -276,9 +276,15 @@ fn an_unreachable_facilitator_takes_nothing() {
 fn settlement_failures_withhold_the_result() {
     let w = world(&[]);
     w.facilitator.set(Mode::SettleFalse);
-    let r = pay(&w, "q", &Payer::new(10));
+    let payer = Payer::new(10);
+    let r = pay(&w, "q", &payer);
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "settlement_failed"));
     assert!(r.json().get("results").is_none(), "the result is withheld");
+    // x402 v2 sends the failed settlement's response with the 402, in the header a settled one goes in.
+    let settlement = decode_header(r.header("payment-response").expect("PAYMENT-RESPONSE on a failed settlement"));
+    assert_eq!((&settlement["success"], &settlement["errorReason"]), (&json!(false), &json!("insufficient_funds")));
+    assert_eq!(settlement["network"], accepted(&w.server)["network"]);
+    assert!(settlement["payer"].as_str().unwrap().eq_ignore_ascii_case(&payer.from()), "{settlement}");
 
     w.facilitator.set(Mode::Settle5xx);
     let payer = Payer::new(11);
@@ -289,6 +295,7 @@ fn settlement_failures_withhold_the_result() {
     w.facilitator.set(Mode::Honest);
     let r = pay(&w, "q", &payer);
     assert_eq!((r.status, r.json()["error"].as_str().unwrap()), (402, "payment_replayed"));
+    assert_eq!(r.header("payment-response"), None, "nothing was settled");
 
     w.facilitator.set(Mode::SettleHang);
     let r = pay(&w, "q", &Payer::new(12));

@@ -216,11 +216,17 @@ impl Paid<'_, '_> {
     }
 
     /// A refused call: payment required (the tool-result binding; `Session` turns it into the extension's result
-    /// for a client that asks), or the error, with `Retry-After` as `retry_after_s` (a tool result has no headers).
+    /// for a client that asks; a failed settlement's response in `_meta` with either), or the error, with
+    /// `Retry-After` as `retry_after_s` (a tool result has no headers).
     fn refused(&self, refusal: Refusal, resource: &Resource) -> ToolResult {
         match refusal {
-            Refusal::Challenge { terms, error, .. } => {
-                ToolResult::payment_required(self.door.gate.payment_required(&terms, resource, error.as_ref()))
+            Refusal::Challenge { terms, error, settlement, .. } => {
+                let required = self.door.gate.payment_required(&terms, resource, error.as_ref());
+                let mut result = ToolResult::payment_required(required);
+                if let Some(settlement) = settlement {
+                    result.meta.insert(PAYMENT_RESPONSE_META.into(), settlement.response);
+                }
+                result
             }
             Refusal::Error(e) => {
                 let after = e.headers.iter().find(|(n, _)| *n == "Retry-After").map(|(_, s)| s.parse().unwrap_or(0u64));

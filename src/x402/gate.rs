@@ -73,8 +73,15 @@ impl<'a> Call<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
     /// Payment required: the terms, and when a payment was refused, its stable code and the words for it (counted
-    /// when the door renders it). `rejected_reason` is the facilitator's own reason, when it was the one to refuse.
-    Challenge { terms: Terms, error: Option<(&'static str, String)>, rejected_reason: Option<String> },
+    /// when the door renders it). `rejected_reason` is the facilitator's own reason, when it was the one to refuse;
+    /// `settlement` the failed settlement's response (`success: false`), which the door sends as it sends a settled
+    /// one (x402 v2: `PAYMENT-RESPONSE` on the 402, MCP's `_meta["x402/payment-response"]`).
+    Challenge {
+        terms: Terms,
+        error: Option<(&'static str, String)>,
+        rejected_reason: Option<String>,
+        settlement: Option<Box<Settlement>>,
+    },
     /// Not a matter of payment (the facilitator or the ledger is unavailable, the settlement's outcome is unknown).
     Error(ApiError),
 }
@@ -377,15 +384,19 @@ impl Gate {
     }
 
     /// The HTTP answer to a refusal: the 402 (with the facilitator's reason in `X-Payment-Rejected-Reason` when it
-    /// refused), or the error.
+    /// refused, and a failed settlement's response in the header a settled one goes in), or the error.
     pub fn refusal_response(&self, refusal: Refusal, resource: &Resource) -> Response {
         match refusal {
-            Refusal::Challenge { terms, error, rejected_reason } => {
-                let response = self.challenge(&terms, resource, error);
-                match rejected_reason {
-                    Some(reason) => response.header("X-Payment-Rejected-Reason", reason),
-                    None => response,
+            Refusal::Challenge { terms, error, rejected_reason, settlement } => {
+                let mut response = self.challenge(&terms, resource, error);
+                if let Some(reason) = rejected_reason {
+                    response = response.header("X-Payment-Rejected-Reason", reason);
                 }
+                if let Some(settlement) = settlement {
+                    let (name, value) = settlement.header();
+                    response = response.header(name, value);
+                }
+                response
             }
             Refusal::Error(e) => e.into_response(),
         }
@@ -405,6 +416,7 @@ impl Gate {
             terms: terms.clone(),
             error,
             rejected_reason: None,
+            settlement: None,
         };
         let Some(carried) = call.payment else {
             if let Some(free) = self.free_call(&call.client) {
@@ -457,6 +469,7 @@ impl Gate {
                     terms,
                     error: Some(("payment_rejected", text)),
                     rejected_reason: Some(reason),
+                    settlement: None,
                 })
             }
             Ok(Verified::Valid { .. }) => {
@@ -594,8 +607,20 @@ impl Gate {
                 if let Err(e) = ledger.record(&p.ticket, Event::Failed, value, extra) {
                     log::error!("a failed settlement could not be recorded: {e}");
                 }
+                let response = json!({
+                    "success": false,
+                    "errorReason": reason,
+                    "transaction": "",
+                    "network": terms.network.caip2(),
+                    "payer": p.payer(),
+                });
                 let text = if message.is_empty() { reason } else { format!("{reason}: {message}") };
-                Err(Refusal::Challenge { terms, error: Some(("settlement_failed", text)), rejected_reason: None })
+                Err(Refusal::Challenge {
+                    terms,
+                    error: Some(("settlement_failed", text)),
+                    rejected_reason: None,
+                    settlement: Some(Box::new(Settlement { version: p.payment.version, response })),
+                })
             }
             Settled::Unknown(why) => {
                 self.stats.facilitator_failures.fetch_add(1, Relaxed);
