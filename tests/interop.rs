@@ -43,18 +43,8 @@ fn the_official_x402_python_client_pays_end_to_end() {
     let Some(python) = python() else { return };
     let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
     let facilitator = Facilitator::start();
-    let (html, fac) = (source.url("/html/"), facilitator.url());
-    let server = Server::start(&[
-        ("WEBSEARCHD_SOURCES", "ddg_html"),
-        ("WEBSEARCHD_DDG_HTML_URL", &html),
-        ("WEBSEARCHD_PAY_TO", PAY_TO),
-        ("WEBSEARCHD_FACILITATOR_URL", &fac),
-    ]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/x402_client.py");
-    let url = format!("http://{}/service", server.addr);
-    let out = std::process::Command::new(python).arg(script).arg(&url).output().expect("run python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "client failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let server = Server::start(&common::pairs(&paid_env(source.url("/html/"), facilitator.url())));
+    let stdout = run_script(&python, "x402_client.py", &[&format!("http://{}/service", server.addr)]);
     let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(seen["status"], 200);
     assert_eq!(seen["results"], 2);
@@ -272,14 +262,9 @@ fn the_openapi_document_passes_openapi_spec_validator() {
     let Some(python) = python() else { return };
     let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
     let facilitator = Facilitator::start();
-    let (html, fac) = (source.url("/html/"), facilitator.url());
+    let html = source.url("/html/");
     let free = Server::start(&[("WEBSEARCHD_SOURCES", "ddg_html"), ("WEBSEARCHD_DDG_HTML_URL", &html)]);
-    let paid = Server::start(&[
-        ("WEBSEARCHD_SOURCES", "ddg_html"),
-        ("WEBSEARCHD_DDG_HTML_URL", &html),
-        ("WEBSEARCHD_PAY_TO", PAY_TO),
-        ("WEBSEARCHD_FACILITATOR_URL", &fac),
-    ]);
+    let paid = Server::start(&common::pairs(&paid_env(html.clone(), facilitator.url())));
     let stdout = run_script(
         &python,
         "validate_openapi.py",
