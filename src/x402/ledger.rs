@@ -106,6 +106,9 @@ pub struct Ledger {
 #[derive(Default)]
 struct State {
     held: HashMap<Key, Held>,
+    /// Entries held past which expired ones are swept: `SWEEP_AT`, or twice what a sweep left, so that a guard of
+    /// many live entries is not scanned at every reservation.
+    sweep_at: usize,
     summary: Summary,
 }
 
@@ -127,7 +130,7 @@ pub enum Refused {
     Unshared(String),
 }
 
-/// Entries held past this many trigger a sweep of expired ones.
+/// Entries held past this many trigger a sweep of expired ones (and past twice what the last sweep left).
 const SWEEP_AT: usize = 4_096;
 /// The fleet's hold on an authorization outlives its `validBefore` by this much (by the clock of the node that took
 /// it): a node whose clock is behind still finds it while it would admit the payment (a skew up to this plus
@@ -213,9 +216,7 @@ impl Ledger {
         let key = (from, nonce);
         {
             let mut s = self.lock();
-            if s.held.len() >= SWEEP_AT {
-                s.held.retain(|_, h| h.valid_before > now_s);
-            }
+            s.sweep(now_s);
             if s.held.get(&key).is_some_and(|h| h.valid_before > now_s) {
                 return Err(Refused::Replayed);
             }
@@ -366,6 +367,15 @@ pub fn standing(records: &[Value]) -> Vec<&Value> {
 }
 
 impl State {
+    /// Drops expired entries once the guard has grown past its sweep point.
+    fn sweep(&mut self, now_s: u64) {
+        if self.held.len() < self.sweep_at.max(SWEEP_AT) {
+            return;
+        }
+        self.held.retain(|_, h| h.valid_before > now_s);
+        self.sweep_at = self.held.len().saturating_mul(2);
+    }
+
     fn apply(&mut self, r: &Value) {
         let Some(event) = r.get("event").and_then(Value::as_str).and_then(Event::from_name) else {
             return;
@@ -483,6 +493,33 @@ mod tests {
         assert_eq!(events, ["verified", "settling", "unknown"]);
         assert_eq!(ledger.reserve([4; 20], [5; 32], 1_000, 100).unwrap_err(), Refused::Replayed, "held");
         assert_eq!((ledger.summary().unknown, ledger.summary().settled), (1, 0));
+    }
+
+    /// A guard of many live entries is swept when it has doubled since the last sweep, not at every reservation;
+    /// expired entries still go.
+    #[test]
+    fn the_guard_is_swept_when_it_has_doubled() {
+        let mut s = State::default();
+        let live = SWEEP_AT + 10;
+        for i in 0..live {
+            s.held.insert(([0; 20], key_nonce(i)), Held { valid_before: 1_000, event: None });
+        }
+        s.sweep(100);
+        assert_eq!((s.held.len(), s.sweep_at), (live, 2 * live), "all live: kept, next sweep at twice as many");
+        s.held.insert(([1; 20], [0; 32]), Held { valid_before: 1_000, event: None });
+        s.sweep(2_000);
+        assert_eq!(s.held.len(), live + 1, "not swept below the new sweep point, though all have expired");
+        for i in 0..live {
+            s.held.insert(([2; 20], key_nonce(i)), Held { valid_before: 3_000, event: None });
+        }
+        s.sweep(2_000);
+        assert_eq!((s.held.len(), s.sweep_at), (live, 2 * live), "the expired went at the sweep point");
+    }
+
+    fn key_nonce(i: usize) -> [u8; 32] {
+        let mut nonce = [0; 32];
+        nonce[..8].copy_from_slice(&(i as u64).to_be_bytes());
+        nonce
     }
 
     fn waits(ledger: &Ledger) -> String {
