@@ -66,7 +66,8 @@ pub struct Node {
     /// A hash of the tag and class attribute (0 without a class): the article's template repeats it when a body is
     /// split into several containers.
     pub class_key: u64,
-    /// A hash of the tag and the first class token (0 without a class): the cards of a listing share it where
+    /// A hash of the tag and the class tokens that name a template (0 without a class): numbered tokens
+    /// (`post-15859`) and state words (`first`, `instock`) are left out, so the cards of a listing share it where
     /// their full class lists differ by an id, a position or a state (`product post-15859 first instock`).
     pub card_key: u64,
 }
