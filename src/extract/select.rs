@@ -46,6 +46,10 @@ const LINKED_ITEM_OWN_MIN: u32 = 12;
 /// A block shorter than this does not score its containers.
 const SCORING_TEXT_MIN: u32 = 25;
 
+/// Characters of body text a container holds at least to count as holding some (see `choose`: boilerplate
+/// containers compete only when no other holds this much).
+const HOLDS_BODY_MIN: u64 = 200;
+
 pub fn extract(mut page: Page) -> Extract {
     // On a forum or a Q&A page the posts are the content, even in a region named comments.
     if is_forum(&page.signals) {
@@ -187,9 +191,9 @@ fn choose(page: &Page) -> Vec<usize> {
     };
     // Boilerplate containers (comments, sidebars) compete only when nothing else holds body text.
     let clean = |i: &usize| page.nodes.get(*i).is_some_and(|n| !n.boiler || n.content);
-    let has_clean = (0..n).any(|i| clean(&i) && body.get(i).copied().unwrap_or(0) >= 200);
-    let has_outside =
-        (0..n).any(|i| page.nodes.get(i).is_some_and(|x| !x.boiler) && body.get(i).copied().unwrap_or(0) >= 200);
+    let holds_body = |i: usize| body.get(i).copied().unwrap_or(0) >= HOLDS_BODY_MIN;
+    let has_clean = (0..n).any(|i| clean(&i) && holds_body(i));
+    let has_outside = (0..n).any(|i| page.nodes.get(i).is_some_and(|x| !x.boiler) && holds_body(i));
     let pick = |strict: bool| {
         (0..n)
             .filter(|&i| score.get(i).copied().unwrap_or(0.0) > 0.0)
