@@ -338,12 +338,17 @@ fn choose(page: &Page) -> Vec<usize> {
     let mut said = 0;
     // On a listing (a grid of cards chose the region), "most popular" is one more list of its items.
     let listing = grid.is_some() && page.signals.kind() == PageKind::Other;
-    if let Some(cut) = keep.iter().enumerate().filter(|_| !listing).find_map(|(pos, &i)| {
-        let b = page.blocks.get(i)?;
-        let marker = pos >= half.max(1) || matches!(b.kind, Kind::Heading(_)) && said >= 300;
-        said += b.text_len;
-        (marker && is_tail_marker(b)).then_some(pos)
-    }) {
+    let cut = if listing {
+        None
+    } else {
+        keep.iter().enumerate().find_map(|(pos, &i)| {
+            let b = page.blocks.get(i)?;
+            let marker = pos >= half.max(1) || matches!(b.kind, Kind::Heading(_)) && said >= 300;
+            said += b.text_len;
+            (marker && is_tail_marker(b)).then_some(pos)
+        })
+    };
+    if let Some(cut) = cut {
         keep.truncate(cut);
     }
     // Runs of three or more headings with no text between them are lists of teasers.
