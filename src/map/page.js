@@ -14,14 +14,24 @@
   // The longest a read of ours may take: a hung one would stop its layer's (or the legend's) refreshes.
   var FETCH_TIMEOUT_S = 30;
   var body = document.body;
-  var map = L.map('map', { worldCopyJump: true, minZoom: 1, zoomSnap: 0.25, maxBoundsViscosity: 1 })
-    .fitBounds([[-55, -170], [72, 180]]);
-  // No empty band beyond the poles (longitudes wrap); set once the view is, so that it moves the view inside.
-  map.setMaxBounds([[-85, -540], [85, 540]]);
-  // Leaflet follows the window's size, not its container's: the legend filling in resizes the map on a phone.
-  if (window.ResizeObserver) new ResizeObserver(function () { map.invalidateSize(); }).observe(map.getContainer());
-  if (body.dataset.tiles) {
-    L.tileLayer(body.dataset.tiles, { maxZoom: 12, attribution: body.dataset.attribution || '' }).addTo(map);
+  // Without the map library (an offline machine, a blocked CDN, a changed copy refused by its integrity hash) the
+  // legend still lists every layer with its status, counts and errors, and the map's place says why it is empty.
+  var L = window.L, map = null;
+  if (L) {
+    map = L.map('map', { worldCopyJump: true, minZoom: 1, zoomSnap: 0.25, maxBoundsViscosity: 1 })
+      .fitBounds([[-55, -170], [72, 180]]);
+    // No empty band beyond the poles (longitudes wrap); set once the view is, so that it moves the view inside.
+    map.setMaxBounds([[-85, -540], [85, 540]]);
+    // Leaflet follows the window's size, not its container's: the legend filling in resizes the map on a phone.
+    if (window.ResizeObserver) new ResizeObserver(function () { map.invalidateSize(); }).observe(map.getContainer());
+    if (body.dataset.tiles) {
+      L.tileLayer(body.dataset.tiles, { maxZoom: 12, attribution: body.dataset.attribution || '' }).addTo(map);
+    }
+  } else {
+    var missing = document.getElementById('map');
+    missing.className = 'unavailable';
+    missing.textContent = 'The map library (Leaflet) could not be loaded, so nothing is drawn; the legend still shows ' +
+      'each layer. The operator can serve a copy and name it in WEBSEARCHD_MAP_ASSETS_URL.';
   }
   var legend = document.getElementById('legend');
   var props = document.getElementById('props');
@@ -57,10 +67,11 @@
     div.append(box, label, meta, why);
     legend.append(div);
     var layer = {
-      slug: slug, entry: entry, group: L.layerGroup().addTo(map), box: box, status: status, meta: meta, why: why,
+      slug: slug, entry: entry, group: map && L.layerGroup().addTo(map), box: box, status: status, meta: meta, why: why,
       fetchedAt: Date.now(), error: null, polling: false
     };
     box.addEventListener('change', function () {
+      if (!map) return;
       if (box.checked) map.addLayer(layer.group); else map.removeLayer(layer.group);
     });
     return layer;
@@ -107,6 +118,7 @@
   }
 
   function draw(layer, features) {
+    if (!map) return;
     var slug = layer.slug, kind = layer.entry.kind, colour = COLOURS[slug] || '#555';
     var cls = 'ws-obj ws-' + slug;
     var dot = function (ll, radius) {

@@ -223,6 +223,21 @@ try {
   if (shots) await phone.page.screenshot({ path: join(shots, 'map-phone.png') });
   await phone.context.close();
 
+  // The map library unreachable (an offline machine, a blocked CDN): the legend still lists every layer with its
+  // status, and the map's place says why it is empty. The failed loads' console lines are this case's, not faults.
+  const before = problems.length;
+  const bare = await open(browser, { viewport: { width: 800, height: 600 } }, async (context) => {
+    await context.route(CDN + '**', (route) => route.abort());
+  });
+  await bare.page.waitForFunction(() => document.querySelector('#layer-terremotos .status') &&
+    document.querySelector('#layer-terremotos .status').textContent === 'ok', null, { timeout: WAIT_MS });
+  const rows = await bare.page.locator('#legend .layer').count();
+  check(rows >= Object.keys(expected).length, `without the map library the legend lists every layer (${rows} rows)`);
+  check(/could not be loaded/.test(await text(bare.page, '#map')), 'and the map says why it is empty');
+  await bare.context.close();
+  const theirs = problems.splice(before);
+  problems.push(...theirs.filter((p) => !/ERR_FAILED|Failed to load resource/.test(p)));
+
   // A layer whose reads hang: the page's clock runs five minutes (five rounds of the legend's refresh), and the
   // layer never has more than one read in flight.
   const hung = env.WS_HUNG_SLUG;
