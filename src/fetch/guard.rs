@@ -159,7 +159,8 @@ pub fn parse_url(url: &str) -> Result<Target, Refusal> {
     Ok(Target { https, host, port, path })
 }
 
-fn split_host_port(authority: &str) -> Result<(String, Option<u16>), Refusal> {
+/// An authority (`host[:port]` or `[v6][:port]`, no userinfo) split into its host (brackets kept) and port.
+pub fn split_host_port(authority: &str) -> Result<(String, Option<u16>), Refusal> {
     if authority.is_empty() {
         return Err(Refusal::Url("no host".into()));
     }
@@ -173,6 +174,8 @@ fn split_host_port(authority: &str) -> Result<(String, Option<u16>), Refusal> {
         return Ok((format!("[{host}]"), port));
     }
     match authority.rsplit_once(':') {
+        // An IPv6 address is in brackets (WHATWG): `2001:db8::1:80` says neither which address nor which port.
+        Some((h, _)) if h.contains(':') => Err(Refusal::Url("an IPv6 address without brackets".into())),
         Some((h, p)) => Ok((h.to_owned(), Some(parse_port(p)?))),
         None => Ok((authority.to_owned(), None)),
     }

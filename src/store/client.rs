@@ -40,8 +40,9 @@ impl fmt::Debug for Url {
 }
 
 impl Url {
-    /// `redis[s]://[[user][:password]@]host[:port][/db]`; user and password percent-decoded, an IPv6 host in
-    /// brackets. `None` for anything else (a query, a path that is not a number, an empty host).
+    /// `redis[s]://[[user][:password]@]host[:port][/db]`; user and password percent-decoded (an invalid escape is
+    /// refused, as redis-cli refuses it), an IPv6 host in brackets. `None` for anything else (a query, a path that is
+    /// not a number, an empty host).
     pub fn parse(raw: &str) -> Option<Url> {
         let (tls, rest) = match raw.split_once("://")? {
             ("redis", rest) => (false, rest),
@@ -75,25 +76,12 @@ impl Url {
                 }
             }
         };
-        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-            let (host, after) = v6.split_once(']')?;
-            host.parse::<std::net::Ipv6Addr>().ok()?;
-            let port = match after.strip_prefix(':') {
-                Some(p) => p.parse().ok()?,
-                None if after.is_empty() => PORT_DEFAULT,
-                None => return None,
-            };
-            (host.to_owned(), port)
-        } else {
-            match hostport.split_once(':') {
-                Some((h, p)) => (h.to_owned(), p.parse().ok()?),
-                None => (hostport.to_owned(), PORT_DEFAULT),
-            }
-        };
-        let host_ok = !host.is_empty()
-            && host.len() <= 253
-            && host.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
-        (host_ok && port != 0).then_some(Url { tls, host, port, user, password, db })
+        // The host and port as the fetcher reads them: an IPv6 literal in brackets, the host lowercased and checked,
+        // an IPv4 literal in any notation normalised.
+        let (host, port) = crate::fetch::guard::split_host_port(hostport).ok()?;
+        let host = crate::fetch::guard::normalize_host(&host).ok()?;
+        let port = port.unwrap_or(PORT_DEFAULT);
+        (port != 0).then_some(Url { tls, host, port, user, password, db })
     }
 
     /// The URL with its password hidden, for logs, `check-config` and `/health`.
@@ -487,6 +475,9 @@ mod tests {
         check("redis://cache.internal:6380/2", Some("redis://cache.internal:6380/2"));
         check("rediss://default:s%40cret@[::1]:7000/", Some("rediss://default:(hidden)@[::1]:7000/0"));
         check("redis://:pw@h", Some("redis://:(hidden)@h:6379/0"));
+        // The host as the fetcher reads it: lowercased, an IPv4 literal in any notation made standard.
+        check("redis://Redis_1.Local:7000", Some("redis://redis_1.local:7000/0"));
+        check("redis://127.1/1", Some("redis://127.0.0.1:6379/1"));
         let u = Url::parse("redis://app:p%3Aw@h/3").expect("valid");
         assert_eq!((u.user.as_deref(), u.password.as_deref(), u.db), (Some("app"), Some("p:w"), 3));
         let legacy = Url::parse("redis://onlypassword@h").expect("valid");
@@ -501,6 +492,8 @@ mod tests {
             "redis://[zz]",
             "redis://h/99999",
             "redis://a b",
+            "redis://::1",
+            "redis://:p%zz@h",
         ] {
             check(bad, None);
         }

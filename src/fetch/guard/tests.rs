@@ -78,6 +78,7 @@ fn hostile_urls_are_refused() {
         ("http://256.1.1.1/", "url_invalid"),
         ("http://1.2.3.4.5/", "url_invalid"),
         ("http://[::1/", "url_invalid"),
+        ("http://2001:4860::8888:80/", "url_invalid"),
     ];
     assert!(table.len() >= 40);
     for (url, code) in table {
