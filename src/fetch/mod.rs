@@ -13,6 +13,7 @@
 //! It knows nothing of search or payment; callers build the request and read the `Fetched` response.
 
 pub mod guard;
+pub mod lookup;
 pub mod untrusted;
 
 /// The longest a TCP and TLS handshake may take when a call's own deadline is longer.

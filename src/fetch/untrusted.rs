@@ -4,45 +4,24 @@
 //! `REDIRECTS_MAX`, each hop checked again. One total deadline; a cap on body bytes; only HTML, XHTML and plain text.
 
 use std::io::Read;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use super::guard::{Policy, Refusal, Target};
+use super::lookup::{LookupError, Lookups};
 
 /// Redirect hops followed at most.
 pub const REDIRECTS_MAX: usize = 5;
 /// Checked addresses a pinned agent tries, at most (ureq's resolver answer holds 16).
 const PINNED_ADDRESSES_MAX: usize = 16;
-/// Name lookups running at once. A lookup runs on a thread of its own so that the request's deadline can leave it
-/// behind; while DNS hangs, those threads live until the C resolver gives up (its own timeouts and attempts), so
-/// their number is capped: past it a lookup is not started and the request times out at once.
+/// Name lookups of third parties' hosts running at once (see `lookup`: past it a lookup is not started and the
+/// request times out at once).
 pub const LOOKUPS_IN_FLIGHT_MAX: usize = 16;
 
-static LOOKUPS_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// One lookup's place among `LOOKUPS_IN_FLIGHT_MAX`, given back when its thread ends.
-struct LookupSlot;
-
-impl LookupSlot {
-    fn take() -> Option<LookupSlot> {
-        use std::sync::atomic::Ordering::AcqRel;
-        LOOKUPS_IN_FLIGHT
-            .fetch_update(AcqRel, std::sync::atomic::Ordering::Acquire, |n| {
-                (n < LOOKUPS_IN_FLIGHT_MAX).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| LookupSlot)
-    }
-}
-
-impl Drop for LookupSlot {
-    fn drop(&mut self) {
-        LOOKUPS_IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-    }
-}
+static LOOKUPS: Lookups = Lookups::new(LOOKUPS_IN_FLIGHT_MAX);
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -211,23 +190,10 @@ fn resolve(target: &Target, within: Duration) -> Result<Vec<SocketAddr>, Error> 
     if let Some(ip) = target.ip() {
         return Ok(vec![SocketAddr::new(ip, target.port)]);
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (host, port) = (target.host.clone(), target.port);
-    let timed_out = || Error::Fetch(super::Error::Timeout);
-    let slot = LookupSlot::take().ok_or_else(timed_out)?;
-    std::thread::Builder::new()
-        .name("lookup".into())
-        .spawn(move || {
-            let _slot = slot;
-            let _ = tx.send((host.as_str(), port).to_socket_addrs().map(|a| a.collect::<Vec<_>>()));
-        })
-        .map_err(|_| timed_out())?;
-    match rx.recv_timeout(within) {
-        Ok(Ok(addrs)) if !addrs.is_empty() => Ok(addrs),
-        Ok(Ok(_)) => Err(Error::Refused(Refusal::Resolve(format!("{} has no address", target.host)))),
-        Ok(Err(e)) => Err(Error::Refused(Refusal::Resolve(format!("{}: {e}", target.host)))),
-        Err(_) => Err(timed_out()),
-    }
+    LOOKUPS.resolve(&target.host, target.port, within).map_err(|e| match e {
+        LookupError::Failed(why) => Error::Refused(Refusal::Resolve(why)),
+        LookupError::Busy | LookupError::TimedOut => Error::Fetch(super::Error::Timeout),
+    })
 }
 
 /// Resolves a `Location` against the URL it came from (RFC 3986, section 5.2, without dot segments: the target is
@@ -269,17 +235,6 @@ mod tests {
     use super::*;
     use std::io::Write as _;
     use std::net::TcpListener;
-
-    /// Lookups left running by hung DNS are capped: once every place is taken no lookup starts, and a place given
-    /// back lets the next one start.
-    #[test]
-    fn lookups_in_flight_are_capped() {
-        let mut slots: Vec<LookupSlot> = std::iter::from_fn(LookupSlot::take).collect();
-        assert!(!slots.is_empty() && slots.len() <= LOOKUPS_IN_FLIGHT_MAX, "{}", slots.len());
-        assert!(LookupSlot::take().is_none(), "a lookup started past the cap");
-        slots.pop();
-        assert!(LookupSlot::take().is_some());
-    }
 
     /// Answers `n` requests with 200 and returns the `Host` header of each.
     fn serve(listener: TcpListener, n: usize) -> std::thread::JoinHandle<Vec<String>> {

@@ -7,13 +7,13 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::resp::{self, Parser, Reply};
+use crate::fetch::lookup::{LookupError, Lookups};
 
 /// The port when the URL names none.
 const PORT_DEFAULT: u16 = 6379;
@@ -264,20 +264,12 @@ pub struct Client {
     pool: Mutex<Pool>,
     /// A connection came back or its place was freed (the pool changed under its lock: no waiter misses either).
     returned: Condvar,
-    /// A host name lookup is running (at most one: a hung resolver costs one thread, not one per call).
-    resolving: Arc<AtomicBool>,
 }
 
 impl Client {
     pub fn new(settings: Settings) -> Result<Client, String> {
         let tls = if settings.url.tls { Some(Arc::new(tls_config(settings.ca_file.as_deref())?)) } else { None };
-        Ok(Client {
-            settings,
-            tls,
-            pool: Mutex::new(Pool::default()),
-            returned: Condvar::new(),
-            resolving: Arc::new(AtomicBool::new(false)),
-        })
+        Ok(Client { settings, tls, pool: Mutex::new(Pool::default()), returned: Condvar::new() })
     }
 
     pub fn settings(&self) -> &Settings {
@@ -404,32 +396,19 @@ impl Client {
         Ok(conn)
     }
 
-    /// The server's addresses: an IP literal as is; a name looked up on a short-lived thread, waited for until the
-    /// deadline (the system resolver has no timeout of its own).
+    /// The server's addresses: an IP literal as is; a name looked up until the deadline (the system resolver has
+    /// no timeout of its own), one lookup at a time (a hung resolver costs one thread, not one per call).
     fn resolve(&self, deadline: Instant) -> Result<Vec<SocketAddr>, Error> {
+        static LOOKUPS: Lookups = Lookups::new(1);
         let url = &self.settings.url;
         if let Ok(ip) = url.host.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, url.port)]);
         }
-        if self.resolving.swap(true, Ordering::AcqRel) {
-            return Err(Error::Io(format!("{}: a lookup of this name is still running", url.host)));
-        }
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (host, port, flag) = (url.host.clone(), url.port, self.resolving.clone());
-        let spawned = std::thread::Builder::new().name("redis-lookup".into()).spawn(move || {
-            let found = (host.as_str(), port).to_socket_addrs().map(Iterator::collect::<Vec<_>>);
-            flag.store(false, Ordering::Release);
-            let _ = tx.send(found);
-        });
-        if let Err(e) = spawned {
-            self.resolving.store(false, Ordering::Release);
-            return Err(Error::Io(format!("cannot start a lookup: {e}")));
-        }
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Ok(addrs)) => Ok(addrs),
-            Ok(Err(e)) => Err(Error::Io(format!("{}: {e}", url.host))),
-            Err(_) => Err(Error::Io(format!("{}: the lookup timed out", url.host))),
-        }
+        LOOKUPS.resolve(&url.host, url.port, deadline.saturating_duration_since(Instant::now())).map_err(|e| match e {
+            LookupError::Busy => Error::Io(format!("{}: a lookup of this name is still running", url.host)),
+            LookupError::TimedOut => Error::Io(format!("{}: the lookup timed out", url.host)),
+            LookupError::Failed(why) => Error::Io(why),
+        })
     }
 }
 
