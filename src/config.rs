@@ -850,7 +850,7 @@ impl Resolver<'_> {
         Ok(value)
     }
 
-    /// One word of a fixed set, turned into its value by `parse` (`None`: not one of them).
+    /// A value turned into its type by `parse` (`None`: not an allowed one), such as one word of a fixed set.
     fn choice<T>(
         &mut self,
         name: &'static str,
@@ -1109,17 +1109,12 @@ impl Config {
             items.iter().map(|i| (*i == "*").then(|| "*".to_owned()).or_else(|| origin_of(i))).collect()
         })?;
         let redis = r.redis()?;
-        let redis_prefix = r.string("WEBSEARCHD_REDIS_PREFIX", "websearchd:");
-        let prefix_ok = |p: &str| {
-            (1..=64).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric() || b":._-".contains(&b))
-        };
-        if !prefix_ok(&redis_prefix) {
-            return Err(ConfigError {
-                var: "WEBSEARCHD_REDIS_PREFIX".into(),
-                value: redis_prefix,
-                allowed: "1 to 64 letters, digits, and : . _ -".into(),
-            });
-        }
+        let redis_prefix =
+            r.choice("WEBSEARCHD_REDIS_PREFIX", "websearchd:", "1 to 64 letters, digits, and : . _ -", |p| {
+                let ok =
+                    (1..=64).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric() || b":._-".contains(&b));
+                ok.then(|| p.to_owned())
+            })?;
         let notary_path = r.base_path("WEBSEARCHD_NOTARY_PATH", "/notary")?;
         let notary_listen = match r.raw("WEBSEARCHD_NOTARY_LISTEN") {
             None => None,
@@ -1502,6 +1497,8 @@ mod tests {
         check_invalid("WEBSEARCHD_FETCH_ALLOW", "localhost", "host:port");
         check_invalid("WEBSEARCHD_MCP_ORIGINS", "https://a.example/path", "origins");
         check_invalid("WEBSEARCHD_MCP_ORIGINS", "a.example", "origins");
+        check_invalid("WEBSEARCHD_REDIS_PREFIX", "a b", "letters, digits");
+        check_invalid("WEBSEARCHD_REDIS_PREFIX", &"p".repeat(65), "1 to 64");
         check_invalid("WEBSEARCHD_FETCH_PORTS", "0", "ports");
         check_invalid("WEBSEARCHD_LISTEN", "0.0.0.0:8402", "loopback address while payments are off");
     }
