@@ -329,13 +329,7 @@ mod tests {
     /// 64 characters (DNS allows 63) fails inside the C library's resolver, so no DNS query leaves the machine.
     #[test]
     fn a_name_that_does_not_resolve_is_resolve_failed() {
-        let limits = Limits {
-            connect_timeout: Duration::from_secs(2),
-            total_timeout: Duration::from_secs(3),
-            body_bytes_max: 1_024,
-            redirects_max: 0,
-        };
-        let client = Client::new(limits, Policy::default());
+        let client = Client::new(Limits::within(Duration::from_secs(3), 1_024, 0), Policy::default());
         let e = client.get(&format!("http://{}.invalid/", "a".repeat(64)), &[]).map(|f| f.status).unwrap_err();
         assert_eq!(e.code(), "resolve_failed", "{e:?}");
     }
@@ -346,13 +340,7 @@ mod tests {
     fn until_ends_a_request_at_the_deadline() {
         let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/", silent.local_addr().unwrap());
-        let limits = Limits {
-            connect_timeout: Duration::from_secs(30),
-            total_timeout: Duration::from_secs(30),
-            body_bytes_max: 1_024,
-            redirects_max: 0,
-        };
-        let client = Client::new(limits, Policy::default());
+        let client = Client::new(Limits::within(Duration::from_secs(30), 1_024, 0), Policy::default());
         let started = Instant::now();
         let e = client.until(started + Duration::from_millis(300)).get(&url, &[]).map(|f| f.status).unwrap_err();
         assert_eq!(e, Error::Timeout);
