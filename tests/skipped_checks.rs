@@ -87,6 +87,12 @@ fn inputs() -> Vec<Input> {
             how: "apt-get install redis-server (.ci/run does)",
         },
         Input {
+            what: "openssl (the certificates of the rediss:// test)".into(),
+            present: std::process::Command::new("openssl").arg("version").output().is_ok(),
+            checks_in: &[("tests/redis.rs", "make_certificates(dir.path()) else")],
+            how: "apt-get install openssl (.ci/run does)",
+        },
+        Input {
             what: "the browser test tools (Node.js, tests/browser/node_modules, Chromium)".into(),
             present: common::browser_tools().is_ok(),
             checks_in: &[("tests/map_page.rs", "browser_tools_or_skip()"), ("tests/dashboard.rs", "browser_tools_or_skip()")],
@@ -112,7 +118,7 @@ fn checks(input: &Input) -> usize {
 
 #[test]
 fn summary_of_skipped_checks() {
-    let required = std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1");
+    let required = common::inputs_required();
     let missing: Vec<(usize, Input)> = inputs().into_iter().filter(|i| !i.present).map(|i| (checks(&i), i)).collect();
     if missing.is_empty() {
         return;

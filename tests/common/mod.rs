@@ -69,18 +69,21 @@ pub fn browser_tools() -> Result<BrowserTools, String> {
     Ok(BrowserTools { node, chromium, dir })
 }
 
+/// Whether every test input must be present: `WEBSEARCHD_REQUIRE_INPUTS=1`, as `.ci/run` sets it.
+pub fn inputs_required() -> bool {
+    std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1")
+}
+
+/// A check skips for a missing input (`why` says which, and how to get it): a notice, or a panic when every input
+/// is required.
+pub fn skip_for(why: &str) {
+    assert!(!inputs_required(), "WEBSEARCHD_REQUIRE_INPUTS=1 and a test input is missing: {why}");
+    eprintln!("notice: {why}; skipping");
+}
+
 /// The browser tools, or `None` after a notice; a panic when `WEBSEARCHD_REQUIRE_INPUTS=1` (CI) asks for every input.
 pub fn browser_tools_or_skip() -> Option<BrowserTools> {
-    match browser_tools() {
-        Ok(t) => Some(t),
-        Err(why) if std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1") => {
-            panic!("WEBSEARCHD_REQUIRE_INPUTS=1 and the browser tools are missing: {why}")
-        }
-        Err(why) => {
-            eprintln!("notice: {why}; skipping");
-            None
-        }
-    }
+    browser_tools().inspect_err(|why| skip_for(why)).ok()
 }
 
 /// A recorded file from the shared folder, or `None` with a notice when it is absent (a user's fresh clone).

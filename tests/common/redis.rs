@@ -34,9 +34,7 @@ impl RedisServer {
     /// With these options; `tls`: they configure TLS, which takes the port (plain TCP is off).
     pub fn start_with(options: &[String], tls: bool) -> Option<RedisServer> {
         if !available() {
-            let required = std::env::var_os("WEBSEARCHD_REQUIRE_INPUTS").is_some_and(|v| v == "1");
-            assert!(!required, "WEBSEARCHD_REQUIRE_INPUTS=1 and {BINARY} is absent (apt-get install redis-server)");
-            eprintln!("notice: {BINARY} is absent; skipping (apt-get install redis-server)");
+            super::skip_for(&format!("{BINARY} is absent (apt-get install redis-server)"));
             return None;
         }
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
