@@ -474,17 +474,15 @@ impl Engine {
                     if results.len() >= request.max_results || (ep.kind == Kind::DdgHtml && form.is_none()) {
                         break;
                     }
-                    let gap = ep.pace.lock().unwrap_or_else(|e| e.into_inner()).next_page(
-                        Instant::now(),
-                        PAGE_GAP_MAX,
-                        deadline,
-                    );
+                    let (gap, interval) = {
+                        let mut pace = ep.pace.lock().unwrap_or_else(|e| e.into_inner());
+                        (pace.next_page(Instant::now(), PAGE_GAP_MAX, deadline), pace.interval())
+                    };
                     let Some(wait) = gap else { break };
                     let send_at = Instant::now() + wait;
                     if let Some(store) = &self.store {
                         // The page goes at `send_at`: the fleet's next turn is an interval after it (the pace's lock
                         // is not held across the call).
-                        let interval = ep.pace.lock().unwrap_or_else(|e| e.into_inner()).interval();
                         store.paced(ep.pace_name(), wait + interval);
                     }
                     std::thread::sleep(send_at.saturating_duration_since(Instant::now()));
