@@ -2,9 +2,16 @@
 //! sd-daemon priority prefix (`<3>` for errors ... `<7>` for debug) so journald files it at the right level and adds
 //! its own timestamp; elsewhere each line starts with an RFC 3339 UTC timestamp and the level.
 //!
+//! Lines go to stderr. Under systemd that is journald's stream socket, which fills when journald does not read (busy,
+//! restarting): a line the socket cannot take at once is dropped and counted (`DROPPED_LINES`, in `/metrics`), so
+//! that no thread waits on the log; the reactor writes the access line of every answer it makes itself. Elsewhere
+//! (a terminal, a pipe, a file) writes wait as usual.
+//!
 //! Secrets never reach this module: callers log key ids and addresses, never keys.
 
-use std::io::Write;
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use log::Level;
 
@@ -24,8 +31,48 @@ pub fn init(filter: &str) {
             writeln!(buf, "{now} {:<5} {target}: {}", record.level(), record.args())
         }
     });
+    builder.target(env_logger::Target::Pipe(Box::new(Stderr)));
     // A second init (tests, or `search` after a failed start) keeps the first logger.
     let _ = builder.try_init();
+}
+
+/// Log lines dropped because stderr, a socket, could not take them without waiting.
+pub static DROPPED_LINES: AtomicU64 = AtomicU64::new(0);
+
+/// Set once stderr has proved not to be a socket: plain writes from then on.
+static STDERR_NOT_SOCKET: AtomicBool = AtomicBool::new(false);
+
+/// Stderr, written a whole line at a time (env_logger hands each record over in one `write_all`).
+struct Stderr;
+
+impl Write for Stderr {
+    fn write(&mut self, line: &[u8]) -> io::Result<usize> {
+        // Held across the send too, so that lines do not interleave with other writers of stderr.
+        let mut stderr = io::stderr().lock();
+        while !STDERR_NOT_SOCKET.load(Relaxed) {
+            match crate::http::sys::send_nowait(stderr.as_raw_fd(), line) {
+                // A line goes whole or not at all unless it is longer than the socket takes in one send (half its
+                // buffer, some 100 KB, far beyond any line logged): then the rest waits.
+                Ok(sent) => {
+                    stderr.write_all(line.get(sent..).unwrap_or_default())?;
+                    return Ok(line.len());
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    DROPPED_LINES.fetch_add(1, Relaxed);
+                    return Ok(line.len());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOTSOCK) => STDERR_NOT_SOCKET.store(true, Relaxed),
+                Err(e) => return Err(e),
+            }
+        }
+        stderr.write_all(line)?;
+        Ok(line.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The syslog priority of a level, as sd-daemon(3) prefixes expect.

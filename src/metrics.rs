@@ -98,6 +98,11 @@ impl Metrics {
         let counters = [
             ("websearchd_http_connections_accepted_total", "Connections accepted.", &server.connections_accepted),
             ("websearchd_http_accept_errors_total", "Failed accept() calls.", &server.accept_errors),
+            (
+                "websearchd_log_lines_dropped_total",
+                "Log lines dropped because journald's socket was full (it was not reading).",
+                &crate::logger::DROPPED_LINES,
+            ),
         ];
         for (name, help, value) in counters {
             family(&mut out, name, "counter", help);

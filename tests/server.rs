@@ -284,3 +284,63 @@ fn state_dir_is_created_private() {
     let mode = std::fs::metadata(&dir).expect("state dir").permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
 }
+
+/// Under systemd stderr is journald's stream socket, and journald may stop reading it for a while (busy, restarted).
+/// The reactor writes the access line of every answer it makes itself (`/health`, the unpaid 402, the documents): a
+/// full socket must cost log lines, counted in `/metrics`, and never stall the server. Here the reading end of the
+/// server's stderr is left unread once the address is known.
+#[test]
+fn a_journal_that_does_not_read_stalls_no_answer() {
+    use std::io::BufRead;
+    use std::os::unix::net::UnixStream;
+    use std::process::{Command, Stdio};
+
+    /// The server, killed however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let (journal, stderr) = UnixStream::pair().unwrap();
+    let state = common::tempdir::TempDir::new("journal");
+    let _server = Killed(
+        Command::new(common::binary())
+            .env_clear()
+            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
+            .env("WEBSEARCHD_STATE_DIR", state.path().join("data"))
+            .env("WEBSEARCHD_LOG", "info")
+            .env("WEBSEARCHD_MAP_LAYERS", "none")
+            .env("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(std::os::fd::OwnedFd::from(stderr)))
+            .spawn()
+            .unwrap(),
+    );
+    journal.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut lines = std::io::BufReader::new(&journal).lines();
+    let addr: std::net::SocketAddr = loop {
+        let line = lines.next().expect("the server's log ended before it listened").unwrap();
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().parse().unwrap();
+        }
+    };
+    // Each answer logs an access line of about 100 bytes; a few hundred fill the socket's buffer.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    for n in 0..2_000 {
+        write_request(&mut s, "GET", "/health", &[], b"");
+        let r = read_reply(&mut s).unwrap_or_else(|| panic!("answer {n} never came: the server waits on its log"));
+        assert_eq!(r.status, 200);
+    }
+    let metrics = common::request(addr, "GET", "/metrics", &[], b"").text();
+    let dropped: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("websearchd_log_lines_dropped_total "))
+        .expect("the dropped lines are counted")
+        .parse()
+        .unwrap();
+    assert!(dropped > 0, "{dropped} lines dropped while nothing read the log");
+}

@@ -1,6 +1,7 @@
 //! The operating-system calls std does not offer: `poll(2)` over many sockets, waiting for SIGTERM/SIGINT on a
 //! thread of our own (`sigwait(3)`) instead of in an async signal handler, and handing freed heap back to the system
-//! (`malloc_trim(3)`, glibc only). All `unsafe` in the crate is here.
+//! (`malloc_trim(3)`, glibc only), a send that never waits (`MSG_DONTWAIT`, for the log). All `unsafe` in the crate is
+//! here.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -45,6 +46,18 @@ pub fn poll(fds: &mut [PollFd], timeout: Duration) -> io::Result<usize> {
     if n < 0 {
         let err = io::Error::last_os_error();
         return if err.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(err) };
+    }
+    Ok(n as usize)
+}
+
+/// Sends what the socket `fd` takes now of `bytes`, without waiting (`MSG_DONTWAIT`: for this call only, the
+/// descriptor's own flags untouched): `WouldBlock` when its buffer is full, the OS error `ENOTSOCK` when `fd` is
+/// not a socket.
+pub fn send_nowait(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+    // SAFETY: the pointer and length are those of a live borrowed slice, which send(2) only reads.
+    let n = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(n as usize)
 }
