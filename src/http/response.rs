@@ -38,7 +38,7 @@ impl Response {
         let mut out = Vec::with_capacity(FRAMING_BYTES + 64 * self.headers.len() + self.body.len());
         write_head(&mut out, self.status, &self.headers, self.body.len());
         write_framing(&mut out, request_id, keep_alive, date);
-        if !head_only {
+        if !head_only && has_content(self.status) {
             out.extend_from_slice(&self.body);
         }
         out
@@ -75,7 +75,7 @@ impl Prepared {
         let mut out = Vec::with_capacity(self.head.len() + FRAMING_BYTES + self.body.len());
         out.extend_from_slice(&self.head);
         write_framing(&mut out, request_id, keep_alive, date);
-        if !head_only {
+        if !head_only && has_content(self.status) {
             out.extend_from_slice(&self.body);
         }
         out
@@ -120,6 +120,12 @@ impl From<Arc<Prepared>> for Reply {
 /// Bytes of the framing headers the server adds (a 32-digit request id, an IMF-fixdate), with the blank line.
 const FRAMING_BYTES: usize = 128;
 
+/// Whether an answer with this status has content, and so `Content-Length` (RFC 9110 6.4.1, 8.6): a 1xx or a 204
+/// must not send it, and a 304's would have to be the length of the 200 it stands for.
+fn has_content(status: u16) -> bool {
+    !matches!(status, 100..=199 | 204 | 304)
+}
+
 /// The status line, the handler's headers and `Content-Length`.
 fn write_head(out: &mut Vec<u8>, status: u16, headers: &[(String, String)], body_bytes: usize) {
     out.extend_from_slice(b"HTTP/1.1 ");
@@ -136,9 +142,11 @@ fn write_head(out: &mut Vec<u8>, status: u16, headers: &[(String, String)], body
             out.extend_from_slice(b"\r\n");
         }
     }
-    out.extend_from_slice(b"Content-Length: ");
-    push_decimal(out, body_bytes as u64);
-    out.extend_from_slice(b"\r\n");
+    if has_content(status) {
+        out.extend_from_slice(b"Content-Length: ");
+        push_decimal(out, body_bytes as u64);
+        out.extend_from_slice(b"\r\n");
+    }
 }
 
 /// The per-request part of a head: `Connection`, `Date`, `X-Request-Id` and the blank line.
@@ -216,6 +224,22 @@ mod tests {
         assert!(String::from_utf8(head)
             .expect("utf8")
             .ends_with("Connection: close\r\nDate: d\r\nX-Request-Id: rid1\r\n\r\n"));
+    }
+
+    /// A 204 and a 304 have no content: no `Content-Length` (a 204 must not send one, and a 304's would be the
+    /// 200's length), and nothing after the head, prepared or built.
+    #[test]
+    fn no_content_answers_send_no_length() {
+        for status in [204, 304] {
+            let r = Response::new(status, "text/plain", "stray");
+            for bytes in [r.to_bytes("a", true, false, "d"), Prepared::new(&r).to_bytes("a", true, false, "d")] {
+                let text = String::from_utf8(bytes).expect("utf8");
+                assert!(!text.to_ascii_lowercase().contains("content-length"), "{text}");
+                assert!(text.ends_with("X-Request-Id: a\r\n\r\n"), "{text}");
+            }
+        }
+        let redirect = Response::new(308, "text/plain", Vec::new()).to_bytes("a", true, false, "d");
+        assert!(String::from_utf8(redirect).expect("utf8").contains("\r\nContent-Length: 0\r\n"));
     }
 
     /// A prepared response is the built one, byte for byte, whatever is spliced in.
