@@ -131,15 +131,25 @@ fn every_answer_and_the_last_says_close(said: &[String], requests: usize) {
 
 /// A client that pipelines requests and then closes its side (`printf ... | nc -N`): every request it sent is
 /// answered, in order, and only the last answer says `close` (the server used to answer the first and drop the rest).
+/// The client closes its side only once a worker holds its first request, and the handler answers only after that:
+/// the EOF comes after the read that took the requests, and the worker that answers the last must look for it
+/// (an answer made before the EOF would rightly say keep-alive, so the order is fixed, not left to the scheduler).
 #[test]
 fn a_half_closed_client_gets_every_answer() {
     let mut limits = Limits::from_config(&Config::defaults());
     limits.keepalive_requests_max = 100_000;
-    let Running { addr, shutdown, thread, .. } = start_limited(Arc::new(Gate(Arc::new(AtomicBool::new(true)))), limits);
+    let open = Arc::new(AtomicBool::new(false));
+    let Running { addr, stats, shutdown, thread } = start_limited(Arc::new(Gate(open.clone())), limits);
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(&b"GET /n HTTP/1.1\r\nHost: t\r\n\r\n".repeat(3)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stats.in_flight.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the first request never reached a worker");
+        std::thread::yield_now();
+    }
     s.shutdown(Shutdown::Write).unwrap();
+    open.store(true, Ordering::SeqCst);
     every_answer_and_the_last_says_close(&answers_until_closed(&mut s), 3);
     shutdown.shutdown();
     thread.join().unwrap();
