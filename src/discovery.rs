@@ -354,24 +354,15 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
 /// The map's section of the guide: its endpoints and each layer this instance polls (a link to its data) with its
 /// source, licence and schedule; layers that are off are only in the map state, with the reason.
 fn map_lines(base: &str, path: &str, map: &crate::map::MapService) -> String {
-    let state = map.state();
-    let active: Vec<&str> = state
-        .get("layers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|l| l.get("active") == Some(&Value::Bool(true)))
-        .filter_map(|l| l.get("slug").and_then(Value::as_str))
-        .collect();
     // Every line of an llms.txt section is a link: the note about layers that are off goes in the state's line.
-    let off = if active.is_empty() { " No layer is polled on this instance." } else { "" };
+    let off = if map.any_active() { "" } else { " No layer is polled on this instance." };
     let mut out = format!(
         "\n## Map\n\n\
          - [Map state]({base}{path}/mapstate): GET, no credentials; every layer with status (ok, stale, error, \
          disabled with the reason), object count, updated_at, the source's own time, refresh interval, source (id, \
          url, licence, attribution), last error, and per-source health counters.{off}\n"
     );
-    for (slug, line) in map.catalogue().into_iter().filter(|(slug, _)| active.contains(slug)) {
+    for (slug, line) in map.catalogue() {
         out.push_str(&format!(
             "- [Layer {slug}]({base}{path}/api/capa/{slug}): GET, a GeoJSON FeatureCollection (coordinates [lon, lat], \
              units in the layer entry) with the layer's entry; {line}\n"

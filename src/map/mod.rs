@@ -733,23 +733,22 @@ impl MapService {
         out
     }
 
-    /// The layer catalogue for the plain-text guide: slug, name, source, licence, refresh, and why a layer is off.
+    /// The layers this instance polls, for the plain-text guide: slug, and name, source, licence and refresh (a layer
+    /// that is off is in the map state only, with the reason).
     pub fn catalogue(&self) -> Vec<(&'static str, String)> {
         self.layers
             .iter()
+            .filter(|l| l.spec.disabled.is_none())
             .map(|l| {
                 let s = &l.spec;
-                let state = match &s.disabled {
-                    Some(why) => format!("disabled: {why}"),
-                    None => format!("refreshed every {} s", s.refresh_s),
-                };
                 let line = format!(
-                    "{} ({}); source {} ({}), licence {}; {state}",
+                    "{} ({}); source {} ({}), licence {}; refreshed every {} s",
                     s.name,
                     s.kind.name(),
                     s.source.id,
                     s.source.attribution,
-                    s.source.licence
+                    s.source.licence,
+                    s.refresh_s
                 );
                 (s.slug, line)
             })
