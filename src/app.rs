@@ -47,6 +47,7 @@ pub struct App {
 /// The responses that depend on the configuration only, rendered once at start (the keys, the terms and the
 /// documents do not change while the server runs) and answered by the reactor itself (`Handler::handle_inline`)
 /// with the request id and date spliced in.
+#[derive(Default)]
 struct Fixed {
     /// `POST /service` without payment; `None` with payments off.
     search_challenge: Option<Arc<Prepared>>,
@@ -230,13 +231,8 @@ impl App {
             map_page,
             pages,
             mcp,
-            fixed: Fixed {
-                search_challenge: None,
-                notary_challenge: None,
-                documents: HashMap::new(),
-                preflights: Vec::new(),
-                map_page: Vec::new(),
-            },
+            // Rendered from the app itself, just below.
+            fixed: Fixed::default(),
         };
         app.fixed = Fixed::build(&app);
         Ok(app)
@@ -369,8 +365,7 @@ impl App {
 
     /// What the reactor answers from `Fixed` without a worker: documents, the map page, preflights, and the challenge
     /// to a call that is certain to get it (`unpaid_challenge`). `None` for the rest.
-    fn fixed_reply(&self, req: &Request) -> Option<Arc<Prepared>> {
-        let route = self.route_of(&req.path);
+    fn fixed_reply(&self, route: Route, req: &Request) -> Option<Arc<Prepared>> {
         let fixed = &self.fixed;
         match (route, req.method.as_str()) {
             (Route::Unknown | Route::Mcp, _) => None,
@@ -889,12 +884,11 @@ impl Handler for App {
     /// documents, the map page, the preflights, the challenge to an unpaid call that no free rule can let through).
     /// A call with a payment, or one a free rule might admit, goes to a worker.
     fn handle_inline(&self, request: &Request) -> Option<Reply> {
-        let health =
-            matches!(request.method.as_str(), "GET" | "HEAD") && matches!(self.route_of(&request.path), Route::Health);
-        if health {
+        let route = self.route_of(&request.path);
+        if matches!(route, Route::Health) && matches!(request.method.as_str(), "GET" | "HEAD") {
             return Some(cors(self.health()).into());
         }
-        self.fixed_reply(request).map(Reply::Prepared)
+        self.fixed_reply(route, request).map(Reply::Prepared)
     }
 
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {
