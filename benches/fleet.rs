@@ -9,6 +9,8 @@
 mod common;
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/tally.rs"]
+mod tally;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -124,16 +126,5 @@ fn load(addrs: &[SocketAddr], accepted: &Value) -> (f64, f64, f64, f64) {
             })
         })
         .collect();
-    let (mut all, mut ok) = (Vec::new(), 0);
-    for t in threads {
-        let (l, o) = t.join().unwrap();
-        all.extend(l);
-        ok += o;
-    }
-    let elapsed = started.elapsed();
-    all.sort();
-    let pct = |p: f64| all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)));
-    let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
-    let share = if all.is_empty() { 0.0 } else { ok as f64 / all.len() as f64 };
-    (all.len() as f64 / elapsed.as_secs_f64(), ms(pct(0.5)), ms(pct(0.99)), share)
+    tally::tally(threads, started)
 }

@@ -10,6 +10,8 @@
 mod common;
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/tally.rs"]
+mod tally;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -220,17 +222,5 @@ fn load(addr: SocketAddr, make: Make, expect: u16, clients: usize) -> (f64, f64,
             })
         })
         .collect();
-    let mut all = Vec::new();
-    let mut expected = 0;
-    for t in threads {
-        let (l, e) = t.join().expect("client");
-        all.extend(l);
-        expected += e;
-    }
-    let elapsed = started.elapsed();
-    all.sort();
-    let pct = |p: f64| all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)));
-    let ms = |d: Option<&Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
-    let share = if all.is_empty() { 0.0 } else { expected as f64 / all.len() as f64 };
-    (all.len() as f64 / elapsed.as_secs_f64(), ms(pct(0.5)), ms(pct(0.99)), share)
+    tally::tally(threads, started)
 }
