@@ -42,7 +42,6 @@ impl Metrics {
         h.sum_s += secs;
     }
 
-    /// The exposition text: these counters, the server's figures, and whatever `extra` adds.
     /// Requests answered, by route and then status, for `/core/state`.
     pub fn by_route(&self) -> serde_json::Value {
         let mut out = serde_json::Map::new();
@@ -56,6 +55,7 @@ impl Metrics {
         serde_json::Value::Object(out)
     }
 
+    /// The exposition text: these counters, the server's figures, and whatever `extra` adds.
     pub fn render(&self, server: &ServerStats, uptime: Duration, extra: &str) -> String {
         let mut out = String::with_capacity(4_096);
         let v = env!("CARGO_PKG_VERSION");
