@@ -238,3 +238,27 @@ fn answers_held_for_slow_readers_stay_within_their_bound() {
     shutdown.shutdown();
     thread.join().unwrap();
 }
+
+/// Heads that arrive a few bytes at a time, each end of head httparse accepts, and a second request behind each in
+/// the same connection: every one is answered (the head parser is asked only when new bytes may end the head, and
+/// what it has seen starts again with the next request).
+#[test]
+fn heads_that_trickle_in_are_answered() {
+    let Running { addr, shutdown, thread, .. } = start(Arc::new(Panicky), 1);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    for end in ["\r\n\r\n", "\n\n", "\r\n\n"] {
+        let head = format!("GET /ok HTTP/1.1\r\nHost: t\r\nX-Pad: {}{end}", "a".repeat(40));
+        for piece in head.as_bytes().chunks(3) {
+            s.write_all(piece).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let r = common::read_reply(&mut s).expect("an answer to the trickled head");
+        assert_eq!((r.status, r.text().as_str()), (200, "fine"), "{end:?}");
+        s.write_all(b"GET /ok HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        assert_eq!(common::read_reply(&mut s).expect("and to the next").status, 200, "{end:?}");
+    }
+    shutdown.shutdown();
+    thread.join().unwrap();
+}

@@ -66,6 +66,19 @@ impl HeadError {
 /// the heap.
 const HEADER_SLOTS_STACK: usize = 64;
 
+/// Whether parsing the head at the start of `buf` can tell more than it did when `scanned` bytes of it were there
+/// (and it said "more bytes are needed"): on the first look (a malformed start is refused at once), once the bytes
+/// after `scanned` bring an empty line (`\n\n` or `\n\r\n`, the ends httparse accepts), or once the head is past
+/// `header_bytes_max`. Asking only then keeps a head that arrives a byte at a time linear to read: the parser starts
+/// again from the first byte every time it is asked.
+pub fn head_may_be_complete(buf: &[u8], scanned: usize, header_bytes_max: usize) -> bool {
+    if scanned == 0 || buf.len() > header_bytes_max {
+        return true;
+    }
+    let new = buf.get(scanned.saturating_sub(2)..).unwrap_or_default();
+    new.windows(2).any(|w| w == b"\n\n") || new.windows(3).any(|w| w == b"\n\r\n")
+}
+
 /// Parses the head at the start of `buf`. `Ok(None)`: more bytes are needed.
 pub fn parse_head(
     buf: &[u8],
@@ -220,6 +233,28 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The head parser is asked again only when new bytes may end the head, wherever the bytes were split.
+    #[test]
+    fn a_head_is_parsed_again_only_when_its_end_may_have_come() {
+        let head = b"GET /a HTTP/1.1\r\nHost: h\r\nX-Long: aaaaaaaa\r\n\r\n";
+        for end in [&b"\r\n\r\n"[..], b"\n\n", b"\n\r\n"] {
+            let whole = [&head[..head.len() - 4], end].concat();
+            // The end arrives in the new bytes, wherever the earlier look stopped (the end itself split included).
+            for scanned in 1..whole.len() {
+                assert!(head_may_be_complete(&whole, scanned, 1_024), "{end:?} after {scanned}");
+            }
+            // Before the end has come, no look asks again.
+            for seen in 2..whole.len() {
+                for scanned in 1..seen {
+                    assert!(!head_may_be_complete(&whole[..seen], scanned, 1_024), "{end:?}: {seen} after {scanned}");
+                }
+            }
+        }
+        assert!(head_may_be_complete(b"GE", 0, 1_024), "the first look always asks");
+        assert!(head_may_be_complete(&[b'a'; 1_025], 1_024, 1_024), "past the cap: asked, to refuse it");
+        assert!(!head_may_be_complete(&[b'a'; 1_024], 1_000, 1_024));
+    }
 
     fn parse(raw: &str) -> Result<Option<Head>, HeadError> {
         parse_head(raw.as_bytes(), 1_024, 8, 100)

@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::client_addr::{self, Cidr, ForwardedHeader};
-use super::request::{parse_head, Head, Request};
+use super::request::{head_may_be_complete, parse_head, Head, Request};
 use super::response::{Reply, Response};
 use super::sys;
 use crate::clock::{http_date, Clock, SystemClock};
@@ -325,6 +325,8 @@ struct Conn {
     /// The client has closed its side (EOF read): the complete requests in `buf` are still answered, the last one
     /// with `connection: close`, and the connection is closed once nothing is left to write.
     input_closed: bool,
+    /// How much of `buf` the head parser has seen without finding the head's end (`head_may_be_complete`).
+    head_scanned: usize,
     _open: OpenGuard,
 }
 
@@ -492,6 +494,7 @@ impl Reactor {
                 deadline: Instant::now() + self.shared.limits.idle_timeout,
                 continue_sent: false,
                 input_closed: false,
+                head_scanned: 0,
                 _open: guard,
             };
             if over_address {
@@ -660,9 +663,16 @@ impl Reactor {
             conn.deadline = Instant::now() + limits.request_timeout;
         }
         if let Phase::Reading(None) = conn.phase {
+            if !head_may_be_complete(&conn.buf, conn.head_scanned, limits.header_bytes_max) {
+                conn.head_scanned = conn.buf.len();
+                return Step::Wait(conn);
+            }
             match parse_head(&conn.buf, limits.header_bytes_max, limits.headers_max, limits.body_bytes_max) {
                 Ok(Some(head)) => conn.phase = Phase::Reading(Some(head)),
-                Ok(None) => return Step::Wait(conn),
+                Ok(None) => {
+                    conn.head_scanned = conn.buf.len();
+                    return Step::Wait(conn);
+                }
                 Err(e) => {
                     let err = e.into_api_error();
                     let reason = Reject::of_status(err.status);
@@ -687,6 +697,7 @@ impl Reactor {
         };
         let body = conn.buf.get(head.head_bytes..total).unwrap_or_default().to_vec();
         conn.buf.drain(..total);
+        conn.head_scanned = 0;
         conn.continue_sent = false;
         let client =
             client_addr::client(conn.peer.ip(), &head.headers, &limits.trusted_proxies, limits.forwarded_header);
