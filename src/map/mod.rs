@@ -227,6 +227,17 @@ struct State {
     last_error: Option<String>,
     /// When the fallback source was last asked (it has a quota of its own).
     fallback_asked_ms: Option<u64>,
+    /// The satellites' features last propagated (`layer_data`).
+    positions: Option<Positions>,
+}
+
+/// Satellites propagated for one second of the clock: each is ~33 SGP4 runs (its position and its ground track), so
+/// a layer of `objects_max` satellites costs its propagation at most once a second however often it is asked.
+struct Positions {
+    /// The data they were propagated from (a poll replaces it).
+    of: Arc<Data>,
+    second: u64,
+    features: Arc<Vec<Value>>,
 }
 
 /// One source's health counters.
@@ -639,11 +650,13 @@ impl MapService {
         let layer = self.layer(slug)?;
         let now = self.clock.now_unix_ms();
         let data = layer.lock().data.clone();
-        let features: Vec<Value> = match data.as_deref() {
+        let features: Vec<Value> = match &data {
             None => Vec::new(),
-            Some(Data::Features(f)) => f.clone(),
-            // Positions are propagated for the moment of the request.
-            Some(Data::Satellites(s)) => s.iter().filter_map(|sat| sat.feature_at(now)).collect(),
+            Some(d) => match &**d {
+                Data::Features(f) => f.clone(),
+                // Positions are propagated for the second of the request.
+                Data::Satellites(sats) => (*self.positions(layer, d, sats, now)).clone(),
+            },
         };
         Some(json!({
             "type": "FeatureCollection",
@@ -651,6 +664,23 @@ impl MapService {
             "layer": self.entry(layer, now),
             "features": features,
         }))
+    }
+
+    /// The satellites' features for the second of `now`: those already propagated from the same data in that
+    /// second, or propagated now (and kept for the rest of it).
+    fn positions(&self, layer: &Layer, of: &Arc<Data>, sats: &[orbit::Satellite], now: u64) -> Arc<Vec<Value>> {
+        let second = now / 1_000;
+        let held = layer
+            .lock()
+            .positions
+            .as_ref()
+            .filter(|p| p.second == second && Arc::ptr_eq(&p.of, of))
+            .map(|p| p.features.clone());
+        held.unwrap_or_else(|| {
+            let features = Arc::new(sats.iter().filter_map(|sat| sat.feature_at(now)).collect::<Vec<_>>());
+            layer.lock().positions = Some(Positions { of: of.clone(), second, features: features.clone() });
+            features
+        })
     }
 
     /// A summary for `/core/state`.
