@@ -5,7 +5,7 @@
 //! the position nor the length of a mismatch shows in the timing. Keys are never logged.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::IpAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -217,8 +217,7 @@ fn parse_keys(text: &str, path: &Path) -> Vec<String> {
 /// Makes a new key (32 random bytes), appends it to the keys file (created 0600) and returns it.
 pub fn add_new_key(path: &Path, comment: Option<&str>) -> io::Result<String> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut random = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut random)?;
+    let random = crate::sign::keys::random_bytes::<32>()?;
     let key = format!("{KEY_PREFIX}{}", base64url_encode(&random));
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;

@@ -117,7 +117,7 @@ impl Keyring {
         }
         write_atomically(&paths.retired, serde_json::to_string_pretty(&retired).unwrap_or_default().as_bytes(), 0o644)?;
         for (path, purpose) in [(&paths.card, Purpose::Card), (&paths.result, Purpose::Result)] {
-            write_atomically(path, format!("{}\n", hex_encode(&random_seed()?)).as_bytes(), 0o600)?;
+            write_atomically(path, format!("{}\n", hex_encode(&random_bytes::<32>()?)).as_bytes(), 0o600)?;
             log::info!("new {} key written to {}", purpose.name(), path.display());
         }
         Keyring::load_or_create(paths)
@@ -140,7 +140,7 @@ fn load_or_create(path: &Path, purpose: Purpose) -> io::Result<KeyPair> {
             Ok(KeyPair::from_seed(purpose, &seed))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let seed = random_seed()?;
+            let seed = random_bytes::<32>()?;
             write_atomically(path, format!("{}\n", hex_encode(&seed)).as_bytes(), 0o600)?;
             log::info!("generated the {} key at {}", purpose.name(), path.display());
             Ok(KeyPair::from_seed(purpose, &seed))
@@ -149,11 +149,11 @@ fn load_or_create(path: &Path, purpose: Purpose) -> io::Result<KeyPair> {
     }
 }
 
-/// 32 bytes from the kernel's CSPRNG.
-fn random_seed() -> io::Result<[u8; 32]> {
-    let mut seed = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut seed)?;
-    Ok(seed)
+/// `N` bytes from the kernel's CSPRNG (keys, API keys, the shared store's node token).
+pub fn random_bytes<const N: usize>() -> io::Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Writes a file so that a crash leaves either the old content or the new, never a mix: a temporary file in the

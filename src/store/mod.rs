@@ -331,11 +331,9 @@ fn cmd(args: &[&[u8]]) -> Vec<Vec<u8>> {
 
 /// A token naming this process: random bytes from the system, else the process id and the time.
 fn node_token() -> String {
-    let mut bytes = [0u8; 8];
-    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
-    if random.is_err() {
+    let bytes = crate::sign::keys::random_bytes::<8>().unwrap_or_else(|_| {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        bytes = ((nanos as u64) ^ u64::from(std::process::id())).to_le_bytes();
-    }
+        ((nanos as u64) ^ u64::from(std::process::id())).to_le_bytes()
+    });
     crate::codec::hex_encode(&bytes)
 }
