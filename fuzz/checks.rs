@@ -79,10 +79,17 @@ pub fn search_page(data: &[u8]) {
 pub fn http_head(data: &[u8]) {
     match parse_head(data, 8_192, 64, 16_384) {
         Ok(Some(head)) => {
-            assert!(head.head_bytes <= data.len());
-            assert!(head.content_length <= 16_384);
-            assert!(head.headers.len() <= 64);
-            forwarded(&head.headers);
+            assert!(head.framing.head_bytes <= data.len());
+            assert!(head.framing.content_length <= 16_384);
+            let headers = head.headers(data);
+            assert!(headers.len() <= 64);
+            for (name, value) in headers.iter() {
+                assert!(!name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic() && b != b':'), "{name:?}");
+                assert!(value.as_ptr() >= data.as_ptr() && value.len() <= head.framing.head_bytes);
+            }
+            let (method, path) = (head.method(data), head.path(data));
+            assert!(!method.is_empty() && !path.is_empty(), "{method:?} {path:?}");
+            forwarded(&headers);
         }
         Ok(None) => assert!(data.len() <= 8_192),
         Err(_) => {}
@@ -91,7 +98,7 @@ pub fn http_head(data: &[u8]) {
 
 /// Who the client is, from any headers: without trusted proxies always the peer; from a trusted peer, the peer or an
 /// address from a forwarding header; local only when that address is loopback.
-fn forwarded(headers: &[(String, Vec<u8>)]) {
+fn forwarded(headers: &websearchd::http::Headers<'_>) {
     let peer: std::net::IpAddr = "127.0.0.1".parse().unwrap();
     let header = client_addr::ForwardedHeader::XForwardedFor;
     let untrusted = client_addr::client(peer, headers, &[], header);

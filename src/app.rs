@@ -293,12 +293,12 @@ impl App {
     }
 
     fn route(&self, req: &Request) -> Result<Response, ApiError> {
-        self.dispatch(self.route_of(&req.path), req)
+        self.dispatch(self.route_of(req.path()), req)
     }
 
     fn dispatch(&self, route: Route, req: &Request) -> Result<Response, ApiError> {
-        let method = req.method.as_str();
-        let Some(allow) = route.allow() else { return Err(ApiError::not_found(&req.path)) };
+        let method = req.method();
+        let Some(allow) = route.allow() else { return Err(ApiError::not_found(req.path())) };
         match (route, method) {
             // `/mcp` answers its own methods, preflights included (with the MCP headers a browser client sends).
             (Route::Mcp, _) => Ok(self.mcp(req)),
@@ -315,7 +315,7 @@ impl App {
             (Route::CoreMeshgraph, "GET" | "HEAD") => self.core(req, |app| app.meshgraph()),
             (Route::MapState, "GET" | "HEAD") => Ok(self.map_state()),
             (Route::MapLayer, "GET" | "HEAD") => self.map_layer(req),
-            (Route::MapPage, "GET" | "HEAD") => Ok(self.map_page(&req.path)),
+            (Route::MapPage, "GET" | "HEAD") => Ok(self.map_page(req.path())),
             _ => Err(ApiError::method_not_allowed(method, allow)),
         }
     }
@@ -359,7 +359,7 @@ impl App {
     }
 
     fn document(&self, req: &Request) -> Response {
-        let Some(doc) = self.documents.get(&req.path) else { return ApiError::not_found(&req.path).into_response() };
+        let Some(doc) = self.documents.get(req.path()) else { return ApiError::not_found(req.path()).into_response() };
         document_response(doc, fresh(req, &doc.etag))
     }
 
@@ -367,29 +367,29 @@ impl App {
     /// to a call that is certain to get it (`unpaid_challenge`). `None` for the rest.
     fn fixed_reply(&self, route: Route, req: &Request) -> Option<Arc<Prepared>> {
         let fixed = &self.fixed;
-        match (route, req.method.as_str()) {
+        match (route, req.method()) {
             (Route::Unknown | Route::Mcp, _) => None,
             (_, "OPTIONS") => {
                 let allow = route.allow()?;
                 fixed.preflights.iter().find(|(m, _)| *m == allow).map(|(_, p)| p.clone())
             }
             (Route::MapPage, "GET" | "HEAD") => {
-                fixed.map_page.iter().find(|(path, _)| *path == req.path).map(|(_, answer)| answer.clone())
+                fixed.map_page.iter().find(|(path, _)| *path == req.path()).map(|(_, answer)| answer.clone())
             }
             (Route::Document, "GET" | "HEAD") => {
-                let [full, not_modified] = fixed.documents.get(req.path.as_str())?;
-                let doc = self.documents.get(&req.path)?;
+                let [full, not_modified] = fixed.documents.get(req.path())?;
+                let doc = self.documents.get(req.path())?;
                 Some(if fresh(req, &doc.etag) { not_modified } else { full }.clone())
             }
             (Route::Service, "POST") => {
                 let valid = require_json(req).is_ok()
-                    && SearchRequest::from_json(&req.body).is_ok()
+                    && SearchRequest::from_json(req.body()).is_ok()
                     && signed_object(req).is_ok();
                 valid.then(|| self.unpaid_challenge(req, fixed.search_challenge.as_ref())).flatten()
             }
             (Route::NotaryService, "POST") => {
                 let valid = require_json(req).is_ok()
-                    && crate::notary::parse_request(&req.body).is_ok()
+                    && crate::notary::parse_request(req.body()).is_ok()
                     && signed_object(req).is_ok();
                 valid.then(|| self.unpaid_challenge(req, fixed.notary_challenge.as_ref())).flatten()
             }
@@ -421,7 +421,7 @@ impl App {
     /// Validation first (400s never ask for payment), then the gate, the search, and settlement only for an answer.
     fn service(&self, req: &Request) -> Result<Response, ApiError> {
         require_json(req)?;
-        let search = SearchRequest::from_json(&req.body)?;
+        let search = SearchRequest::from_json(req.body())?;
         let object = signed_object(req)?;
         let work = (&self.engine, &self.config, &self.pages);
         self.gated(req, ("search", &self.search_resource), object, || {
@@ -503,7 +503,7 @@ impl App {
         self.notary()?;
         match self.gate.terms_for(&self.notary_resource) {
             Some(terms) => Ok(self.gate.challenge(&terms, &self.notary_resource, None)),
-            None => Err(ApiError::method_not_allowed(&req.method, "POST, OPTIONS")),
+            None => Err(ApiError::method_not_allowed(req.method(), "POST, OPTIONS")),
         }
     }
 
@@ -511,7 +511,7 @@ impl App {
     fn notary_service(&self, req: &Request) -> Result<Response, ApiError> {
         let notary = self.notary()?;
         require_json(req)?;
-        let hash = crate::notary::parse_request(&req.body)?;
+        let hash = crate::notary::parse_request(req.body())?;
         let object = signed_object(req)?;
         self.gated(req, ("notary", &self.notary_resource), object, || {
             notary.notarize(&hash).map_err(|e| {
@@ -528,7 +528,7 @@ impl App {
     /// `GET <notary>/receipts/<seq>`: a stored receipt, public like a transparency log's entries.
     fn notary_receipt(&self, req: &Request) -> Result<Response, ApiError> {
         let notary = self.notary()?;
-        let seq_text = req.path.rsplit('/').next().unwrap_or("");
+        let seq_text = req.path().rsplit('/').next().unwrap_or("");
         // Plain decimal only: one spelling per receipt (`u64::from_str` would also take `+1`).
         let seq = Some(seq_text)
             .filter(|t| t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0'))
@@ -565,8 +565,8 @@ impl App {
 
     /// `<map>/api/capa/<slug>`: the layer's last good data, never waiting on its upstream.
     fn map_layer(&self, req: &Request) -> Result<Response, ApiError> {
-        let Some(map) = &self.map else { return Err(ApiError::not_found(&req.path)) };
-        let slug = req.path.rsplit('/').next().unwrap_or("");
+        let Some(map) = &self.map else { return Err(ApiError::not_found(req.path())) };
+        let slug = req.path().rsplit('/').next().unwrap_or("");
         match map.layer_data(slug) {
             Some(data) => Ok(Response::json(200, &data).header("Cache-Control", MAP_CACHE_CONTROL)),
             None => Err(ApiError::new(404, "layer_unknown", format!("there is no layer {slug:?}"))
@@ -767,11 +767,11 @@ struct NotaryOnly(Arc<App>);
 
 impl Handler for NotaryOnly {
     fn handle(&self, request: &Request) -> Response {
-        let route = self.0.route_of(&request.path);
+        let route = self.0.route_of(request.path());
         let result = if route.on_notary_listener() {
             self.0.dispatch(route, request)
         } else {
-            Err(ApiError::not_found(&request.path))
+            Err(ApiError::not_found(request.path()))
         };
         cors(result.unwrap_or_else(ApiError::into_response))
     }
@@ -884,15 +884,15 @@ impl Handler for App {
     /// documents, the map page, the preflights, the challenge to an unpaid call that no free rule can let through).
     /// A call with a payment, or one a free rule might admit, goes to a worker.
     fn handle_inline(&self, request: &Request) -> Option<Reply> {
-        let route = self.route_of(&request.path);
-        if matches!(route, Route::Health) && matches!(request.method.as_str(), "GET" | "HEAD") {
+        let route = self.route_of(request.path());
+        if matches!(route, Route::Health) && matches!(request.method(), "GET" | "HEAD") {
             return Some(cors(self.health()).into());
         }
         self.fixed_reply(route, request).map(Reply::Prepared)
     }
 
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {
-        self.metrics.record(self.route_of(&request.path).label(), status, elapsed);
+        self.metrics.record(self.route_of(request.path()).label(), status, elapsed);
     }
 }
 

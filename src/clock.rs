@@ -82,11 +82,21 @@ pub fn rfc3339(unix_ms: u64) -> String {
 
 /// `2026-11-22T07:18:52.123Z`: RFC 3339 in UTC, to the millisecond (log lines).
 pub fn rfc3339_ms(unix_ms: u64) -> String {
-    let c = Civil::from_unix_ms(unix_ms);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        c.year, c.month, c.day, c.hour, c.minute, c.second, c.millisecond
-    )
+    Rfc3339Ms(unix_ms).to_string()
+}
+
+/// `rfc3339_ms` written where it is displayed (a log line), without a string of its own.
+pub struct Rfc3339Ms(pub u64);
+
+impl std::fmt::Display for Rfc3339Ms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = Civil::from_unix_ms(self.0);
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            c.year, c.month, c.day, c.hour, c.minute, c.second, c.millisecond
+        )
+    }
 }
 
 /// Unix ms of an RFC 3339 time (`2026-11-22T07:18:52Z`, with optional fraction and a `Z` or numeric offset; a
@@ -142,12 +152,21 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
 
 /// `Sun, 22 Nov 2026 07:18:52 GMT`: the IMF-fixdate of RFC 9110, for the `Date` header.
 pub fn http_date(unix_ms: u64) -> String {
-    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let c = Civil::from_unix_ms(unix_ms);
-    let weekday = DAYS.get(c.weekday as usize).copied().unwrap_or("Mon");
-    let month = MONTHS.get(c.month.saturating_sub(1) as usize).copied().unwrap_or("Jan");
-    format!("{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} GMT", c.day, c.year, c.hour, c.minute, c.second)
+    HttpDate(unix_ms).to_string()
+}
+
+/// `http_date` written where it is displayed (into a string kept for reuse), without a string of its own.
+pub struct HttpDate(pub u64);
+
+impl std::fmt::Display for HttpDate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+        const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+        let c = Civil::from_unix_ms(self.0);
+        let weekday = DAYS.get(c.weekday as usize).copied().unwrap_or("Mon");
+        let month = MONTHS.get(c.month.saturating_sub(1) as usize).copied().unwrap_or("Jan");
+        write!(f, "{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} GMT", c.day, c.year, c.hour, c.minute, c.second)
+    }
 }
 
 #[cfg(test)]

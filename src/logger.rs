@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use log::Level;
 
-use crate::clock::{rfc3339_ms, Clock, SystemClock};
+use crate::clock::{Clock, Rfc3339Ms, SystemClock};
 
 /// Installs the global logger with an env_logger-style filter (`info`, `warn,websearchd::http=debug`). Calling it
 /// twice is harmless.
@@ -27,7 +27,7 @@ pub fn init(filter: &str) {
         if journald {
             writeln!(buf, "<{}>{}: {}", priority(record.level()), target, record.args())
         } else {
-            let now = rfc3339_ms(SystemClock.now_unix_ms());
+            let now = Rfc3339Ms(SystemClock.now_unix_ms());
             writeln!(buf, "{now} {:<5} {target}: {}", record.level(), record.args())
         }
     });

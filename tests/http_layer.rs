@@ -19,7 +19,7 @@ struct Panicky;
 
 impl Handler for Panicky {
     fn handle(&self, request: &Request) -> Response {
-        if request.path == "/panic" {
+        if request.path() == "/panic" {
             panic!("a bug in a handler");
         }
         Response::new(200, "text/plain", "fine")

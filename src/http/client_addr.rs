@@ -9,6 +9,8 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
+use super::request::HeaderFields;
+
 /// IPv6 addresses are counted per prefix of this many bits: one subscriber usually holds a whole /64.
 pub const IPV6_PREFIX_BITS: u32 = 64;
 
@@ -121,9 +123,14 @@ impl ForwardedHeader {
 }
 
 /// Finds the client of a request from `peer` with these headers; `header` is the one trusted proxies write.
-pub fn client(peer: IpAddr, headers: &[(String, Vec<u8>)], trusted: &[Cidr], header: ForwardedHeader) -> Client {
+pub fn client<H: HeaderFields + ?Sized>(
+    peer: IpAddr,
+    headers: &H,
+    trusted: &[Cidr],
+    header: ForwardedHeader,
+) -> Client {
     let peer = canonical(peer);
-    let named = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let named = |name: &str| headers.fields().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let relayed = named("forwarded") || named("x-forwarded-for");
     if !trusted.iter().any(|c| c.contains(peer)) {
         // Forwarding headers from an untrusted peer are ignored; from a loopback peer they mean a proxy on this
@@ -145,8 +152,12 @@ pub fn client(peer: IpAddr, headers: &[(String, Vec<u8>)], trusted: &[Cidr], hea
 
 /// The nearest untrusted hop of `header` (several lines of it are one list, in order). When every hop is trusted,
 /// the nearest one: the address our own proxy wrote, never one further left, which the client may have written.
-fn forwarded_client(headers: &[(String, Vec<u8>)], trusted: &[Cidr], header: ForwardedHeader) -> Option<IpAddr> {
-    let lines = headers.iter().rev().filter(|(n, _)| n.eq_ignore_ascii_case(header.name()));
+fn forwarded_client<H: HeaderFields + ?Sized>(
+    headers: &H,
+    trusted: &[Cidr],
+    header: ForwardedHeader,
+) -> Option<IpAddr> {
+    let lines = headers.fields().rev().filter(|(n, _)| n.eq_ignore_ascii_case(header.name()));
     let mut hops = 0;
     let mut nearest = None;
     for (_, line) in lines {
@@ -299,7 +310,7 @@ mod tests {
             ("for=\"[2001:db8::1\"", None),
         ];
         for (value, want) in cases {
-            let got = client(ip("127.0.0.1"), &[h("Forwarded", value)], &proxies, ForwardedHeader::Forwarded);
+            let got = client(ip("127.0.0.1"), &[h("Forwarded", value)][..], &proxies, ForwardedHeader::Forwarded);
             let want =
                 want.map_or(Client { ip: ip("127.0.0.1"), local: false }, |w| Client { ip: ip(w), local: false });
             assert_eq!(got, want, "{value}");
@@ -307,7 +318,7 @@ mod tests {
         // Only the named header is read: a proxy that writes one passes the other through as the client sent it.
         let both = [h("X-Forwarded-For", "198.51.100.1"), h("Forwarded", "for=127.0.0.1")];
         assert_eq!(found("127.0.0.1", &both, &proxies), Client { ip: ip("198.51.100.1"), local: false });
-        let got = client(ip("127.0.0.1"), &both, &proxies, ForwardedHeader::Forwarded);
+        let got = client(ip("127.0.0.1"), &both[..], &proxies, ForwardedHeader::Forwarded);
         assert_eq!(got, Client { ip: ip("127.0.0.1"), local: true });
         // The named header absent, the other present: relayed, so not local, and counted under the proxy.
         let other = [h("Forwarded", "for=127.0.0.1")];

@@ -1,6 +1,7 @@
 //! Responses as values, and their serialisation to HTTP/1.1 bytes. The server adds the framing headers
 //! (`Content-Length`, `Connection`, `Date`, `X-Request-Id`); handlers set the rest.
 
+use std::io::{self, IoSlice, Write};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -37,7 +38,7 @@ impl Response {
     pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
         let mut out = Vec::with_capacity(FRAMING_BYTES + 64 * self.headers.len() + self.body.len());
         write_head(&mut out, self.status, &self.headers, self.body.len());
-        write_framing(&mut out, request_id, keep_alive, date);
+        let _ = write_framing(&mut out, request_id, keep_alive, date);
         if !head_only && has_content(self.status) {
             out.extend_from_slice(&self.body);
         }
@@ -74,7 +75,7 @@ impl Prepared {
     pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.head.len() + FRAMING_BYTES + self.body.len());
         out.extend_from_slice(&self.head);
-        write_framing(&mut out, request_id, keep_alive, date);
+        let _ = write_framing(&mut out, request_id, keep_alive, date);
         if !head_only && has_content(self.status) {
             out.extend_from_slice(&self.body);
         }
@@ -105,6 +106,63 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// Writes the answer to a non-blocking `stream`: `Ok(None)` when it took all of it; `Ok(Some((bytes, written)))`
+    /// when it would block, with the answer's bytes (all of them, or what the socket did not take) and how many of
+    /// those are written. A prepared answer goes from its rendered bytes in vectored writes, with the framing
+    /// headers on the stack: nothing is allocated or copied unless the socket does not take it all.
+    pub(crate) fn write_nonblocking(
+        &self,
+        stream: &mut impl Write,
+        request_id: &str,
+        keep_alive: bool,
+        head_only: bool,
+        date: &str,
+    ) -> io::Result<Option<(Vec<u8>, usize)>> {
+        let mut framing = [0u8; FRAMING_STACK_BYTES];
+        let framing_len = {
+            let mut cursor: &mut [u8] = &mut framing;
+            let fits = write_framing(&mut cursor, request_id, keep_alive, date).is_ok();
+            fits.then(|| FRAMING_STACK_BYTES - cursor.len())
+        };
+        let (Reply::Prepared(p), Some(framing_len)) = (self, framing_len) else {
+            let bytes = self.to_bytes(request_id, keep_alive, head_only, date);
+            let mut written = 0;
+            return Ok((!write_nonblocking(stream, &bytes, &mut written)?).then_some((bytes, written)));
+        };
+        let body: &[u8] = if !head_only && has_content(p.status) { &p.body } else { &[] };
+        let mut parts =
+            [IoSlice::new(&p.head), IoSlice::new(framing.get(..framing_len).unwrap_or_default()), IoSlice::new(body)];
+        let mut parts = &mut parts[..];
+        while parts.iter().any(|part| !part.is_empty()) {
+            match stream.write_vectored(parts) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => IoSlice::advance_slices(&mut parts, n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(Some((parts.iter().flat_map(|part| part.iter().copied()).collect(), 0)));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Writes what a non-blocking `stream` takes of `bytes[*written..]`; `Ok(true)` when all of it is written.
+pub(crate) fn write_nonblocking(stream: &mut impl Write, bytes: &[u8], written: &mut usize) -> io::Result<bool> {
+    while let Some(rest) = bytes.get(*written..).filter(|r| !r.is_empty()) {
+        match stream.write(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => *written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
 impl From<Response> for Reply {
     fn from(response: Response) -> Reply {
         Reply::Built(response)
@@ -119,6 +177,8 @@ impl From<Arc<Prepared>> for Reply {
 
 /// Bytes of the framing headers the server adds (a 32-digit request id, an IMF-fixdate), with the blank line.
 const FRAMING_BYTES: usize = 128;
+/// Room on the stack for the framing headers of a prepared answer (111 bytes with a request id and a date).
+const FRAMING_STACK_BYTES: usize = 160;
 
 /// Whether an answer with this status has content, and so `Content-Length` (RFC 9110 6.4.1, 8.6): a 1xx or a 204
 /// must not send it, and a 304's would have to be the length of the 200 it stands for.
@@ -150,16 +210,13 @@ fn write_head(out: &mut Vec<u8>, status: u16, headers: &[(String, String)], body
 }
 
 /// The per-request part of a head: `Connection`, `Date`, `X-Request-Id` and the blank line.
-fn write_framing(out: &mut Vec<u8>, request_id: &str, keep_alive: bool, date: &str) {
-    out.extend_from_slice(if keep_alive {
-        b"Connection: keep-alive\r\nDate: "
-    } else {
-        b"Connection: close\r\nDate: "
-    });
-    out.extend_from_slice(date.as_bytes());
-    out.extend_from_slice(b"\r\nX-Request-Id: ");
-    out.extend_from_slice(request_id.as_bytes());
-    out.extend_from_slice(b"\r\n\r\n");
+/// An error only when `out` has no room for them (a buffer on the stack).
+fn write_framing(out: &mut impl Write, request_id: &str, keep_alive: bool, date: &str) -> io::Result<()> {
+    out.write_all(if keep_alive { b"Connection: keep-alive\r\nDate: " } else { b"Connection: close\r\nDate: " })?;
+    out.write_all(date.as_bytes())?;
+    out.write_all(b"\r\nX-Request-Id: ")?;
+    out.write_all(request_id.as_bytes())?;
+    out.write_all(b"\r\n\r\n")
 }
 
 /// `n` in decimal, without the formatting machinery.

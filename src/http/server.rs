@@ -16,10 +16,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::client_addr::{self, Cidr, ForwardedHeader};
-use super::request::{head_may_be_complete, parse_head, Head, Request};
-use super::response::{Reply, Response};
+use super::request::{head_may_be_complete, parse_head, Framing, Head, HeadError, Request, RequestId};
+use super::response::{write_nonblocking, Reply, Response};
 use super::sys;
-use crate::clock::{http_date, Clock, SystemClock};
+use crate::clock::{Clock, HttpDate, SystemClock};
 use crate::config::Config;
 use crate::error::ApiError;
 
@@ -333,8 +333,8 @@ struct Conn {
 enum Phase {
     /// Between requests.
     Idle,
-    /// A request has begun; its head is known once parsed.
-    Reading(Option<Head>),
+    /// A request has begun; its framing is known once its head is parsed.
+    Reading(Option<Framing>),
     /// A refusal was written and the write side shut: unread input is drained until EOF or the deadline, so the
     /// client reads the refusal instead of a connection reset.
     Closing,
@@ -662,45 +662,54 @@ impl Reactor {
             conn.phase = Phase::Reading(None);
             conn.deadline = Instant::now() + limits.request_timeout;
         }
+        // The head, when it was parsed here and the body is all in already (the usual case: the head is then parsed
+        // once); a request whose body comes later keeps its framing only, and its head is parsed again at the end.
+        let mut parsed: Option<Head> = None;
         if let Phase::Reading(None) = conn.phase {
             if !head_may_be_complete(&conn.buf, conn.head_scanned, limits.header_bytes_max) {
                 conn.head_scanned = conn.buf.len();
                 return Step::Wait(conn);
             }
             match parse_head(&conn.buf, limits.header_bytes_max, limits.headers_max, limits.body_bytes_max) {
-                Ok(Some(head)) => conn.phase = Phase::Reading(Some(head)),
+                Ok(Some(head)) => {
+                    conn.phase = Phase::Reading(Some(head.framing));
+                    parsed = Some(head);
+                }
                 Ok(None) => {
                     conn.head_scanned = conn.buf.len();
                     return Step::Wait(conn);
                 }
-                Err(e) => {
-                    let err = e.into_api_error();
-                    let reason = Reject::of_status(err.status);
-                    self.refuse(conn, err, None, reason);
-                    return Step::Gone;
-                }
+                Err(e) => return self.refuse_head(conn, e),
             }
         }
-        let Phase::Reading(Some(head)) = &conn.phase else {
+        let Phase::Reading(Some(framing)) = conn.phase else {
             return Step::Wait(conn);
         };
-        let total = head.head_bytes + head.content_length;
-        if conn.buf.len() < total {
-            if head.expect_continue && !conn.continue_sent {
+        if conn.buf.len() < framing.total_bytes() {
+            if framing.expect_continue && !conn.continue_sent {
                 conn.continue_sent = true;
                 let _ = conn.stream.write(b"HTTP/1.1 100 Continue\r\n\r\n");
             }
             return Step::Wait(conn);
         }
-        let Phase::Reading(Some(head)) = std::mem::replace(&mut conn.phase, Phase::Idle) else {
-            return Step::Gone;
+        let head = match parsed {
+            Some(head) => head,
+            None => match parse_head(&conn.buf, limits.header_bytes_max, limits.headers_max, limits.body_bytes_max) {
+                Ok(Some(head)) if head.framing == framing => head,
+                // The same bytes parsed the same way the first time.
+                Ok(_) => return self.refuse_head(conn, HeadError::Malformed("request head changed")),
+                Err(e) => return self.refuse_head(conn, e),
+            },
         };
-        let body = conn.buf.get(head.head_bytes..total).unwrap_or_default().to_vec();
-        conn.buf.drain(..total);
+        conn.phase = Phase::Idle;
         conn.head_scanned = 0;
         conn.continue_sent = false;
-        let client =
-            client_addr::client(conn.peer.ip(), &head.headers, &limits.trusted_proxies, limits.forwarded_header);
+        let client = client_addr::client(
+            conn.peer.ip(),
+            &head.headers(&conn.buf),
+            &limits.trusted_proxies,
+            limits.forwarded_header,
+        );
         let peer = client_addr::canonical(conn.peer.ip());
         if !client.local && peer.is_loopback() && limits.trusted_proxies.is_empty() {
             static WARNED: AtomicBool = AtomicBool::new(false);
@@ -712,19 +721,13 @@ impl Reactor {
                 );
             }
         }
-        let request = Request {
-            method: head.method,
-            path: head.path,
-            query: head.query,
-            headers: head.headers,
-            body,
-            peer: conn.peer,
-            client,
-            request_id: self.shared.ids.next(),
-        };
+        // The request borrows the connection's buffer (no copy of the head or the body); it is given back, without
+        // the request's bytes, once the answer is written.
+        let input = std::mem::take(&mut conn.buf);
+        let request = Request::new(input, head, conn.peer, client, self.shared.ids.next());
         let job = Job {
-            keep_alive: head.keep_alive,
-            head_only: request.method == "HEAD",
+            keep_alive: framing.keep_alive,
+            head_only: request.method() == "HEAD",
             started: Instant::now(),
             conn,
             request,
@@ -737,6 +740,14 @@ impl Reactor {
                 Step::Gone
             }
         }
+    }
+
+    /// Refuses a request whose head cannot be taken.
+    fn refuse_head(&mut self, conn: Conn, e: HeadError) -> Step {
+        let err = e.into_api_error();
+        let reason = Reject::of_status(err.status);
+        self.refuse(conn, err, None, reason);
+        Step::Gone
     }
 
     /// Writes a response made on the reactor; what the socket does not take is written as the client reads.
@@ -769,7 +780,7 @@ impl Reactor {
     }
 
     /// Writes a refusal, shuts the write side and keeps the connection to drain (see `Phase::Closing`).
-    fn refuse(&mut self, mut conn: Conn, err: ApiError, request_id: Option<String>, reason: Reject) {
+    fn refuse(&mut self, mut conn: Conn, err: ApiError, request_id: Option<RequestId>, reason: Reject) {
         self.shared.stats.reject(reason);
         let id = request_id.unwrap_or_else(|| self.shared.ids.next());
         if reason != Reject::QueueFull {
@@ -869,7 +880,7 @@ fn worker_loop(jobs: &Mutex<Receiver<Job>>, shared: &Shared, back: &Sender<Conn>
 fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
     let Job { conn, request, keep_alive, head_only, started } = job;
     let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(&request))).unwrap_or_else(|_| {
-        log::error!("handler panicked on {} {} (request {})", request.method, request.path, request.request_id);
+        log::error!("handler panicked on {} {} (request {})", request.method(), request.path(), request.request_id);
         ApiError::internal().into_response()
     });
     let job = Job { conn, request, keep_alive, head_only, started };
@@ -905,17 +916,18 @@ fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent
     // the same). A worker's answer comes long after the read that took the request, so an EOF that came meanwhile
     // (a client that pipelines and half-closes) is looked for with a peek, which takes nothing: one call on the
     // worker's path only, the reactor's answers follow their read at once.
-    if may_block && !conn.input_closed && conn.buf.is_empty() {
+    let more_input = request.more_input();
+    if may_block && !conn.input_closed && !more_input {
         conn.input_closed = matches!(conn.stream.peek(&mut [0u8; 1]), Ok(0));
     }
-    let last = conn.input_closed && conn.buf.is_empty();
+    let last = conn.input_closed && !more_input;
     let keep =
         keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed) && !last;
-    let bytes = with_date(|date| response.to_bytes(&request.request_id, keep, head_only, date));
-    let mut written = 0;
-    let mut result = write_nonblocking(&mut conn.stream, &bytes, &mut written);
+    let mut result =
+        with_date(|date| response.write_nonblocking(&mut conn.stream, &request.request_id, keep, head_only, date));
     finish(&request, response.status(), started, shared);
-    if let Ok(false) = result {
+    conn.buf = request.into_rest();
+    if let Ok(Some((bytes, written))) = result {
         let held = bytes.len() as u64;
         let pending = &shared.stats.write_pending_bytes;
         if pending.fetch_add(held, Relaxed) + held <= WRITE_PENDING_BYTES_MAX as u64 {
@@ -930,7 +942,7 @@ fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent
         let rest = bytes.get(written..).unwrap_or_default();
         result = write_blocking(&mut conn.stream, rest, shared.limits.write_timeout)
             .and_then(|()| conn.stream.set_nonblocking(true))
-            .map(|()| true);
+            .map(|()| None);
     }
     match result {
         Ok(_) if keep => Sent::Open(conn),
@@ -948,20 +960,6 @@ fn finish(request: &Request, status: u16, started: Instant, shared: &Shared) {
     let elapsed = started.elapsed();
     log_access(request, status, elapsed);
     let _ = catch_unwind(AssertUnwindSafe(|| shared.handler.completed(request, status, elapsed)));
-}
-
-/// Writes what a non-blocking socket takes of `bytes[*written..]`; `Ok(true)` when all of it is written.
-fn write_nonblocking(stream: &mut TcpStream, bytes: &[u8], written: &mut usize) -> io::Result<bool> {
-    while let Some(rest) = bytes.get(*written..).filter(|r| !r.is_empty()) {
-        match stream.write(rest) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => *written += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
 }
 
 /// Writes all of `bytes` within `timeout` in total (a socket timeout alone applies per send call, and a client that
@@ -996,16 +994,28 @@ fn drop_pending(conn: &Conn, pending: &AtomicU64) {
 /// One access line: the peer, and the client a trusted proxy forwarded when it is another.
 fn log_access(request: &Request, status: u16, elapsed: Duration) {
     let (peer, client) = (request.peer, request.client.ip);
-    let forwarded =
-        if client == client_addr::canonical(peer.ip()) { String::new() } else { format!(" client={client}") };
+    let forwarded = ForwardedClient((client != client_addr::canonical(peer.ip())).then_some(client));
     log::info!(
         target: "websearchd::access",
         "{} {} {status} {}ms {} peer={peer}{forwarded}",
-        request.method,
-        request.path.escape_debug(),
+        request.method(),
+        request.path().escape_debug(),
         elapsed.as_millis(),
         request.request_id,
     );
+}
+
+/// ` client=<address>` in an access line when a trusted proxy forwarded another client than the peer (formatted in
+/// the line, not into a string of its own).
+struct ForwardedClient(Option<IpAddr>);
+
+impl std::fmt::Display for ForwardedClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(client) => write!(f, " client={client}"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Request ids: 32 hex digits from SipHash of a counter under a random key (std's hasher seed): unpredictable, and
@@ -1026,7 +1036,7 @@ impl RequestIds {
         RequestIds { seed: RandomState::new(), counter: AtomicU64::new(0) }
     }
 
-    pub fn next(&self) -> String {
+    pub fn next(&self) -> RequestId {
         let n = self.counter.fetch_add(1, Relaxed);
         let half = |lane: u8| {
             let mut h = self.seed.build_hasher();
@@ -1034,17 +1044,12 @@ impl RequestIds {
             h.write_u8(lane);
             h.finish()
         };
-        let mut id = String::with_capacity(32);
-        for h in [half(0), half(1)] {
-            for nibble in (0..16).rev().map(|i| (h >> (4 * i)) as u32 & 0xf) {
-                id.push(char::from_digit(nibble, 16).unwrap_or('0'));
-            }
-        }
-        id
+        RequestId::from_bits(u128::from(half(0)) << 64 | u128::from(half(1)))
     }
 }
 
-/// Calls `f` with the `Date` header's value for now, formatted at most once a second on each thread.
+/// Calls `f` with the `Date` header's value for now, formatted at most once a second on each thread, into the same
+/// string.
 fn with_date<R>(f: impl FnOnce(&str) -> R) -> R {
     thread_local! {
         static DATE: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((0, String::new())) };
@@ -1053,7 +1058,10 @@ fn with_date<R>(f: impl FnOnce(&str) -> R) -> R {
     DATE.with(|cell| {
         let mut date = cell.borrow_mut();
         if date.0 != now_s || date.1.is_empty() {
-            *date = (now_s, http_date(now_s * 1_000));
+            // Written over the last one: no allocation after the first.
+            date.0 = now_s;
+            date.1.clear();
+            let _ = std::fmt::Write::write_fmt(&mut date.1, format_args!("{}", HttpDate(now_s * 1_000)));
         }
         f(&date.1)
     })

@@ -61,14 +61,16 @@ pub fn handle(door: &Door<'_>, req: &Request) -> (Response, Payer) {
             return (rpc_error(403, &e), None);
         }
     }
-    match req.method.as_str() {
+    match req.method() {
         "POST" => post(door, req),
         "OPTIONS" => (preflight(), None),
         // No standalone SSE stream and no sessions to end (2026-07-28 answers both with 405; earlier revisions
         // allow it).
         _ => {
-            let e =
-                RpcError::new(INVALID_REQUEST, format!("method {} is not allowed at /mcp; POST a message", req.method));
+            let e = RpcError::new(
+                INVALID_REQUEST,
+                format!("method {} is not allowed at /mcp; POST a message", req.method()),
+            );
             (rpc_error(405, &e).header("Allow", "POST, OPTIONS"), None)
         }
     }
@@ -78,7 +80,7 @@ fn post(door: &Door<'_>, req: &Request) -> (Response, Payer) {
     if let Err(e) = crate::app::require_json(req) {
         return (rpc_error(e.status, &RpcError::new(INVALID_REQUEST, e.message)), None);
     }
-    let message = match super::parse(&req.body) {
+    let message = match super::parse(req.body()) {
         Ok(m) => m,
         Err(e) => return (rpc_error(400, &e), None),
     };
