@@ -143,6 +143,29 @@ fn exchange(stream: &mut TcpStream, pending: &mut Vec<u8>, rounds: usize, pipeli
 
 #[test]
 fn a_request_answered_on_the_reactor_allocates_nothing() {
+    requests_allocate_nothing();
+}
+
+/// The same with the access log on (`info`, the default), in a process of its own (the logger is the process's) whose
+/// stderr goes nowhere: formatting and writing the access line allocates nothing either.
+#[test]
+fn with_the_access_log_on_too() {
+    const CHILD: &str = "REQUEST_ALLOCATIONS_LOGGED";
+    if std::env::var_os(CHILD).is_some() {
+        websearchd::logger::init("info");
+        requests_allocate_nothing();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "with_the_access_log_on_too", "--test-threads=1", "--nocapture"])
+        .env(CHILD, "1")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+fn requests_allocate_nothing() {
     let body = vec![b'x'; 2_600];
     let challenge = Response::new(402, "application/json", body).header("PAYMENT-REQUIRED", "e30=".repeat(800));
     let preflight = Response::new(204, "text/plain", Vec::new()).header("Access-Control-Max-Age", "86400");

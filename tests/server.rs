@@ -344,3 +344,69 @@ fn a_journal_that_does_not_read_stalls_no_answer() {
         .unwrap();
     assert!(dropped > 0, "{dropped} lines dropped while nothing read the log");
 }
+
+/// The access lines keep their format whether the reactor writes them (batched per wake-up) or a worker does, one per
+/// answer, in the order answered on one connection, with the line prefix of every other line.
+#[test]
+fn access_lines_name_each_answer() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let state = common::tempdir::TempDir::new("access");
+    let mut server = Killed(
+        Command::new(common::binary())
+            .env_clear()
+            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
+            .env("WEBSEARCHD_STATE_DIR", state.path().join("data"))
+            .env("WEBSEARCHD_LOG", "info")
+            .env("WEBSEARCHD_MAP_LAYERS", "none")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Read on a thread of its own, so that a line that never comes fails the test instead of hanging it.
+    let stderr = std::io::BufReader::new(server.0.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || stderr.lines().map_while(Result::ok).try_for_each(|l| tx.send(l)));
+    let next = || rx.recv_timeout(Duration::from_secs(10)).expect("a log line within 10 s");
+    let addr: std::net::SocketAddr = loop {
+        let line = next();
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().parse().unwrap();
+        }
+    };
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    // Two answered on the reactor in one wake-up, one by a worker (an unknown path), one on the reactor again.
+    let sent = [("GET", "/health"), ("HEAD", "/health"), ("GET", "/nowhere%22"), ("GET", "/llms.txt")];
+    let mut pipelined = Vec::new();
+    for (method, path) in sent {
+        pipelined.extend_from_slice(format!("{method} {path} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes());
+    }
+    s.write_all(&pipelined).unwrap();
+    let mut ids = Vec::new();
+    for (method, _) in sent {
+        let r = common::read_reply_to(&mut s, method == "HEAD").expect("an answer");
+        ids.push(r.header("x-request-id").unwrap().to_owned());
+    }
+    let local = s.local_addr().unwrap();
+    let access: Vec<String> =
+        std::iter::repeat_with(next).filter(|l| l.contains("websearchd::access")).take(sent.len()).collect();
+    let expected = [("GET /health", 200), ("HEAD /health", 200), ("GET /nowhere%22", 404), ("GET /llms.txt", 200)];
+    for ((line, (request, status)), id) in access.iter().zip(expected).zip(&ids) {
+        let (prefix, message) = line.split_once(" websearchd::access: ").expect(line);
+        assert!(prefix.ends_with("Z INFO "), "{line}");
+        assert!(message.starts_with(&format!("{request} {status} ")), "{line}");
+        assert!(message.ends_with(&format!("ms {id} peer={local}")), "{line}");
+    }
+    assert_eq!(access.len(), sent.len());
+}

@@ -438,7 +438,10 @@ impl Reactor {
                 self.accept();
             }
             self.expire(Instant::now());
+            // The access lines of the answers made in this round, in one write.
+            crate::logger::flush_access_lines();
         }
+        crate::logger::flush_access_lines();
         Ok(())
     }
 
@@ -773,7 +776,7 @@ impl Reactor {
                 let err =
                     ApiError::unavailable("overloaded", "all workers are busy and the queue is full; retry shortly", 1);
                 let Job { conn, request, .. } = job;
-                log_access(&request, 503, Duration::ZERO);
+                log_access(&request, 503, Duration::ZERO, true);
                 self.refuse(conn, err, Some(request.request_id), Reject::QueueFull);
             }
         }
@@ -784,7 +787,7 @@ impl Reactor {
         self.shared.stats.reject(reason);
         let id = request_id.unwrap_or_else(|| self.shared.ids.next());
         if reason != Reject::QueueFull {
-            log::info!(target: "websearchd::access", "- - {} {} {} peer={}", err.status, err.code, id, conn.peer);
+            crate::logger::access_line(true, format_args!("- - {} {} {} peer={}", err.status, err.code, id, conn.peer));
         }
         let bytes = with_date(|date| err.into_response().to_bytes(&id, false, false, date));
         // Best effort: the socket is non-blocking and a refusal is small.
@@ -857,6 +860,7 @@ impl Reactor {
             drop_pending(conn, &stats.write_pending_bytes);
         }
         self.conns.clear();
+        crate::logger::flush_access_lines();
     }
 }
 
@@ -925,7 +929,7 @@ fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent
         keep_alive && conn.served < shared.limits.keepalive_requests_max && !shared.shutdown.load(Relaxed) && !last;
     let mut result =
         with_date(|date| response.write_nonblocking(&mut conn.stream, &request.request_id, keep, head_only, date));
-    finish(&request, response.status(), started, shared);
+    finish(&request, response.status(), started, shared, !may_block);
     conn.buf = request.into_rest();
     if let Ok(Some((bytes, written))) = result {
         let held = bytes.len() as u64;
@@ -956,9 +960,9 @@ fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent
 
 /// The access line and the handler's completion hook, once the response is written or handed to the reactor (the
 /// time logged is then the time to the first write, not to the last byte taken).
-fn finish(request: &Request, status: u16, started: Instant, shared: &Shared) {
+fn finish(request: &Request, status: u16, started: Instant, shared: &Shared, on_reactor: bool) {
     let elapsed = started.elapsed();
-    log_access(request, status, elapsed);
+    log_access(request, status, elapsed, on_reactor);
     let _ = catch_unwind(AssertUnwindSafe(|| shared.handler.completed(request, status, elapsed)));
 }
 
@@ -991,17 +995,20 @@ fn drop_pending(conn: &Conn, pending: &AtomicU64) {
     }
 }
 
-/// One access line: the peer, and the client a trusted proxy forwarded when it is another.
-fn log_access(request: &Request, status: u16, elapsed: Duration) {
+/// One access line: the peer, and the client a trusted proxy forwarded when it is another. The reactor's lines
+/// (`batch`) are written together once per wake-up (`logger::flush_access_lines` in `Reactor::run`).
+fn log_access(request: &Request, status: u16, elapsed: Duration, batch: bool) {
     let (peer, client) = (request.peer, request.client.ip);
     let forwarded = ForwardedClient((client != client_addr::canonical(peer.ip())).then_some(client));
-    log::info!(
-        target: "websearchd::access",
-        "{} {} {status} {}ms {} peer={peer}{forwarded}",
-        request.method(),
-        request.path().escape_debug(),
-        elapsed.as_millis(),
-        request.request_id,
+    crate::logger::access_line(
+        batch,
+        format_args!(
+            "{} {} {status} {}ms {} peer={peer}{forwarded}",
+            request.method(),
+            request.path().escape_debug(),
+            elapsed.as_millis(),
+            request.request_id,
+        ),
     );
 }
 
