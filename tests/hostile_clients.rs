@@ -294,3 +294,35 @@ fn a_half_closed_slow_reader_still_gets_its_answers() {
     assert_eq!(last.header("connection"), Some("close"), "the closing answer was cut");
     assert_eq!(server.metric("websearchd_http_write_pending_bytes"), 0);
 }
+
+/// A client that pipelines a whole input buffer of requests answered on the reactor (thousands of them) does not hold
+/// another client back behind all of them: the reactor answers 16 of one connection's requests per round
+/// (`ANSWERS_PER_TURN_MAX`), then the other ready connections. Both clients' requests are made ready while the server
+/// is stopped, so the first round after it continues sees both.
+#[test]
+fn a_pipelining_client_does_not_hold_back_the_others() {
+    let server = Server::start(&[("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000")]);
+    let mut a = connect_from([127, 0, 0, 1], server.addr);
+    let mut b = connect_from([127, 0, 0, 2], server.addr);
+    for s in [&mut a, &mut b] {
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write_request(s, "GET", "/health", &[], b"");
+        assert_eq!(read_reply(s).unwrap().status, 200);
+    }
+    let mut drain = a.try_clone().unwrap();
+    let reader = std::thread::spawn(move || std::io::copy(&mut drain, &mut std::io::sink()));
+    server.signal("STOP");
+    a.write_all(&b"GET /health HTTP/1.1\r\nHost: a\r\n\r\n".repeat(2_000)).unwrap();
+    write_request(&mut b, "GET", "/health", &[], b"");
+    server.signal("CONT");
+    assert_eq!(read_reply(&mut b).unwrap().status, 200);
+    let log = server.log_with("peer=127.0.0.2");
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("GET /health 200")).collect();
+    let b_answered = lines.iter().rposition(|l| l.contains("peer=127.0.0.2")).expect("b's access line");
+    let a_before_b = lines.get(..b_answered).unwrap().iter().filter(|l| l.contains("peer=127.0.0.1")).count();
+    // One warm-up answer, then at most a round or two of 16 (the second if b's bytes landed a moment late).
+    assert!(a_before_b <= 1 + 2 * 16, "{a_before_b} of the pipelining client's answers came before the other's one");
+    a.shutdown(std::net::Shutdown::Write).unwrap();
+    drop(server);
+    let _ = reader.join();
+}

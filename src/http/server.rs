@@ -327,6 +327,9 @@ struct Conn {
     input_closed: bool,
     /// How much of `buf` the head parser has seen without finding the head's end (`head_may_be_complete`).
     head_scanned: usize,
+    /// Complete requests were left in `buf` when the round's `ANSWERS_PER_TURN_MAX` was reached: the next round takes
+    /// them up without waiting for the socket.
+    backlog: bool,
     _open: OpenGuard,
 }
 
@@ -384,6 +387,10 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 const ACCEPTS_PER_WAKE_MAX: usize = 64;
 /// Bytes read from a socket per read call.
 const READ_CHUNK_BYTES: usize = 8_192;
+/// Pipelined requests the reactor answers for one connection in one round; the rest wait for the next round, after
+/// every other ready connection has had its turn: a client pipelining a whole input buffer of requests (thousands of
+/// small ones) delays the others by this many answers, not by all of them.
+const ANSWERS_PER_TURN_MAX: usize = 16;
 /// The longest the reactor sleeps with nothing to do.
 const POLL_IDLE_MAX: Duration = Duration::from_secs(1);
 /// Response bytes held at most for slow readers, over all connections (whole responses, written part included).
@@ -423,6 +430,8 @@ impl Reactor {
                 _ => sys::poll_fd(c.stream.as_raw_fd()),
             }));
             let timeout = self.next_deadline().map_or(POLL_IDLE_MAX, |d| d.saturating_duration_since(now));
+            // Requests left waiting in a buffer are taken up at once, after whatever else is ready.
+            let timeout = if self.conns.iter().any(|c| c.backlog) { Duration::ZERO } else { timeout };
             sys::poll(&mut self.fds, timeout.min(POLL_IDLE_MAX))?;
 
             let wake_ready = self.fds.first().is_some_and(sys::is_ready);
@@ -498,6 +507,7 @@ impl Reactor {
                 continue_sent: false,
                 input_closed: false,
                 head_scanned: 0,
+                backlog: false,
                 _open: guard,
             };
             if over_address {
@@ -562,7 +572,12 @@ impl Reactor {
         let mut emptied = conns;
         for (i, conn) in emptied.drain(..).enumerate() {
             let Some(p) = polled.get(i).filter(|p| sys::is_ready(p)) else {
-                kept.push(conn);
+                let idle = if conn.backlog && !matches!(conn.phase, Phase::Writing { .. }) {
+                    self.advance(conn)
+                } else {
+                    Some(conn)
+                };
+                kept.extend(idle);
                 continue;
             };
             if let Phase::Writing { .. } = conn.phase {
@@ -647,11 +662,20 @@ impl Reactor {
     /// requests answered here are taken one after another (a loop, so the stack does not grow with them). After the
     /// client's EOF, the reactor keeps a connection only while an answer is still being written to it.
     fn advance(&mut self, mut conn: Conn) -> Option<Conn> {
+        conn.backlog = false;
+        let mut answered = 0;
         loop {
             match self.advance_once(conn) {
                 Step::Wait(c) => return (!c.input_closed || matches!(c.phase, Phase::Writing { .. })).then_some(c),
                 Step::Gone => return None,
-                Step::Again(c) => conn = c,
+                Step::Again(mut c) => {
+                    answered += 1;
+                    if answered >= ANSWERS_PER_TURN_MAX && !c.buf.is_empty() {
+                        c.backlog = true;
+                        return Some(c);
+                    }
+                    conn = c;
+                }
             }
         }
     }
