@@ -791,6 +791,9 @@ impl Reactor {
     }
 
     fn dispatch(&mut self, job: Job) {
+        // The lines of the answers made here so far go out before the worker can write the line of this one: a
+        // connection's lines stay in the order of its requests.
+        crate::logger::flush_access_lines();
         let stats = &self.shared.stats;
         stats.queued.fetch_add(1, Relaxed);
         match self.jobs.try_send(job) {
