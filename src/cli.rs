@@ -179,6 +179,8 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
 }
 
 pub fn main(args: Vec<OsString>) -> ExitCode {
+    // Before any thread exists (the arenas are bounded as threads take them).
+    crate::http::sys::tune_allocator();
     let invocation = match parse_args(args) {
         Ok(i) => i,
         Err(e) => {

@@ -134,8 +134,11 @@ pub mod tempdir {
     }
 }
 
+/// The `websearchd` the tests and benches start: cargo's build beside them, or `$WEBSEARCHD_BIN` (for example the
+/// static musl release, to soak the binary that ships: `WEBSEARCHD_BIN=... cargo bench --bench soak`).
 pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_websearchd")
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| std::env::var("WEBSEARCHD_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_websearchd").into()))
 }
 
 impl Server {
