@@ -534,7 +534,9 @@ fn title_text(raw: &str) -> String {
 /// answer): hidden in the HTML only until then, and part of the page's text.
 const COLLAPSED: &[&str] = &["accordion", "collapse", "tabpanel", "tab-pane", "answer", "faq", "expand"];
 
-/// A section hidden until a reader opens it (by its class, id or role).
+/// A section hidden until a reader opens it (by its class, id or role), however it is hidden (the `hidden`
+/// attribute, `aria-hidden`, `display: none`): a code sample's other languages, an install guide's other systems,
+/// a FAQ's answers.
 fn is_collapsed_section(tag: &Tag) -> bool {
     tag.attr("role").is_some_and(|r| r.eq_ignore_ascii_case("tabpanel"))
         || ["class", "id"].iter().any(|a| {
@@ -546,12 +548,13 @@ fn is_collapsed_section(tag: &Tag) -> bool {
 }
 
 fn is_hidden(tag: &Tag) -> bool {
-    (tag.attr("hidden").is_some() && !is_streamed_segment(tag) && !is_collapsed_section(tag))
+    ((tag.attr("hidden").is_some() && !is_streamed_segment(tag))
         || tag.attr("aria-hidden") == Some("true")
         || tag.attr("style").is_some_and(|s| {
             let s = s.replace(' ', "").to_ascii_lowercase();
             s.contains("display:none")
-        })
+        }))
+        && !is_collapsed_section(tag)
 }
 
 impl Builder {

@@ -361,6 +361,22 @@ fn collapsed_sections_are_read_and_hidden_popups_are_not() {
 }
 
 #[test]
+fn panels_hidden_by_aria_or_style_until_opened_are_read() {
+    // A doc page's code tabs (the other languages) and a FAQ's answers are hidden by `aria-hidden` or `display:
+    // none` until a reader opens them; a hidden popup is not the page's.
+    check_fixture(
+        "doc_tabs.html",
+        &[
+            "pip install example-client",
+            "npm install example-client-node",
+            "go get example.org/client-go",
+            "within two seconds",
+        ],
+        &["newsletter"],
+    );
+}
+
+#[test]
 fn markdown_is_capped_whatever_the_last_block() {
     // Short rows padded to a wide header render far more than they cost: the table renders to just under the cap,
     // and a large paragraph after it must not carry the markdown past it.
