@@ -315,7 +315,8 @@ fn choose(page: &Page) -> Vec<usize> {
         let own_words = b.text_len.saturating_sub(b.link_len);
         let own_sentence = own_words >= 45
             || in_card(b) && b.text_len >= CARD_TITLE_MIN
-            || !article && b.content && !b.boiler && own_words >= LINKED_ITEM_OWN_MIN;
+            || !article && b.content && !b.boiler && own_words >= LINKED_ITEM_OWN_MIN
+            || content_link_item(b, article);
         if !is_heading && ld > 0.5 && b.text_len < 200 && !own_sentence {
             continue;
         }
@@ -371,6 +372,13 @@ fn choose(page: &Page) -> Vec<usize> {
         keep.pop();
     }
     keep
+}
+
+/// A top-level item of a list inside a region marked as content, on a page that is not an article: a doc page's
+/// list of its topics, its guides or its further reading, whose entries are links and are the page's text (an
+/// article's lists of links are teasers; nested lists of links are a table of contents).
+fn content_link_item(b: &Block, article: bool) -> bool {
+    !article && b.content && !b.boiler && matches!(b.kind, Kind::Item { depth: 1, .. })
 }
 
 /// A short block that announces related content rather than more of the article.

@@ -377,6 +377,16 @@ fn panels_hidden_by_aria_or_style_until_opened_are_read() {
 }
 
 #[test]
+fn a_doc_pages_lists_of_links_are_its_text() {
+    // A page that is not an article, whose content region lists its topics as links: the lists are the page.
+    check_fixture(
+        "doc_link_lists.html",
+        &["- Planner statistics", "- Using EXPLAIN", "- Logging checkpoints", "[Configuring the server]"],
+        &["Recent changes"],
+    );
+}
+
+#[test]
 fn markdown_is_capped_whatever_the_last_block() {
     // Short rows padded to a wide header render far more than they cost: the table renders to just under the cap,
     // and a large paragraph after it must not carry the markdown past it.
