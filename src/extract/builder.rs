@@ -547,6 +547,22 @@ fn is_collapsed_section(tag: &Tag) -> bool {
         })
 }
 
+/// Words that say what a caption or a credit is about, inside a class or id token that ends with "caption" or
+/// "credit" (`InlineImage-imageEmbedCaption`, `photo-credit`, `media-caption`): an image's, not a product card's
+/// (`product-caption`) or a type style's (`text-caption`).
+const CAPTION_OF: &[&str] = &["image", "photo", "img", "media", "figure", "gallery", "video", "pic"];
+
+/// An image's caption or credit by its class or id (as `figcaption` is by its tag): what a photo shows and who took
+/// it, not the article's text. A token alone (`caption`, `credit`) counts too.
+fn is_caption(tag: &Tag) -> bool {
+    ["class", "id"].iter().filter_map(|a| tag.attr(a)).flat_map(str::split_whitespace).any(|t| {
+        let t = t.to_ascii_lowercase();
+        let named = t.strip_suffix('s').unwrap_or(&t);
+        (named.ends_with("caption") || named.ends_with("credit"))
+            && (matches!(named, "caption" | "credit") || CAPTION_OF.iter().any(|w| named.contains(w)))
+    })
+}
+
 fn is_hidden(tag: &Tag) -> bool {
     ((tag.attr("hidden").is_some() && !is_streamed_segment(tag))
         || tag.attr("aria-hidden") == Some("true")
@@ -1044,7 +1060,8 @@ impl Sink for Builder {
         let (weight, comments, reviews, consent) =
             if inline || matches!(name, "html" | "body") { (0, false, false, false) } else { self.hints.of(tag) };
         // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
-        let skip = hidden || consent;
+        // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's).
+        let skip = hidden || consent || (!inline && !matches!(name, "html" | "body") && is_caption(tag));
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline

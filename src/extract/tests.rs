@@ -387,6 +387,20 @@ fn a_doc_pages_lists_of_links_are_its_text() {
 }
 
 #[test]
+fn image_captions_and_credits_are_left_out() {
+    let out = md(r#"<html><head><title>Harbour works begin</title></head><body><article>
+<p>Work on the new harbour wall began on Monday, with two cranes lifting the first concrete blocks into place.</p>
+<div class="InlineImage-wrapper"><img src="a.jpg" alt=""><div class="InlineImage-imageEmbedCaption">A crane lifts a
+block onto the wall on Monday morning.</div><div class="InlineImage-imageEmbedCredit">Jane Doe | Example Agency</div>
+</div>
+<p class="text-caption">The wall will be finished in the spring of next year, the council says, at a cost of four million.</p>
+<div class="caption">Workers on the quay at dawn.</div>
+</article></body></html>"#);
+    assert!(out.contains("two cranes") && out.contains("spring of next year"), "{out}");
+    assert!(!out.contains("crane lifts") && !out.contains("Jane Doe") && !out.contains("at dawn"), "{out}");
+}
+
+#[test]
 fn markdown_is_capped_whatever_the_last_block() {
     // Short rows padded to a wide header render far more than they cost: the table renders to just under the cap,
     // and a large paragraph after it must not carry the markdown past it.
