@@ -70,6 +70,9 @@ pub struct Node {
     /// (`post-15859`) and state words (`first`, `instock`) are left out, so the cards of a listing share it where
     /// their full class lists differ by an id, a position or a state (`product post-15859 first instock`).
     pub card_key: u64,
+    /// The element holds one post's text by schema.org microdata (`itemprop="text"` of a question, an answer, a
+    /// comment or a forum posting): the posts of a thread.
+    pub post: bool,
 }
 
 pub struct Page {
@@ -518,6 +521,12 @@ fn is_streamed_segment(tag: &Tag) -> bool {
     tag.attr("id")
         .and_then(|id| id.strip_prefix("S:"))
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// An element holding a post's text by microdata: `itemprop="text"`, the property schema.org's `Question`,
+/// `Answer`, `Comment` and `DiscussionForumPosting` give their body.
+fn is_post_text(tag: &Tag) -> bool {
+    tag.attr("itemprop").is_some_and(|v| v.split_whitespace().any(|t| t.eq_ignore_ascii_case("text")))
 }
 
 /// A title as shown: whitespace collapsed, at most `TITLE_BYTES_MAX` bytes (cut at a character boundary).
@@ -1085,6 +1094,7 @@ impl Sink for Builder {
                 plain: (boiler || self.depths.boiler > 0, content || self.depths.content > 0),
                 class_key: class_key(tag),
                 card_key: card_key(tag),
+                post: is_post_text(tag),
             });
             (self.nodes.len() - 1) as u32
         };

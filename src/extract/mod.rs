@@ -12,6 +12,7 @@
 
 pub mod budget;
 mod builder;
+mod forum;
 mod render;
 mod select;
 mod signals;

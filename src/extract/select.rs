@@ -52,7 +52,7 @@ const HOLDS_BODY_MIN: u64 = 200;
 
 pub fn extract(mut page: Page) -> Extract {
     // On a forum or a Q&A page the posts are the content, even in a region named comments.
-    if is_forum(&page.signals) {
+    if is_forum(&page.signals) && !super::forum::comments_are_remarks(&page) {
         for b in &mut page.blocks {
             (b.boiler, b.content) = b.plain;
         }
@@ -255,6 +255,9 @@ fn choose(page: &Page) -> Vec<usize> {
             break;
         }
         best = parent as usize;
+    }
+    if is_forum(&page.signals) {
+        best = super::forum::thread_region(page, best);
     }
     let best_score = final_score(best);
     let parent = page.nodes.get(best).map_or(NO_NODE, |n| n.parent);
