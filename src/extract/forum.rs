@@ -49,6 +49,36 @@ pub fn comments_are_remarks(page: &Page) -> bool {
     page.signals.has(&["qapage"]) && page.nodes.iter().any(|n| n.post && !n.boiler)
 }
 
+/// Posts marked up (see `Node::post`) that make a thread's markup trustworthy enough to end it at its last post.
+const MARKED_POSTS_MIN: usize = 2;
+
+/// Drops the kept blocks after the last one inside a marked-up post (the reply box's prompt, "not the answer you
+/// are looking for?", a list of other threads), when the page marks up at least `MARKED_POSTS_MIN` posts.
+/// Linear: one pass over the containers, one over the kept blocks.
+pub fn end_at_last_post(page: &Page, keep: &mut Vec<usize>) {
+    let mut in_post = vec![false; page.nodes.len()];
+    let mut posts = 0;
+    for (i, n) in page.nodes.iter().enumerate() {
+        let up = (n.parent as usize) < i && in_post.get(n.parent as usize).copied().unwrap_or(false);
+        posts += usize::from(n.post && !up);
+        if let Some(x) = in_post.get_mut(i) {
+            *x = n.post || up;
+        }
+    }
+    if posts < MARKED_POSTS_MIN {
+        return;
+    }
+    let inside = |b: usize| {
+        page.blocks
+            .get(b)
+            .and_then(|b| b.path.first())
+            .is_some_and(|&n| in_post.get(n as usize).copied().unwrap_or(false))
+    };
+    if let Some(last) = keep.iter().rposition(|&b| inside(b)) {
+        keep.truncate(last + 1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::extract::{Extractor, Options};
@@ -75,7 +105,8 @@ mod tests {
              <div class=\"postcell\"><div class=\"prose\" itemprop=\"text\"><p>My sail is too big in a breeze: \
              how do I reef it, step by step?</p></div></div></div><div class=\"comments\"><ul><li class=\"comment\">\
              <span itemprop=\"text\">Which boat is it, a dinghy or a keelboat with slab reefing lines?</span>\
-             </li></ul></div></div><div id=\"answers\">{}{}{}</div></div></body></html>",
+             </li></ul></div></div><div id=\"answers\">{}{}{}</div><p>Know someone who can answer? Share a link to \
+             this question by email, or on a social network, and help the asker, today.</p></div></body></html>",
             answer("Ease the main sheet and the kicker first, then lower the halyard", "Thanks, that worked well for me today."),
             answer("On a dinghy, roll the sail around the boom", "Rolling creases the sail, I would not do that."),
             answer("Slab reefing pulls a cringle down to the boom", "The pennant should be led aft to the cockpit."),
@@ -88,5 +119,12 @@ mod tests {
         assert!(md.contains("how do I reef it, step by step?"), "{md}");
         assert!(md.contains("Ease the main sheet") && md.contains("cringle down to the boom"), "{md}");
         assert!(!md.contains("Thanks, that worked") && !md.contains("Which boat is it"), "{md}");
+    }
+
+    #[test]
+    fn a_thread_ends_at_its_last_post() {
+        let md = Extractor::run(qa_page("QAPage").as_bytes(), Options::default()).markdown();
+        assert!(md.contains("cringle down to the boom"), "{md}");
+        assert!(!md.contains("Know someone who can answer"), "{md}");
     }
 }

@@ -370,6 +370,9 @@ fn choose(page: &Page) -> Vec<usize> {
         }
     }
     let mut keep: Vec<usize> = keep.into_iter().zip(drop).filter(|(_, d)| !d).map(|(i, _)| i).collect();
+    if is_forum(&page.signals) {
+        super::forum::end_at_last_post(page, &mut keep);
+    }
     // Headings with no body text after them (a "Related" or "Topics" tail) go too.
     while keep.last().is_some_and(is_heading) {
         keep.pop();
