@@ -73,6 +73,9 @@ pub struct Node {
     /// The element holds one post's text by schema.org microdata (`itemprop="text"` of a question, an answer, a
     /// comment or a forum posting): the posts of a thread.
     pub post: bool,
+    /// This element or one around it holds what a forum shows beside a post about its poster, not the post: a
+    /// signature, the poster's title and statistics (see `forum::names_poster_details`).
+    pub poster: bool,
 }
 
 pub struct Page {
@@ -1095,6 +1098,8 @@ impl Sink for Builder {
                 class_key: class_key(tag),
                 card_key: card_key(tag),
                 post: is_post_text(tag),
+                poster: super::forum::names_poster_details(tag)
+                    || self.nodes.get(parent as usize).is_some_and(|p| p.poster),
             });
             (self.nodes.len() - 1) as u32
         };

@@ -1,6 +1,7 @@
 //! Rules for forum threads and Q&A pages (pages whose own types say so, see `signals::PageKind::Forum`).
 
 use super::builder::{Page, NO_NODE};
+use crate::html::Tag;
 
 /// The region grown to hold every post the page marks up as one (`itemprop="text"`, see `Node::post`) outside
 /// boilerplate: the innermost container holding `best` and all of them. A question is shorter than its answers
@@ -79,6 +80,34 @@ pub fn end_at_last_post(page: &Page, keep: &mut Vec<usize>) {
     }
 }
 
+/// Class words of what a forum shows beside a post about its poster: a signature (`signature`,
+/// `message-signature`, `post-signature`), the poster's statistics (XenForo's `message-userExtras`, vBulletin's
+/// `userinfo_extra`, `user-stats`) and title (`userTitle`). Not a post that has one (`with-signature`).
+const POSTER_WORDS: &[&str] =
+    &["signature", "userextras", "user-extras", "userinfo_extra", "userstats", "user-stats", "usertitle", "user-title"];
+
+/// Whether an element's class names a poster's details (see `POSTER_WORDS`).
+pub fn names_poster_details(tag: &Tag) -> bool {
+    let Some(class) = tag.attr("class") else { return false };
+    class.split_whitespace().any(|t| {
+        let t = t.to_ascii_lowercase();
+        !t.starts_with("with")
+            && !t.starts_with("has")
+            && !t.starts_with("no-")
+            && POSTER_WORDS.iter().any(|w| t.contains(w))
+    })
+}
+
+/// On a thread, a poster's signature, title and statistics are not the posts: boilerplate.
+pub fn leave_poster_details_out(page: &mut Page) {
+    let Page { blocks, nodes, .. } = page;
+    for b in blocks.iter_mut() {
+        if b.path.first().is_some_and(|&n| nodes.get(n as usize).is_some_and(|n| n.poster)) {
+            (b.boiler, b.content) = (true, false);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::extract::{Extractor, Options};
@@ -126,5 +155,29 @@ mod tests {
         let md = Extractor::run(qa_page("QAPage").as_bytes(), Options::default()).markdown();
         assert!(md.contains("cringle down to the boom"), "{md}");
         assert!(!md.contains("Know someone who can answer"), "{md}");
+    }
+
+    #[test]
+    fn a_posters_signature_and_statistics_stay_out() {
+        let post = |who: &str, text: &str| {
+            format!(
+                "<article class=\"message\"><div class=\"message-user\"><p class=\"username\">{who}</p><div class=\"message-userTitle\">\
+                 Well-known member</div><dl class=\"message-userExtras\"><dt>Joined</dt><dd>Feb 8, 2023</dd><dt>Messages\
+                 </dt><dd>1,204</dd></dl></div><div class=\"message-content\"><p>{text}, and more to say about it, with \
+                 a comma or two, and a reason.</p><div class=\"message-signature\"><p>My boats: a Wayfarer, a Mirror \
+                 and a leaky Optimist, all for sale, ask me.</p></div></div></article>"
+            )
+        };
+        let html = format!(
+            "<html><head><title>Which rope for a main sheet?</title><meta property=\"og:type\" content=\"forum\"></head>\
+             <body><main><h1>Which rope for a main sheet?</h1>{}{}{}</main></body></html>",
+            post("ann", "I need a new main sheet for my dinghy and wonder which rope to buy"),
+            post("bob", "A braided polyester line of eight millimetres runs well through the blocks"),
+            post("cat", "Dyneema is lighter but slips in the cleats unless it has a cover"),
+        );
+        let md = Extractor::run(html.as_bytes(), Options::default()).markdown();
+        assert!(md.contains("which rope to buy") && md.contains("Dyneema is lighter"), "{md}");
+        assert!(md.contains("bob"), "{md}");
+        assert!(!md.contains("My boats") && !md.contains("Joined") && !md.contains("Well-known"), "{md}");
     }
 }
