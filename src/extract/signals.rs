@@ -19,8 +19,9 @@ const LD_DEPTH_MAX: usize = 32;
 #[derive(Debug, Clone, Default)]
 pub struct Signals {
     pub og_type: Option<String>,
-    /// The page's own schema.org types (top-level JSON-LD objects, members of `@graph`, microdata items that are
-    /// no other item's property), lowercase, without their vocabulary prefix.
+    /// The page's own schema.org types (top-level JSON-LD objects, members of `@graph`, the `mainEntity` of one:
+    /// what the page is about, as a `WebPage`'s thread or question; microdata items that are no other item's
+    /// property), lowercase, without their vocabulary prefix.
     pub types: Vec<String>,
     /// Types of things the page holds (nested objects, microdata items that are a property of another).
     pub nested: Vec<String>,
@@ -189,7 +190,7 @@ impl LdScanner {
             None => Frame { object, own: true, types: false },
             Some(parent) if parent.object => Frame {
                 object,
-                own: parent.own && self.after_colon && self.key == "@graph",
+                own: parent.own && self.after_colon && (self.key == "@graph" || self.key == "mainEntity"),
                 types: !object && self.after_colon && self.key == "@type",
             },
             Some(parent) => Frame { object, own: parent.own, types: false },
@@ -297,5 +298,18 @@ mod tests {
         assert_eq!(s.kind(), PageKind::Product, "{s:?}");
         let og = Signals { og_type: Some("product".into()), ..Signals::default() };
         assert_eq!(og.kind(), PageKind::Product);
+    }
+
+    #[test]
+    fn a_pages_main_entity_is_what_the_page_is() {
+        // XenForo's threads: a WebPage whose mainEntity is the posting; the posting's author is still nested.
+        check(
+            r#"{"@type":"WebPage","mainEntity":{"@type":"DiscussionForumPosting","author":{"@type":"Person"}}}"#,
+            &["webpage", "discussionforumposting"],
+            &["person"],
+        );
+        let mut s = Signals::default();
+        LdScanner::default().feed(r#"{"@type":"WebPage","mainEntity":{"@type":"DiscussionForumPosting"}}"#, &mut s);
+        assert_eq!(s.kind(), PageKind::Forum, "{s:?}");
     }
 }
