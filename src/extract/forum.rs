@@ -86,15 +86,23 @@ pub fn end_at_last_post(page: &Page, keep: &mut Vec<usize>) {
 const POSTER_WORDS: &[&str] =
     &["signature", "userextras", "user-extras", "userinfo_extra", "userstats", "user-stats", "usertitle", "user-title"];
 
-/// Whether an element's class names a poster's details (see `POSTER_WORDS`).
+/// Bytes of a class token looked at for `POSTER_WORDS` (longer tokens are not a poster's details).
+const POSTER_TOKEN_BYTES_MAX: usize = 48;
+
+/// Whether an element's class names a poster's details (see `POSTER_WORDS`). Asked of every container: no
+/// allocation, tokens shorter than the shortest word are passed over.
 pub fn names_poster_details(tag: &Tag) -> bool {
     let Some(class) = tag.attr("class") else { return false };
-    class.split_whitespace().any(|t| {
-        let t = t.to_ascii_lowercase();
-        !t.starts_with("with")
-            && !t.starts_with("has")
-            && !t.starts_with("no-")
-            && POSTER_WORDS.iter().any(|w| t.contains(w))
+    let mut buf = [0u8; POSTER_TOKEN_BYTES_MAX];
+    class.split_whitespace().filter(|t| (9..=POSTER_TOKEN_BYTES_MAX).contains(&t.len())).any(|t| {
+        let Some(lower) = buf.get_mut(..t.len()) else { return false };
+        lower.copy_from_slice(t.as_bytes());
+        lower.make_ascii_lowercase();
+        let lower = &*lower;
+        !lower.starts_with(b"with")
+            && !lower.starts_with(b"has")
+            && !lower.starts_with(b"no-")
+            && POSTER_WORDS.iter().any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
     })
 }
 
