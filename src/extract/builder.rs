@@ -76,6 +76,8 @@ pub struct Node {
     /// This element or one around it holds what a forum shows beside a post about its poster, not the post: a
     /// signature, the poster's title and statistics (see `forum::names_poster_details`).
     pub poster: bool,
+    /// The element's class or id names a listing's filters (`listing::is_facets`).
+    pub facets: bool,
 }
 
 pub struct Page {
@@ -1100,6 +1102,7 @@ impl Sink for Builder {
                 post: is_post_text(tag),
                 poster: super::forum::names_poster_details(tag)
                     || self.nodes.get(parent as usize).is_some_and(|p| p.poster),
+                facets: super::listing::is_facets(tag),
             });
             (self.nodes.len() - 1) as u32
         };

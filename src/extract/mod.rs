@@ -13,6 +13,7 @@
 pub mod budget;
 mod builder;
 mod forum;
+mod listing;
 mod render;
 mod select;
 mod signals;

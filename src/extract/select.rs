@@ -300,6 +300,7 @@ fn choose(page: &Page) -> Vec<usize> {
             }
         }
     }
+    let facets = super::listing::in_facets(page, best);
     let mut keep = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let article = is_article(&page.signals);
@@ -310,7 +311,7 @@ fn choose(page: &Page) -> Vec<usize> {
         if !(inside || sibling_paragraph) {
             continue;
         }
-        if b.boiler && !best_boiler && !b.content {
+        if b.boiler && !best_boiler && !b.content || super::listing::block_in_facets(b, &facets) {
             continue;
         }
         let ld = link_density(b);

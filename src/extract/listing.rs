@@ -1,0 +1,190 @@
+//! Listings and collections: the items themselves (title, link, the item's own short text), not the controls
+//! around them. A shop's category page sets its filters ("facets": brands, sizes, price ranges, each with a count)
+//! beside its grid of products, inside the same region; they are lists of short entries that score like items.
+
+use super::builder::{Block, Kind, Page, NO_NODE};
+use crate::html::Tag;
+
+/// Words of a class or id naming a listing's filters (`facets`, `filter-panel`, `sidebarFacetFilters`,
+/// `refinements`): matched inside tokens, case-insensitively.
+const FACET_WORDS: &[&[u8]] = &[b"facet", b"filter", b"refinement"];
+
+/// A token that holds a filter word but names what is filtered (`filterable-products`), not the filters.
+const FILTERED_WORDS: &[&[u8]] = &[b"filterable", b"filtered"];
+
+/// Whether an element's class or id names a listing's filters.
+pub fn is_facets(tag: &Tag) -> bool {
+    ["class", "id"].iter().any(|a| tag.attr(a).is_some_and(|v| v.split_whitespace().any(facet_token)))
+}
+
+fn facet_token(t: &str) -> bool {
+    let has = |words: &[&[u8]]| words.iter().any(|w| t.as_bytes().windows(w.len()).any(|x| x.eq_ignore_ascii_case(w)));
+    has(FACET_WORDS) && !has(FILTERED_WORDS)
+}
+
+/// A paragraph this long with few links is prose, which no filter panel holds (an FAQ's answer in an accordion
+/// styled by the same classes).
+const PROSE_MIN: u32 = 150;
+
+/// The share of the chosen region's text a container named for filters holds at most to be the filters; more, and
+/// it is a wrapper that holds the products too (`filtering-and-pagination-container`).
+const FACETS_SHARE_MAX: f64 = 0.5;
+
+/// Per container: whether it sits inside a listing's filters, that is inside a container named for them that
+/// holds neither the chosen region's root (`root`), nor the page's largest group of sibling containers of one
+/// template (its products; a panel's options repeat too, but hold less text), nor prose, nor half the region's
+/// text.
+/// Linear: one pass over the blocks, one up the tree, one down.
+pub fn in_facets(page: &Page, root: usize) -> Vec<bool> {
+    let n = page.nodes.len();
+    let mut text = vec![0u64; n];
+    let mut holds = vec![false; n];
+    for b in &page.blocks {
+        let Some(i) = b.path.first().map(|&x| x as usize).filter(|&x| x < n) else { continue };
+        if let Some(t) = text.get_mut(i) {
+            *t += u64::from(b.text_len);
+        }
+        if matches!(b.kind, Kind::Para) && b.text_len >= PROSE_MIN && b.link_len * 4 < b.text_len {
+            if let Some(h) = holds.get_mut(i) {
+                *h = true;
+            }
+        }
+    }
+    // Subtree text, from the end: children come after their parents.
+    for i in (0..n).rev() {
+        let own = text.get(i).copied().unwrap_or(0);
+        let parent = page.nodes.get(i).map_or(NO_NODE, |node| node.parent) as usize;
+        if let Some(t) = text.get_mut(parent).filter(|_| parent < i) {
+            *t += own;
+        }
+    }
+    for x in ancestors(page, root).chain(largest_group(page, &text).into_iter().flat_map(|g| ancestors(page, g))) {
+        if let Some(h) = holds.get_mut(x) {
+            *h = true;
+        }
+    }
+    for i in (0..n).rev() {
+        let here = holds.get(i).copied().unwrap_or(false);
+        let parent = page.nodes.get(i).map_or(NO_NODE, |node| node.parent) as usize;
+        if let Some(h) = holds.get_mut(parent).filter(|_| here && parent < i) {
+            *h = true;
+        }
+        if let Some(h) = holds.get_mut(i) {
+            *h = here;
+        }
+    }
+    let region = text.get(root).copied().unwrap_or(0) as f64;
+    let mut inside = vec![false; n];
+    for i in 0..n {
+        let Some(node) = page.nodes.get(i) else { break };
+        let parent = node.parent as usize;
+        let from_parent = parent < i && inside.get(parent).copied().unwrap_or(false);
+        let own = node.facets
+            && !holds.get(i).copied().unwrap_or(false)
+            && (text.get(i).copied().unwrap_or(0) as f64) < FACETS_SHARE_MAX * region;
+        if let Some(x) = inside.get_mut(i) {
+            *x = from_parent || own;
+        }
+    }
+    inside
+}
+
+/// A container and the containers around it, innermost first (at most `DEPTH_MAX`).
+fn ancestors(page: &Page, from: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut x = Some(from);
+    std::iter::from_fn(move || {
+        let here = x?;
+        x = page.nodes.get(here).map(|node| node.parent as usize).filter(|&p| p < here);
+        Some(here)
+    })
+    .take(super::DEPTH_MAX + 1)
+}
+
+/// Sibling containers of one template that make a group.
+const GROUP_MIN: u32 = 4;
+
+/// The parent of the largest group of sibling containers built from one template (by their text), boilerplate or
+/// not: a listing's products, which a panel of filters beside them, however named, does not hold. Linear: one sum
+/// per (parent, template).
+fn largest_group(page: &Page, text: &[u64]) -> Option<usize> {
+    let mut groups: std::collections::HashMap<(u32, u64), (u32, u64)> = std::collections::HashMap::new();
+    for (i, node) in page.nodes.iter().enumerate() {
+        let t = text.get(i).copied().unwrap_or(0);
+        if node.card_key != 0 && node.parent != NO_NODE && t > 0 {
+            let g = groups.entry((node.parent, node.card_key)).or_insert((0, 0));
+            *g = (g.0 + 1, g.1 + t);
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, (count, _))| *count >= GROUP_MIN)
+        .max_by_key(|&((parent, key), (_, t))| (t, std::cmp::Reverse((parent, key))))
+        .map(|((parent, _), _)| parent as usize)
+}
+
+/// Whether a block sits inside a listing's filters (see `in_facets`).
+pub fn block_in_facets(b: &Block, inside: &[bool]) -> bool {
+    b.path.first().is_some_and(|&x| inside.get(x as usize).copied().unwrap_or(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::extract::{Extractor, Options};
+
+    fn md(html: &str) -> String {
+        Extractor::run(html.as_bytes(), Options::default()).markdown()
+    }
+
+    /// A shop's category page: an introduction, a panel of filters and a grid of products, all in one region.
+    fn shop(filters_class: &str, grid_class: &str) -> String {
+        let mut html = String::from(
+            "<html><head><title>Walking Shoes</title></head><body><main>\
+             <p>Our walking shoes, chosen for comfort on long days, in every size, width and colour we make.</p>",
+        );
+        html.push_str(&format!("<div class=\"{filters_class}\"><h3>Brand</h3><ul>"));
+        for b in ["Acme Shoes (12)", "Bolt Footwear (8)", "Comet Runners (5)", "Dash Walkers (3)"] {
+            html.push_str(&format!("<li class=\"option\">{b}</li>"));
+        }
+        html.push_str(&format!("</ul></div><div class=\"{grid_class}\">"));
+        for (i, name) in ["Trail Walker Classic", "City Stroller Deluxe", "Forest Path Pro", "Harbour Loafer Lite"]
+            .iter()
+            .enumerate()
+        {
+            html.push_str(&format!(
+                "<div class=\"product-card product-{i}\"><h3><a href=\"/p/{i}\">{name} walking shoe</a></h3>\
+                 <p>Light and soft, for long walks.</p><p>$9{i}.00</p></div>"
+            ));
+        }
+        html.push_str("</div></main></body></html>");
+        html
+    }
+
+    #[test]
+    fn a_listings_filters_are_left_out_not_its_products() {
+        let out = md(&shop("search-facets", "product-grid"));
+        assert!(out.contains("Forest Path Pro walking shoe") && out.contains("$92.00"), "{out}");
+        assert!(out.contains("Our walking shoes"), "{out}");
+        assert!(!out.contains("Bolt Footwear"), "{out}");
+        // A wrapper named for its filters that holds the products too is not the filters.
+        let out = md(&shop("filter-panel", "filtering-and-products"));
+        assert!(out.contains("Forest Path Pro walking shoe") && !out.contains("Bolt Footwear"), "{out}");
+    }
+
+    #[test]
+    fn a_filter_named_accordion_of_prose_is_kept() {
+        let answer = "A walking shoe needs a soft heel, a flexible sole and room for the toes, and it should be \
+                      light enough to wear all day without thinking about it, which is what we look for first.";
+        let html = format!(
+            "<html><body><main><div class=\"product-grid\">{}</div>\
+             <div class=\"faq filters-accordion\"><h3>What makes a good walking shoe?</h3><p>{answer}</p></div>\
+             </main></body></html>",
+            (0..4)
+                .map(|i| format!(
+                    "<div class=\"card\"><h3><a href=\"/p/{i}\">Walking shoe number {i}</a></h3><p>$90</p></div>"
+                ))
+                .collect::<String>()
+        );
+        let out = md(&html);
+        assert!(out.contains("a soft heel"), "{out}");
+    }
+}
