@@ -67,8 +67,9 @@ pub struct Node {
     /// split into several containers.
     pub class_key: u64,
     /// A hash of the tag and the class tokens that name a template (0 without a class): numbered tokens
-    /// (`post-15859`) and state words (`first`, `instock`) are left out, so the cards of a listing share it where
-    /// their full class lists differ by an id, a position or a state (`product post-15859 first instock`).
+    /// (`post-15859`), state words (`first`, `instock`) and taxonomy tokens or letters (`category-dinner`, `A`:
+    /// `listing::taxonomy_token`) are left out, so the cards of a listing share it where their full class lists
+    /// differ by an id, a position, a state or a category (`product post-15859 first instock`).
     pub card_key: u64,
     /// The element holds one post's text by schema.org microdata (`itemprop="text"` of a question, an answer, a
     /// comment or a forum posting): the posts of a thread.
@@ -410,7 +411,7 @@ fn card_key(tag: &Tag) -> u64 {
     tag.name.hash(&mut h);
     let mut any = false;
     for t in class.split_whitespace() {
-        if numbered(t) || CARD_STATE_TOKENS.contains(&t) {
+        if numbered(t) || CARD_STATE_TOKENS.contains(&t) || super::listing::taxonomy_token(t) {
             continue;
         }
         t.hash(&mut h);

@@ -122,6 +122,17 @@ fn largest_group(page: &Page, text: &[u64]) -> Option<usize> {
         .map(|((parent, _), _)| parent as usize)
 }
 
+/// Prefixes of class tokens that file an item under a taxonomy (WordPress and WooCommerce print one token per
+/// category, tag, format and status of a post or product: `category-dinner`, `product_cat-shoes`, `tag-summer`).
+const TAXONOMY_PREFIXES: &[&str] =
+    &["category-", "tag-", "format-", "status-", "type-", "product_cat-", "product_tag-", "pa_", "post_tag-"];
+
+/// A class token that says how an item is filed or labelled, not which template built it: a taxonomy's token, or
+/// one or two characters (an index's letter, `vert_cats A`). The cards of one listing differ by it.
+pub fn taxonomy_token(t: &str) -> bool {
+    t.chars().count() <= 2 || TAXONOMY_PREFIXES.iter().any(|p| t.len() > p.len() && t.starts_with(p))
+}
+
 /// Whether a block sits inside a listing's filters (see `in_facets`).
 pub fn block_in_facets(b: &Block, inside: &[bool]) -> bool {
     b.path.first().is_some_and(|&x| inside.get(x as usize).copied().unwrap_or(false))
@@ -186,5 +197,38 @@ mod tests {
         );
         let out = md(&html);
         assert!(out.contains("a soft heel"), "{out}");
+    }
+
+    #[test]
+    fn cards_filed_under_different_categories_are_one_template() {
+        let titles = [
+            "Banza Chicken Bowls with Chili Sauce",
+            "Ridiculously Good Air Fryer Salmon",
+            "Crispy Air Fryer Tofu with Peanut Sauce",
+            "Perfect Air Fryer Sweet Potato Fries",
+        ];
+        // WordPress's post classes name each post's categories; an index's cards are told apart by a letter.
+        let taxonomies = [
+            "post type-post category-dinner category-quick",
+            "post type-post category-fish",
+            "post type-post category-lunch tag-summer",
+            "post type-post category-snacks format-video",
+        ];
+        for classes in [taxonomies, ["group A", "group B", "group C", "group D"]] {
+            let mut html = String::from(
+                "<html><body><div class=\"page\"><p>Quick dinners from the air fryer, tested in our kitchen, \
+                 with notes on timing, temperature and what to serve with them.</p><div class=\"grid\">",
+            );
+            for (i, (class, title)) in classes.iter().zip(titles).enumerate() {
+                html.push_str(&format!(
+                    "<article class=\"{class} post-{i}\"><h3><a href=\"/r/{i}\">{title}</a></h3></article>"
+                ));
+            }
+            html.push_str("</div></div></body></html>");
+            let out = md(&html);
+            for title in titles {
+                assert!(out.contains(title), "{title} missing from:\n{out}");
+            }
+        }
     }
 }
