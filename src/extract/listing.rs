@@ -138,6 +138,31 @@ pub fn block_in_facets(b: &Block, inside: &[bool]) -> bool {
     b.path.first().is_some_and(|&x| inside.get(x as usize).copied().unwrap_or(false))
 }
 
+/// Entries of one list, at least, that make it the page's items when it sits in the content region: an index of
+/// linked names (a wiki's list of languages, a catalogue's categories) is what the page lists, where a menu or a
+/// "see also" list is a few links.
+const LONG_LIST_MIN: u32 = 10;
+
+/// Per container: whether it is a list of at least `LONG_LIST_MIN` entries (list items directly inside it, or in
+/// items without a class of their own). Linear: one count per container.
+pub fn long_lists(page: &Page) -> Vec<bool> {
+    let mut count = vec![0u32; page.nodes.len()];
+    for b in &page.blocks {
+        if let (Kind::Item { .. }, Some(c)) = (b.kind, b.path.first().and_then(|&x| count.get_mut(x as usize))) {
+            *c += 1;
+        }
+    }
+    count.into_iter().map(|c| c >= LONG_LIST_MIN).collect()
+}
+
+/// Whether a block is an entry of a long list in the content region (see `long_lists`).
+pub fn in_long_list(b: &Block, long: &[bool]) -> bool {
+    matches!(b.kind, Kind::Item { .. })
+        && b.content
+        && !b.boiler
+        && b.path.first().is_some_and(|&x| long.get(x as usize).copied().unwrap_or(false))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::extract::{Extractor, Options};
@@ -230,5 +255,28 @@ mod tests {
                 assert!(out.contains(title), "{title} missing from:\n{out}");
             }
         }
+    }
+
+    #[test]
+    fn a_long_list_of_links_in_the_content_is_the_pages_items() {
+        let names = ["ABAP", "Ada", "Agda", "APL", "AWK", "BASIC", "Bash", "BCPL", "C", "COBOL", "Clojure", "Curl"];
+        let entries: String =
+            names.iter().map(|n| format!("<li><a href=\"https://example.org/wiki/{n}\">{n}</a></li>")).collect();
+        let short: String = names
+            .iter()
+            .take(4)
+            .map(|n| format!("<li><a href=\"https://example.org/see/{n}\">See {n}</a></li>"))
+            .collect();
+        let html = format!(
+            "<html><body><nav><ul><li><a href=\"/\">Home</a></li></ul></nav><main>\
+             <p>This is an index to notable programming languages, in current or historical use, with their own pages.</p>\
+             <ul>{entries}</ul><h2>See also</h2><ul>{short}</ul></main></body></html>"
+        );
+        let out = md(&html);
+        for n in names {
+            assert!(out.contains(&format!("[{n}]")), "{n} missing from:\n{out}");
+        }
+        // A short list of links is still a link list.
+        assert!(!out.contains("See ABAP"), "{out}");
     }
 }

@@ -301,6 +301,7 @@ fn choose(page: &Page) -> Vec<usize> {
         }
     }
     let facets = super::listing::in_facets(page, best);
+    let long_lists = super::listing::long_lists(page);
     let mut keep = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let article = is_article(&page.signals);
@@ -323,7 +324,8 @@ fn choose(page: &Page) -> Vec<usize> {
         let own_sentence = own_words >= 45
             || in_card(b) && b.text_len >= CARD_TITLE_MIN
             || !article && b.content && !b.boiler && own_words >= LINKED_ITEM_OWN_MIN
-            || content_link_item(b, article);
+            || content_link_item(b, article)
+            || super::listing::in_long_list(b, &long_lists);
         if !is_heading && ld > 0.5 && b.text_len < 200 && !own_sentence {
             continue;
         }
@@ -345,8 +347,8 @@ fn choose(page: &Page) -> Vec<usize> {
     let half = keep.len() / 2;
     let mut said = 0;
     // On a listing (a grid of cards chose the region), "most popular" is one more list of its items.
-    let listing = grid.is_some() && page.signals.kind() == PageKind::Other;
-    let cut = if listing {
+    let grid_listing = grid.is_some() && page.signals.kind() == PageKind::Other;
+    let cut = if grid_listing {
         None
     } else {
         keep.iter().enumerate().find_map(|(pos, &i)| {
