@@ -142,6 +142,7 @@ pub struct Builder {
     /// Whether the last character written to `cur` was whitespace (to collapse runs).
     space: bool,
     hints: Hints,
+    words: Words,
     /// How many open elements have each property: the questions asked per text run and per block are then O(1)
     /// instead of a walk of the stack.
     depths: Depths,
@@ -509,16 +510,34 @@ impl Hints {
 
 /// A readers' comments section, by id or class (boilerplate, except on a forum).
 fn is_comments(tag: &Tag) -> bool {
-    ["id", "class"]
-        .iter()
-        .any(|a| tag.attr(a).is_some_and(|v| v.split_whitespace().any(|t| comment_token(&t.to_ascii_lowercase()))))
+    ["id", "class"].iter().any(|a| tag.attr(a).is_some_and(|v| v.split_whitespace().any(comment_token)))
 }
 
 /// A class or id token that names comments as a whole word (`comments`, `comment-list`, `comment_body`,
 /// `commentlist`, Disqus, WordPress's `respond`); not a word that merely contains it (`commentary`).
 fn comment_token(t: &str) -> bool {
     let first = t.split(['-', '_']).next().unwrap_or("");
-    matches!(first, "comment" | "comments" | "commentlist") || t.starts_with("disqus") || t == "respond"
+    ["comment", "comments", "commentlist"].iter().any(|w| first.eq_ignore_ascii_case(w))
+        || t.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("disqus"))
+        || t.eq_ignore_ascii_case("respond")
+}
+
+/// Whether `hay` holds `word` (lowercase ASCII) in any ASCII case, without allocating. The class and id checks run
+/// on every token of every tag: a byte compare where the first byte matches, not a `memcmp` call per position.
+pub(super) fn contains_ignore_ascii_case(hay: &[u8], word: &[u8]) -> bool {
+    let Some((&first, rest)) = word.split_first() else { return true };
+    let Some(starts) = hay.len().checked_sub(rest.len()) else { return false };
+    hay.iter().take(starts).enumerate().any(|(i, b)| {
+        b.to_ascii_lowercase() == first
+            && hay
+                .get(i + 1..i + word.len())
+                .is_some_and(|r| r.iter().zip(rest).all(|(a, w)| a.to_ascii_lowercase() == *w))
+    })
+}
+
+/// Whether `s` ends with `word` (lowercase ASCII) in any ASCII case.
+fn ends_ignore_ascii_case(s: &[u8], word: &[u8]) -> bool {
+    s.len().checked_sub(word.len()).and_then(|i| s.get(i..)).is_some_and(|e| e.eq_ignore_ascii_case(word))
 }
 
 /// A part of a page that React streams after the shell: `<div hidden id="S:0">`, hidden only until a script moves it
@@ -569,22 +588,70 @@ const CAPTION_OF: &[&str] = &["image", "photo", "img", "media", "figure", "galle
 
 /// An image's caption or credit by its class or id (as `figcaption` is by its tag): what a photo shows and who took
 /// it, not the article's text. A token alone (`caption`, `credit`) counts too.
-fn is_caption(tag: &Tag) -> bool {
-    ["class", "id"].iter().filter_map(|a| tag.attr(a)).flat_map(str::split_whitespace).any(|t| {
-        let t = t.to_ascii_lowercase();
-        let named = t.strip_suffix('s').unwrap_or(&t);
-        (named.ends_with("caption") || named.ends_with("credit"))
-            && (matches!(named, "caption" | "credit") || CAPTION_OF.iter().any(|w| named.contains(w)))
+fn caption_token(t: &str) -> bool {
+    let t = t.as_bytes();
+    let named = t.strip_suffix(b"s").or_else(|| t.strip_suffix(b"S")).unwrap_or(t);
+    (ends_ignore_ascii_case(named, b"caption") || ends_ignore_ascii_case(named, b"credit"))
+        && (named.eq_ignore_ascii_case(b"caption")
+            || named.eq_ignore_ascii_case(b"credit")
+            || CAPTION_OF.iter().any(|w| contains_ignore_ascii_case(named, w.as_bytes())))
+}
+
+/// Verdicts on whole class and id tokens for the rules that look for words inside them: a poster's details
+/// (`forum::poster_token`, class only), a listing's filters (`listing::facet_token`) and an image's caption
+/// (`caption_token`). Remembered per token like `Hints`'s: templates repeat the same few tokens thousands of times,
+/// and the scans inside each token were a tenth of the extraction's time.
+#[derive(Default)]
+struct Words {
+    tokens: std::collections::HashMap<Box<str>, u8, std::hash::BuildHasherDefault<FnvHasher>>,
+}
+
+const WORD_POSTER: u8 = 1;
+const WORD_FACETS: u8 = 2;
+const WORD_CAPTION: u8 = 4;
+
+impl Words {
+    fn token(&mut self, t: &str) -> u8 {
+        if let Some(&f) = self.tokens.get(t) {
+            return f;
+        }
+        let f = if super::forum::poster_token(t) { WORD_POSTER } else { 0 }
+            | if super::listing::facet_token(t) { WORD_FACETS } else { 0 }
+            | if caption_token(t) { WORD_CAPTION } else { 0 };
+        if self.tokens.len() >= HINT_TOKENS_MAX {
+            self.tokens.clear();
+        }
+        self.tokens.insert(t.into(), f);
+        f
+    }
+
+    /// The `WORD_*` verdicts of an element: its class tokens', and its id's without `WORD_POSTER`.
+    fn of(&mut self, tag: &Tag) -> u8 {
+        let mut of = |a: &str| tag.attr(a).map_or(0, |v| v.split_whitespace().fold(0, |f, t| f | self.token(t)));
+        of("class") | (of("id") & !WORD_POSTER)
+    }
+}
+
+/// `display: none` in a style attribute, spaces around the colon allowed, in any case; no allocation (asked of
+/// every tag with a style).
+fn style_hides(style: &str) -> bool {
+    let b = style.as_bytes();
+    let spaces = |s: &[u8]| -> usize { s.iter().take_while(|c| **c == b' ').count() };
+    (0..b.len()).any(|i| {
+        b.get(i..i + 7).is_some_and(|w| w.eq_ignore_ascii_case(b"display")) && {
+            let after = b.get(i + 7..).unwrap_or_default();
+            let after = after.get(spaces(after)..).unwrap_or_default();
+            after.strip_prefix(b":").is_some_and(|v| {
+                v.get(spaces(v)..).and_then(|v| v.get(..4)).is_some_and(|n| n.eq_ignore_ascii_case(b"none"))
+            })
+        }
     })
 }
 
 fn is_hidden(tag: &Tag) -> bool {
     ((tag.attr("hidden").is_some() && !is_streamed_segment(tag))
         || tag.attr("aria-hidden") == Some("true")
-        || tag.attr("style").is_some_and(|s| {
-            let s = s.replace(' ', "").to_ascii_lowercase();
-            s.contains("display:none")
-        }))
+        || tag.attr("style").is_some_and(style_hides))
         && !is_collapsed_section(tag)
 }
 
@@ -613,6 +680,7 @@ impl Builder {
             ld_json: LdScanner::default(),
             space: true,
             hints: Hints::default(),
+            words: Words::default(),
             depths: Depths::default(),
             text_bytes: 0,
             truncated: false,
@@ -1076,7 +1144,8 @@ impl Sink for Builder {
             if inline || matches!(name, "html" | "body") { (0, false, false, false) } else { self.hints.of(tag) };
         // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
         // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's).
-        let skip = hidden || consent || (!inline && !matches!(name, "html" | "body") && is_caption(tag));
+        let words = if inline || matches!(name, "html" | "body") { 0 } else { self.words.of(tag) };
+        let skip = hidden || consent || words & WORD_CAPTION != 0;
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
         let node = if inline
@@ -1101,9 +1170,8 @@ impl Sink for Builder {
                 class_key: class_key(tag),
                 card_key: card_key(tag),
                 post: is_post_text(tag),
-                poster: super::forum::names_poster_details(tag)
-                    || self.nodes.get(parent as usize).is_some_and(|p| p.poster),
-                facets: super::listing::is_facets(tag),
+                poster: words & WORD_POSTER != 0 || self.nodes.get(parent as usize).is_some_and(|p| p.poster),
+                facets: words & WORD_FACETS != 0,
             });
             (self.nodes.len() - 1) as u32
         };
@@ -1209,5 +1277,41 @@ impl Sink for Builder {
             return;
         }
         self.push_text(text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_found_in_any_case_at_any_place() {
+        for (hay, word, found) in [
+            ("Product-Filters", "filter", true),
+            ("filter", "filter", true),
+            ("xfilte", "filter", false),
+            ("filte", "filter", false),
+            ("", "filter", false),
+            ("abc", "", true),
+            ("sidebarFACET", "facet", true),
+            ("ffacet", "facet", true),
+        ] {
+            assert_eq!(contains_ignore_ascii_case(hay.as_bytes(), word.as_bytes()), found, "{hay} / {word}");
+        }
+    }
+
+    #[test]
+    fn a_style_hides_with_display_none_however_spaced_or_cased() {
+        for (style, hides) in [
+            ("display:none", true),
+            ("color: red; DISPLAY : None;", true),
+            ("display: none !important", true),
+            ("display:block", false),
+            ("display:", false),
+            ("visibility:hidden", false),
+            ("displaynone", false),
+        ] {
+            assert_eq!(style_hides(style), hides, "{style}");
+        }
     }
 }

@@ -1,7 +1,6 @@
 //! Rules for forum threads and Q&A pages (pages whose own types say so, see `signals::PageKind::Forum`).
 
-use super::builder::{Page, NO_NODE};
-use crate::html::Tag;
+use super::builder::{contains_ignore_ascii_case, Page, NO_NODE};
 
 /// The region grown to hold every post the page marks up as one (`itemprop="text"`, see `Node::post`) outside
 /// boilerplate: the innermost container holding `best` and all of them. A question is shorter than its answers
@@ -86,24 +85,22 @@ pub fn end_at_last_post(page: &Page, keep: &mut Vec<usize>) {
 const POSTER_WORDS: &[&str] =
     &["signature", "userextras", "user-extras", "userinfo_extra", "userstats", "user-stats", "usertitle", "user-title"];
 
+/// What every one of `POSTER_WORDS` holds: most tokens hold neither, and are passed over after two scans.
+const POSTER_PREFILTER: &[&str] = &["user", "signature"];
+
 /// Bytes of a class token looked at for `POSTER_WORDS` (longer tokens are not a poster's details).
 const POSTER_TOKEN_BYTES_MAX: usize = 48;
 
-/// Whether an element's class names a poster's details (see `POSTER_WORDS`). Asked of every container: no
-/// allocation, tokens shorter than the shortest word are passed over.
-pub fn names_poster_details(tag: &Tag) -> bool {
-    let Some(class) = tag.attr("class") else { return false };
-    let mut buf = [0u8; POSTER_TOKEN_BYTES_MAX];
-    class.split_whitespace().filter(|t| (9..=POSTER_TOKEN_BYTES_MAX).contains(&t.len())).any(|t| {
-        let Some(lower) = buf.get_mut(..t.len()) else { return false };
-        lower.copy_from_slice(t.as_bytes());
-        lower.make_ascii_lowercase();
-        let lower = &*lower;
-        !lower.starts_with(b"with")
-            && !lower.starts_with(b"has")
-            && !lower.starts_with(b"no-")
-            && POSTER_WORDS.iter().any(|w| lower.windows(w.len()).any(|x| x == w.as_bytes()))
-    })
+/// Whether a class token names a poster's details (see `POSTER_WORDS`); no allocation, tokens shorter than the
+/// shortest word are passed over. Asked of every container's class tokens, through `builder::Words`'s memory.
+pub fn poster_token(t: &str) -> bool {
+    let starts = |p: &str| t.get(..p.len()).is_some_and(|s| s.eq_ignore_ascii_case(p));
+    (9..=POSTER_TOKEN_BYTES_MAX).contains(&t.len())
+        && !starts("with")
+        && !starts("has")
+        && !starts("no-")
+        && POSTER_PREFILTER.iter().any(|w| contains_ignore_ascii_case(t.as_bytes(), w.as_bytes()))
+        && POSTER_WORDS.iter().any(|w| contains_ignore_ascii_case(t.as_bytes(), w.as_bytes()))
 }
 
 /// On a thread, a poster's signature, title and statistics are not the posts: boilerplate.

@@ -3,7 +3,6 @@
 //! beside its grid of products, inside the same region; they are lists of short entries that score like items.
 
 use super::builder::{Block, Kind, Page, NO_NODE};
-use crate::html::Tag;
 
 /// Words of a class or id naming a listing's filters (`facets`, `filter-panel`, `sidebarFacetFilters`,
 /// `refinements`): matched inside tokens, case-insensitively.
@@ -12,13 +11,9 @@ const FACET_WORDS: &[&[u8]] = &[b"facet", b"filter", b"refinement"];
 /// A token that holds a filter word but names what is filtered (`filterable-products`), not the filters.
 const FILTERED_WORDS: &[&[u8]] = &[b"filterable", b"filtered"];
 
-/// Whether an element's class or id names a listing's filters.
-pub fn is_facets(tag: &Tag) -> bool {
-    ["class", "id"].iter().any(|a| tag.attr(a).is_some_and(|v| v.split_whitespace().any(facet_token)))
-}
-
-fn facet_token(t: &str) -> bool {
-    let has = |words: &[&[u8]]| words.iter().any(|w| t.as_bytes().windows(w.len()).any(|x| x.eq_ignore_ascii_case(w)));
+/// Whether a class or id token names a listing's filters (asked through `builder::Words`'s memory).
+pub fn facet_token(t: &str) -> bool {
+    let has = |words: &[&[u8]]| words.iter().any(|w| super::builder::contains_ignore_ascii_case(t.as_bytes(), w));
     has(FACET_WORDS) && !has(FILTERED_WORDS)
 }
 
@@ -268,7 +263,8 @@ mod tests {
             .map(|n| format!("<li><a href=\"https://example.org/see/{n}\">See {n}</a></li>"))
             .collect();
         let html = format!(
-            "<html><body><nav><ul><li><a href=\"/\">Home</a></li></ul></nav><main>\
+            "<html><head><meta property=\"og:type\" content=\"article\"></head><body>\
+             <nav><ul><li><a href=\"/\">Home</a></li></ul></nav><main>\
              <p>This is an index to notable programming languages, in current or historical use, with their own pages.</p>\
              <ul>{entries}</ul><h2>See also</h2><ul>{short}</ul></main></body></html>"
         );
@@ -276,7 +272,8 @@ mod tests {
         for n in names {
             assert!(out.contains(&format!("[{n}]")), "{n} missing from:\n{out}");
         }
-        // A short list of links is still a link list.
+        // A short list of links is still a link list (on an article: elsewhere the top-level items of any list in
+        // the content are kept, `select::content_link_item`).
         assert!(!out.contains("See ABAP"), "{out}");
     }
 }
