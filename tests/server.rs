@@ -285,6 +285,35 @@ fn state_dir_is_created_private() {
     assert_eq!(mode & 0o777, 0o700);
 }
 
+/// A server started by hand (its stderr to read), killed however the test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The binary with a clean environment, access lines on (`info`), its stderr where the test says.
+fn logging_server(state: &common::tempdir::TempDir, stderr: std::process::Stdio, env: &[(&str, &str)]) -> Killed {
+    use std::process::{Command, Stdio};
+    Killed(
+        Command::new(common::binary())
+            .env_clear()
+            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
+            .env("WEBSEARCHD_STATE_DIR", state.path().join("data"))
+            .env("WEBSEARCHD_LOG", "info")
+            .env("WEBSEARCHD_MAP_LAYERS", "none")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap(),
+    )
+}
+
 /// Under systemd stderr is journald's stream socket, and journald may stop reading it for a while (busy, restarted).
 /// The reactor writes the access line of every answer it makes itself (`/health`, the unpaid 402, the documents): a
 /// full socket must cost log lines, counted in `/metrics`, and never stall the server. Here the reading end of the
@@ -293,31 +322,14 @@ fn state_dir_is_created_private() {
 fn a_journal_that_does_not_read_stalls_no_answer() {
     use std::io::BufRead;
     use std::os::unix::net::UnixStream;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
 
-    /// The server, killed however the test ends.
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let (journal, stderr) = UnixStream::pair().unwrap();
     let state = common::tempdir::TempDir::new("journal");
-    let _server = Killed(
-        Command::new(common::binary())
-            .env_clear()
-            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
-            .env("WEBSEARCHD_STATE_DIR", state.path().join("data"))
-            .env("WEBSEARCHD_LOG", "info")
-            .env("WEBSEARCHD_MAP_LAYERS", "none")
-            .env("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(std::os::fd::OwnedFd::from(stderr)))
-            .spawn()
-            .unwrap(),
+    let _server = logging_server(
+        &state,
+        Stdio::from(std::os::fd::OwnedFd::from(stderr)),
+        &[("WEBSEARCHD_KEEPALIVE_REQUESTS_MAX", "100000")],
     );
     journal.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut lines = std::io::BufReader::new(&journal).lines();
@@ -350,29 +362,10 @@ fn a_journal_that_does_not_read_stalls_no_answer() {
 #[test]
 fn access_lines_name_each_answer() {
     use std::io::BufRead;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
 
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let state = common::tempdir::TempDir::new("access");
-    let mut server = Killed(
-        Command::new(common::binary())
-            .env_clear()
-            .env("WEBSEARCHD_LISTEN", "127.0.0.1:0")
-            .env("WEBSEARCHD_STATE_DIR", state.path().join("data"))
-            .env("WEBSEARCHD_LOG", "info")
-            .env("WEBSEARCHD_MAP_LAYERS", "none")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let mut server = logging_server(&state, Stdio::piped(), &[]);
     // Read on a thread of its own, so that a line that never comes fails the test instead of hanging it.
     let stderr = std::io::BufReader::new(server.0.stderr.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
