@@ -265,7 +265,7 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_CACHE_ENTRIES",
         default: "512",
         allowed: "0 (off) to 100000",
-        meaning: "Answers kept in the cache (the oldest is dropped first).",
+        meaning: "Answers kept in the cache, within 16 MiB in all (the oldest is dropped first).",
     },
     VarDoc {
         name: "WEBSEARCHD_FETCH_ALLOW",

@@ -191,6 +191,35 @@ struct Rendered {
     sources: Vec<Value>,
 }
 
+/// Bytes the cached answers hold in all at most (`Rendered::bytes`), beside `WEBSEARCHD_CACHE_ENTRIES` (up to
+/// 100,000): answers of many long results cannot make the entry count gigabytes; the oldest go first.
+pub const CACHE_BYTES_MAX: usize = 16 * 1_024 * 1_024;
+
+impl Rendered {
+    /// What the answer holds in memory, about: each JSON value's own size, its strings' and its keys' bytes.
+    fn bytes(&self) -> usize {
+        self.results.iter().chain(&self.sources).map(value_bytes).sum()
+    }
+}
+
+/// Bytes a JSON value holds (our own rendered values: their depth is ours, not an upstream's).
+fn value_bytes(v: &Value) -> usize {
+    std::mem::size_of::<Value>()
+        + match v {
+            Value::String(s) => s.capacity(),
+            Value::Array(a) => a.iter().map(value_bytes).sum(),
+            Value::Object(o) => {
+                o.iter().map(|(k, v)| std::mem::size_of::<String>() + k.capacity() + value_bytes(v)).sum()
+            }
+            _ => 0,
+        }
+}
+
+/// The answer cache: `entries` answers for `ttl`, within `CACHE_BYTES_MAX`.
+fn answer_cache(ttl: Duration, entries: usize) -> Cache<Rendered> {
+    Cache::weighed(ttl, entries, CACHE_BYTES_MAX, Rendered::bytes)
+}
+
 /// Settings of the engine, from the configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -304,7 +333,7 @@ impl Engine {
             rest,
             turn: AtomicU64::new(0),
             client: fetch::Client::new(settings.fetch.clone(), settings.redirect_policy.clone()),
-            cache: Cache::new(settings.cache_ttl, settings.cache_entries),
+            cache: answer_cache(settings.cache_ttl, settings.cache_entries),
             endpoints,
             settings,
             clock,
@@ -848,4 +877,33 @@ fn no_answer(attempts: Vec<Attempt>) -> ApiError {
 
 fn escape_label(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An answer of twenty results with 1 KB snippets.
+    fn answer(n: usize) -> Rendered {
+        let results = (0..20)
+            .map(
+                |i| json!({ "title": format!("{n} {i}"), "url": "https://example.org/", "snippet": "s".repeat(1_024) }),
+            )
+            .collect();
+        Rendered { results, sources: vec![json!({ "source": "ddg_html", "status": "ok" })] }
+    }
+
+    #[test]
+    fn answers_are_weighed_and_the_cache_keeps_within_its_bytes() {
+        assert!(answer(0).bytes() > 20 * 1_024, "{}", answer(0).bytes());
+        let cache = answer_cache(Duration::from_secs(600), 100_000);
+        let t0 = Instant::now();
+        for n in 0..2_000 {
+            cache.put(n.to_string(), answer(n), t0 + Duration::from_millis(n as u64));
+        }
+        // 2,000 answers of over 20 KB would be 40 MB; the entry count alone allowed them.
+        assert!(cache.bytes() <= CACHE_BYTES_MAX, "{}", cache.bytes());
+        assert!(cache.len() < 2_000 && cache.len() > 100, "{}", cache.len());
+        assert!(cache.get("1999", t0 + Duration::from_secs(1)).is_some(), "the newest is kept");
+    }
 }
