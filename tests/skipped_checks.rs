@@ -93,7 +93,7 @@ fn inputs() -> Vec<Input> {
             how: "apt-get install openssl (.ci/run does)",
         },
         Input {
-            what: "the browser test tools (Node.js, tests/browser/node_modules, Chromium)".into(),
+            what: "one of the browser test tools (Node.js, tests/browser/node_modules, Chromium)".into(),
             present: common::browser_tools().is_ok(),
             checks_in: &[("tests/map_page.rs", "browser_tools_or_skip()"), ("tests/dashboard.rs", "browser_tools_or_skip()")],
             how: "run .ci/run (apt-get install chromium nodejs npm; cd tests/browser && npm ci) or set WEBSEARCHD_CHROMIUM",
