@@ -1053,9 +1053,13 @@ mod tests {
     #[test]
     fn readme_documents_every_variable() {
         let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+        // Each row whole (what it means too), in the order of VARS and `check-config`.
+        let mut after = 0;
         for v in VARS {
-            let row = format!("| `{}` | `{}` | {} |", v.name, v.default, v.allowed);
-            assert!(readme.contains(&row), "README lacks the row {row}");
+            let row = format!("| `{}` | `{}` | {} | {} |", v.name, v.default, v.allowed, v.meaning);
+            let at = readme.find(&row).unwrap_or_else(|| panic!("README lacks the row {row}"));
+            assert!(at > after, "README's row of {} is out of the order of VARS", v.name);
+            after = at;
         }
     }
 
