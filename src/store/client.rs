@@ -208,42 +208,41 @@ impl Stream for rustls::StreamOwned<rustls::ClientConnection, Socket> {
     }
 }
 
-/// One open connection, logged in and on its database.
+/// One open connection, logged in and on its database. Between calls nothing of a reply is left unread: a call
+/// that reads past its last reply fails, and its connection is dropped.
 struct Conn {
     stream: Box<dyn Stream>,
     parser: Parser,
-    /// Bytes read past the last reply (a pipelined reply's start).
-    pending: Vec<u8>,
+    /// Where reads land, kept for the connection's next calls.
+    buf: Vec<u8>,
 }
 
 impl Conn {
-    /// Writes every command, then reads one reply per command, all before `deadline`.
-    fn call(&mut self, commands: &[Vec<Vec<u8>>], deadline: Instant) -> Result<Vec<Reply>, Error> {
+    /// Writes every command (each its arguments), then reads one reply per command, all before `deadline`.
+    fn call(&mut self, commands: &[&[&[u8]]], deadline: Instant) -> Result<Vec<Reply>, Error> {
         let mut out = Vec::new();
-        for c in commands {
-            let args: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
-            resp::encode(&args, &mut out);
+        for args in commands {
+            resp::encode(args, &mut out);
         }
         self.stream.socket().deadline = deadline;
         self.stream.write_all(&out).and_then(|()| self.stream.flush()).map_err(|e| Error::io(&e))?;
         let mut replies = Vec::with_capacity(commands.len());
-        let mut buf = vec![0u8; READ_CHUNK_BYTES];
         while replies.len() < commands.len() {
-            if self.pending.is_empty() {
-                let n = self.stream.read(&mut buf).map_err(|e| Error::io(&e))?;
-                if n == 0 {
-                    return Err(Error::Io("the server closed the connection".into()));
-                }
-                self.pending.extend_from_slice(buf.get(..n).unwrap_or_default());
+            let n = self.stream.read(&mut self.buf).map_err(|e| Error::io(&e))?;
+            if n == 0 {
+                return Err(Error::Io("the server closed the connection".into()));
             }
-            let (used, reply) = self.parser.feed(&self.pending).map_err(|e| Error::Protocol(e.to_string()))?;
-            self.pending.drain(..used);
-            replies.extend(reply);
-        }
-        // More than was asked for: the server is not answering these commands (a broken server or proxy); a reply
-        // read later on this connection would be taken for another command's.
-        if !self.pending.is_empty() {
-            return Err(Error::Protocol(format!("{} bytes after the last reply", self.pending.len())));
+            let mut input = self.buf.get(..n).unwrap_or_default();
+            while !input.is_empty() {
+                // More than was asked for: the server is not answering these commands (a broken server or proxy);
+                // a reply read later on this connection would be taken for another command's.
+                if replies.len() == commands.len() {
+                    return Err(Error::Protocol(format!("{} bytes after the last reply", input.len())));
+                }
+                let (used, reply) = self.parser.feed(input).map_err(|e| Error::Protocol(e.to_string()))?;
+                input = input.get(used..).unwrap_or_default();
+                replies.extend(reply);
+            }
         }
         Ok(replies)
     }
@@ -278,7 +277,7 @@ impl Client {
 
     /// Runs the commands pipelined on one connection, within the timeout: one reply each (a server error is a
     /// `Reply::Error`, for the caller to judge).
-    pub fn call(&self, commands: &[Vec<Vec<u8>>]) -> Result<Vec<Reply>, Error> {
+    pub fn call(&self, commands: &[&[&[u8]]]) -> Result<Vec<Reply>, Error> {
         let deadline = Instant::now() + self.settings.timeout;
         let mut conn = self.checkout(deadline)?;
         match conn.call(commands, deadline) {
@@ -376,16 +375,18 @@ impl Client {
                 Box::new(rustls::StreamOwned::new(tls, socket))
             }
         };
-        let mut conn = Conn { stream, parser: Parser::new(), pending: Vec::new() };
-        let mut login: Vec<Vec<Vec<u8>>> = Vec::new();
-        match (&url.user, &url.password) {
-            (Some(u), Some(p)) => login.push(vec![b"AUTH".to_vec(), u.as_bytes().to_vec(), p.as_bytes().to_vec()]),
-            (None, Some(p)) => login.push(vec![b"AUTH".to_vec(), p.as_bytes().to_vec()]),
-            _ => {}
-        }
-        if url.db != 0 {
-            login.push(vec![b"SELECT".to_vec(), url.db.to_string().into_bytes()]);
-        }
+        let mut conn = Conn { stream, parser: Parser::new(), buf: vec![0; READ_CHUNK_BYTES] };
+        let auth: Vec<&[u8]> = match (&url.user, &url.password) {
+            (Some(u), Some(p)) => vec![b"AUTH", u.as_bytes(), p.as_bytes()],
+            (None, Some(p)) => vec![b"AUTH", p.as_bytes()],
+            _ => Vec::new(),
+        };
+        let db = url.db.to_string();
+        let select: [&[u8]; 2] = [b"SELECT", db.as_bytes()];
+        let login: Vec<&[&[u8]]> = [(!auth.is_empty()).then_some(&auth[..]), (url.db != 0).then_some(&select[..])]
+            .into_iter()
+            .flatten()
+            .collect();
         if !login.is_empty() {
             for reply in conn.call(&login, deadline)? {
                 if let Reply::Error(e) = reply {
@@ -496,7 +497,7 @@ mod tests {
         let client = Client::new(Settings { url, timeout, connections_max: 1, ca_file: None }).unwrap();
         let value = vec![b'x'; 32 << 20];
         let started = Instant::now();
-        let result = client.call(&[vec![b"SET".to_vec(), b"k".to_vec(), value]]);
+        let result = client.call(&[&[b"SET", b"k", &value]]);
         assert_eq!(result, Err(Error::Io("timed out".into())));
         assert!(started.elapsed() < timeout + Duration::from_millis(1_500), "{:?}", started.elapsed());
         assert_eq!(client.open(), 0, "the connection is dropped");
@@ -524,12 +525,12 @@ mod tests {
         let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
         let timeout = Duration::from_secs(5);
         let client = Arc::new(Client::new(Settings { url, timeout, connections_max: 1, ca_file: None }).unwrap());
-        let ping = || vec![b"PING".to_vec()];
+        let ping: &[&[u8]] = &[b"PING"];
         let c2 = client.clone();
-        let failing = std::thread::spawn(move || c2.call(&[ping()]));
+        let failing = std::thread::spawn(move || c2.call(&[ping]));
         asked_rx.recv_timeout(Duration::from_secs(10)).unwrap();
         let started = Instant::now();
-        assert_eq!(client.call(&[ping()]), Ok(vec![Reply::Status("OK".into())]));
+        assert_eq!(client.call(&[ping]), Ok(vec![Reply::Status("OK".into())]));
         assert!(started.elapsed() < timeout / 2, "{:?}", started.elapsed());
         assert!(matches!(failing.join().unwrap(), Err(Error::Io(_))));
         assert_eq!(client.open(), 1);
@@ -554,9 +555,9 @@ mod tests {
         let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
         let client =
             Client::new(Settings { url, timeout: Duration::from_secs(5), connections_max: 1, ca_file: None }).unwrap();
-        let set = || vec![b"SET".to_vec(), b"k".to_vec(), b"v".to_vec(), b"NX".to_vec()];
-        assert!(matches!(client.call(&[set()]), Err(Error::Protocol(_))));
+        let set: &[&[u8]] = &[b"SET", b"k", b"v", b"NX"];
+        assert!(matches!(client.call(&[set]), Err(Error::Protocol(_))));
         assert_eq!(client.open(), 0);
-        assert_eq!(client.call(&[set()]), Ok(vec![Reply::Nil]), "a new connection's own reply");
+        assert_eq!(client.call(&[set]), Ok(vec![Reply::Nil]), "a new connection's own reply");
     }
 }

@@ -113,7 +113,7 @@ impl Store {
 
     /// Asks the store once (at start, to log whether it is there).
     pub fn ping(&self) -> Result<(), Unavailable> {
-        self.run(&[cmd(&[b"PING"])]).map(drop)
+        self.run(&[&[b"PING"]]).map(drop)
     }
 
     /// Takes the authorization (`payer`, `nonce`) for `ttl_ms` (past its `validBefore`): `Ok(None)` when another
@@ -123,15 +123,14 @@ impl Store {
         let n = self.holds.fetch_add(1, Relaxed);
         let token = format!("{}-{n}", self.node).into_bytes();
         let ttl = ttl_ms.max(1).to_string();
-        let reply = self.one(cmd(&[b"SET", &key, &token, b"NX", b"PX", ttl.as_bytes()]))?;
+        let reply = self.one(&[b"SET", &key, &token, b"NX", b"PX", ttl.as_bytes()])?;
         Ok(matches!(reply, Reply::Status(_)).then_some(Hold { key, token }))
     }
 
     /// Frees an authorization this node holds (the payment was refused or abandoned: another try may come). If the
     /// store cannot be asked, the key stays until it expires: a retry is refused, never a second use admitted.
     pub fn release(&self, hold: &Hold) {
-        let script = cmd(&[b"EVAL", RELEASE_SCRIPT.as_bytes(), b"1", &hold.key, &hold.token]);
-        if let Err(e) = self.one(script) {
+        if let Err(e) = self.one(&[b"EVAL", RELEASE_SCRIPT.as_bytes(), b"1", &hold.key, &hold.token]) {
             log::warn!("a payment's shared hold could not be released (it expires after its validBefore): {e}");
         }
     }
@@ -139,7 +138,7 @@ impl Store {
     /// A cached answer under `name` and its age, if the store has one younger than `ttl`.
     pub fn cached(&self, name: &str, ttl: Duration) -> Result<Option<(Vec<u8>, Duration)>, Unavailable> {
         let key = self.key("cache", name);
-        let mut replies = self.run(&[cmd(&[b"GET", &key]), cmd(&[b"PTTL", &key])])?.into_iter();
+        let mut replies = self.run(&[&[b"GET", &key], &[b"PTTL", &key]])?.into_iter();
         let (Some(Reply::Bulk(value)), Some(left)) = (replies.next(), replies.next().as_ref().and_then(Reply::as_int))
         else {
             return Ok(None);
@@ -158,7 +157,7 @@ impl Store {
             return;
         }
         let (key, ms) = (self.key("cache", name), ttl.as_millis().to_string());
-        if let Err(e) = self.one(cmd(&[b"SET", &key, value, b"PX", ms.as_bytes()])) {
+        if let Err(e) = self.one(&[b"SET", &key, value, b"PX", ms.as_bytes()]) {
             log::debug!("an answer could not be shared: {e}");
         }
     }
@@ -167,7 +166,7 @@ impl Store {
     /// `interval` if free).
     pub fn admit(&self, endpoint: &str, pace: &str, interval: Duration) -> Result<Turn, Unavailable> {
         let (cool, pace, ms) = (self.key("cool", endpoint), self.key("pace", pace), interval.as_millis().to_string());
-        let reply = self.one(cmd(&[b"EVAL", ADMIT_SCRIPT.as_bytes(), b"2", &cool, &pace, ms.as_bytes()]))?;
+        let reply = self.one(&[b"EVAL", ADMIT_SCRIPT.as_bytes(), b"2", &cool, &pace, ms.as_bytes()])?;
         let Reply::Array(items) = reply else { return Err(Unavailable("the admission script's reply".into())) };
         let at = |i: usize| items.get(i).and_then(Reply::as_int).unwrap_or(0);
         let left = Duration::from_millis(u64::try_from(at(1)).unwrap_or(0));
@@ -181,7 +180,7 @@ impl Store {
     /// A node opened `endpoint`'s breaker for `cooldown`: the fleet skips it as long.
     pub fn cool_down(&self, endpoint: &str, cooldown: Duration) {
         let (key, ms) = (self.key("cool", endpoint), cooldown.as_millis().max(1).to_string());
-        if let Err(e) = self.one(cmd(&[b"SET", &key, b"1", b"PX", ms.as_bytes()])) {
+        if let Err(e) = self.one(&[b"SET", &key, b"1", b"PX", ms.as_bytes()]) {
             log::debug!("a cool-down could not be shared: {e}");
         }
     }
@@ -193,7 +192,7 @@ impl Store {
             return;
         }
         let (key, ms) = (self.key("pace", pace), until.as_millis().to_string());
-        if let Err(e) = self.one(cmd(&[b"SET", &key, b"1", b"PX", ms.as_bytes()])) {
+        if let Err(e) = self.one(&[b"SET", &key, b"1", b"PX", ms.as_bytes()]) {
             log::debug!("a provider's pacing could not be shared: {e}");
         }
     }
@@ -202,7 +201,7 @@ impl Store {
     pub fn trial(&self, client: &str, day: u64, per_day: u32) -> Result<bool, Unavailable> {
         let key = self.key("trial", &format!("{day}:{client}"));
         let ms = TRIAL_TTL_MS.to_string();
-        let replies = self.run(&[cmd(&[b"INCR", &key]), cmd(&[b"PEXPIRE", &key, ms.as_bytes()])])?;
+        let replies = self.run(&[&[b"INCR", &key], &[b"PEXPIRE", &key, ms.as_bytes()]])?;
         let used = replies.first().and_then(Reply::as_int).ok_or_else(|| Unavailable("INCR's reply".into()))?;
         Ok(used <= i64::from(per_day))
     }
@@ -268,7 +267,7 @@ impl Store {
     }
 
     /// One command; a server error is a failure.
-    fn one(&self, command: Vec<Vec<u8>>) -> Result<Reply, Unavailable> {
+    fn one(&self, command: &[&[u8]]) -> Result<Reply, Unavailable> {
         let reply = self.run(&[command])?.into_iter().next().ok_or_else(|| Unavailable("no reply".into()))?;
         match reply {
             Reply::Error(e) => {
@@ -281,7 +280,7 @@ impl Store {
     }
 
     /// The commands, pipelined, unless the store is down; a failure marks it down for `DOWN_MS`.
-    fn run(&self, commands: &[Vec<Vec<u8>>]) -> Result<Vec<Reply>, Unavailable> {
+    fn run(&self, commands: &[&[&[u8]]]) -> Result<Vec<Reply>, Unavailable> {
         if let Some(left) = self.down_for() {
             return Err(Unavailable(format!("down after a failure; asked again in {} ms", left.as_millis())));
         }
@@ -323,10 +322,6 @@ impl Store {
             }
         }
     }
-}
-
-fn cmd(args: &[&[u8]]) -> Vec<Vec<u8>> {
-    args.iter().map(|a| a.to_vec()).collect()
 }
 
 /// A token naming this process: random bytes from the system, else the process id and the time.
