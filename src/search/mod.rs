@@ -375,14 +375,17 @@ impl Engine {
         let mut answer = json!({
             "request_id": request_id,
             "query": request.query,
-            "results": outcome.results,
-            "sources": outcome.sources,
             "cached": age.is_some(),
             "issued_at": rfc3339(self.clock.now_unix_ms()),
             "elapsed_ms": started.elapsed().as_millis() as u64,
         });
-        if let (Some(age), Some(map)) = (age, answer.as_object_mut()) {
-            map.insert("age_s".into(), age.as_secs().into());
+        if let Some(map) = answer.as_object_mut() {
+            // Moved in: `json!` would copy them once more (it serializes what it is given by reference).
+            map.insert("results".into(), Value::Array(outcome.results));
+            map.insert("sources".into(), Value::Array(outcome.sources));
+            if let Some(age) = age {
+                map.insert("age_s".into(), age.as_secs().into());
+            }
         }
         Ok(answer)
     }
