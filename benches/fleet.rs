@@ -5,6 +5,8 @@
 //! the nodes spent in Redis per paid call (from `/metrics`). Without `redis-server` it says so and stops.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, dead_code)]
 
+#[path = "support/clients.rs"]
+mod clients;
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "support/http.rs"]
@@ -12,11 +14,11 @@ mod http;
 #[path = "support/tally.rs"]
 mod tally;
 
-use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
-use common::pay::{paid_env, Facilitator, Payer};
+use common::pay::{paid_env, Facilitator};
 use common::redis::RedisServer;
 use common::upstream::{Answer, Upstream};
 use common::Server;
@@ -85,46 +87,19 @@ fn accepted(server: &Server) -> Value {
     r.json()["accepts"][0].clone()
 }
 
-/// Keep-alive clients, each alternating between the nodes, for `SECONDS`: requests/s, p50 and p99 in ms, the share
-/// of 200s.
+/// Keep-alive clients, each alternating between the nodes, for `SECONDS`, each call paid with a fresh authorization:
+/// requests/s, p50 and p99 in ms, the share of 200s.
 fn load(addrs: &[SocketAddr], accepted: &Value) -> (f64, f64, f64, f64) {
-    let started = Instant::now();
-    let salt = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-    let threads: Vec<_> = (0..CLIENTS)
-        .map(|client| {
-            let (addrs, accepted) = (addrs.to_vec(), accepted.clone());
-            std::thread::spawn(move || {
-                let mut conns: Vec<TcpStream> = addrs.iter().map(|a| TcpStream::connect(a).unwrap()).collect();
-                let (mut latencies, mut ok, mut n) = (Vec::new(), 0u64, 0u64);
-                while started.elapsed() < Duration::from_secs(SECONDS) {
-                    n += 1;
-                    let mut payer = Payer::new(0);
-                    payer.nonce[..8].copy_from_slice(&(client as u64).to_be_bytes());
-                    payer.nonce[8..16].copy_from_slice(&n.to_be_bytes());
-                    payer.nonce[16..24].copy_from_slice(&salt.to_be_bytes());
-                    let body = br#"{"query":"bench query","max_results":10}"#;
-                    let request = format!(
-                        "POST /service HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                         PAYMENT-SIGNATURE: {}\r\n\r\n",
-                        body.len(),
-                        payer.v2_header(&accepted)
-                    );
-                    let i = (n as usize) % conns.len();
-                    let t0 = Instant::now();
-                    let conn = &mut conns[i];
-                    let status =
-                        conn.write_all(&[request.as_bytes(), body].concat()).ok().and_then(|()| http::read_one(conn));
-                    match status {
-                        Some(code) => {
-                            latencies.push(t0.elapsed());
-                            ok += u64::from(code == 200);
-                        }
-                        None => conns[i] = TcpStream::connect(addrs[i]).unwrap(),
-                    }
-                }
-                (latencies, ok)
-            })
-        })
-        .collect();
-    tally::tally(threads, started)
+    let accepted = accepted.clone();
+    let make = move |client: usize, n: u64| {
+        let body = br#"{"query":"bench query","max_results":10}"#;
+        let head = format!(
+            "POST /service HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+             PAYMENT-SIGNATURE: {}\r\n\r\n",
+            body.len(),
+            clients::payer(client, n).v2_header(&accepted)
+        );
+        [head.as_bytes(), body].concat()
+    };
+    clients::run(addrs, CLIENTS, Duration::from_secs(SECONDS), Arc::new(make), 200)
 }

@@ -6,6 +6,8 @@
 //! Paid paths sign a fresh EIP-3009 authorization per request (the client's cost is part of the latency).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, dead_code)]
 
+#[path = "support/clients.rs"]
+mod clients;
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "support/http.rs"]
@@ -13,12 +15,11 @@ mod http;
 #[path = "support/tally.rs"]
 mod tally;
 
-use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::pay::{Facilitator, Payer, PAY_TO};
+use clients::Make;
+use common::pay::{Facilitator, PAY_TO};
 use common::upstream::{Answer, Upstream};
 use common::Server;
 
@@ -42,7 +43,7 @@ fn main() {
         let label = if workers == 2 { "2".to_owned() } else { format!("{workers} (default)") };
         for case in CASES {
             let (server, make, expect) = start_case(case, workers, (&source, &facilitator, &feed));
-            let (rps, p50, p99, ok) = load(server.addr, make, expect, CLIENTS);
+            let (rps, p50, p99, ok) = clients::run(&[server.addr], CLIENTS, Duration::from_secs(SECONDS), make, expect);
             let peak = std::fs::read_to_string(format!("/proc/{}/status", server.pid()))
                 .ok()
                 .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmHWM:")).map(|v| v.trim().to_owned()))
@@ -64,7 +65,7 @@ fn main() {
         let (server, make, expect) = start_case(case, default_workers, (&source, &facilitator, &feed));
         let route = if case == "paid notary" { "notary" } else { "service" };
         let before = PaidFigures::read(&server, route);
-        load(server.addr, make, expect, 1);
+        clients::run(&[server.addr], 1, Duration::from_secs(SECONDS), make, expect);
         let after = PaidFigures::read(&server, route);
         let calls = after.calls - before.calls;
         let per_call = |s: f64| s / calls.max(1.0) * 1e3;
@@ -118,10 +119,8 @@ fn start_case(
         None
     };
     if case == "paid search, warm cache" {
-        // Warm: the first paid call fills the cache.
-        let mut payer = Payer::new(0);
-        payer.nonce[24..32].copy_from_slice(&server_nonce_salt().to_be_bytes());
-        let header = payer.v2_header(accepted.as_ref().expect("terms"));
+        // Warm: the first paid call fills the cache (as client 0's call 0: the clients' calls count from 1).
+        let header = clients::payer(0, 0).v2_header(accepted.as_ref().expect("terms"));
         let body = br#"{"query":"bench query","max_results":10}"#;
         let headers = [("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", header.as_str())];
         assert_eq!(server.request("POST", "/service", &headers, body).status, 200);
@@ -142,11 +141,7 @@ fn start_case(
             head.push_str("Content-Type: application/json\r\n");
         }
         if let Some(accepted) = &accepted {
-            let mut payer = Payer::new(0);
-            payer.nonce[..8].copy_from_slice(&(client as u64).to_be_bytes());
-            payer.nonce[8..16].copy_from_slice(&n.to_be_bytes());
-            payer.nonce[16..24].copy_from_slice(&(server_nonce_salt()).to_be_bytes());
-            head.push_str(&format!("PAYMENT-SIGNATURE: {}\r\n", payer.v2_header(accepted)));
+            head.push_str(&format!("PAYMENT-SIGNATURE: {}\r\n", clients::payer(client, n).v2_header(accepted)));
         }
         head.push_str("\r\n");
         [head.into_bytes(), body].concat()
@@ -180,47 +175,4 @@ impl PaidFigures {
             sync_s: value("websearchd_ledger_sync_seconds_sum") + value("websearchd_notary_sync_seconds_sum"),
         }
     }
-}
-
-/// A per-process salt, so that two runs against a reused ledger never repeat a nonce.
-fn server_nonce_salt() -> u64 {
-    use std::sync::OnceLock;
-    static SALT: OnceLock<u64> = OnceLock::new();
-    *SALT.get_or_init(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    })
-}
-
-type Make = Arc<dyn Fn(usize, u64) -> Vec<u8> + Send + Sync>;
-
-/// `clients` keep-alive clients for `SECONDS`; requests/s, p50 and p99 in ms, and the share of answers with `expect`.
-fn load(addr: SocketAddr, make: Make, expect: u16, clients: usize) -> (f64, f64, f64, f64) {
-    let started = Instant::now();
-    let duration = Duration::from_secs(SECONDS);
-    let threads: Vec<_> = (0..clients)
-        .map(|client| {
-            let make = make.clone();
-            std::thread::spawn(move || {
-                let mut latencies = Vec::new();
-                let mut expected = 0u64;
-                let mut s = TcpStream::connect(addr).expect("connect");
-                let mut n = 0u64;
-                while started.elapsed() < duration {
-                    n += 1;
-                    let request = make(client, n);
-                    let t0 = Instant::now();
-                    let status = s.write_all(&request).ok().and_then(|()| http::read_one(&mut s));
-                    match status {
-                        Some(code) => {
-                            latencies.push(t0.elapsed());
-                            expected += u64::from(code == expect);
-                        }
-                        None => s = TcpStream::connect(addr).expect("reconnect"),
-                    }
-                }
-                (latencies, expected)
-            })
-        })
-        .collect();
-    tally::tally(threads, started)
 }
