@@ -381,18 +381,11 @@ impl App {
                 let doc = self.documents.get(req.path())?;
                 Some(if fresh(req, &doc.etag) { not_modified } else { full }.clone())
             }
-            (Route::Service, "POST") => {
-                let valid = require_json(req).is_ok()
-                    && SearchRequest::from_json(req.body()).is_ok()
-                    && signed_object(req).is_ok();
-                valid.then(|| self.unpaid_challenge(req, fixed.search_challenge.as_ref())).flatten()
-            }
-            (Route::NotaryService, "POST") => {
-                let valid = require_json(req).is_ok()
-                    && crate::notary::parse_request(req.body()).is_ok()
-                    && signed_object(req).is_ok();
-                valid.then(|| self.unpaid_challenge(req, fixed.notary_challenge.as_ref())).flatten()
-            }
+            (Route::Service, "POST") => self
+                .unpaid_challenge(req, fixed.search_challenge.as_ref(), |body| SearchRequest::from_json(body).is_ok()),
+            (Route::NotaryService, "POST") => self.unpaid_challenge(req, fixed.notary_challenge.as_ref(), |body| {
+                crate::notary::parse_request(body).is_ok()
+            }),
             // A GET asks for the terms: no payment or free rule applies.
             (Route::NotaryService, "GET" | "HEAD") => {
                 let challenge = fixed.notary_challenge.clone()?;
@@ -403,15 +396,23 @@ impl App {
         }
     }
 
-    /// The rendered challenge for a valid call the gate is certain to answer with it: payments on, no payment header,
-    /// and no free rule that could let it through (with a trial or the loopback rule on, the call goes to a worker,
-    /// whose gate decides and counts).
-    fn unpaid_challenge(&self, req: &Request, challenge: Option<&Arc<Prepared>>) -> Option<Arc<Prepared>> {
+    /// The rendered challenge for a valid call the gate is certain to answer with it: payments on, no payment, no
+    /// free rule that could let it through (with a trial or the loopback rule on, the call goes to a worker, whose
+    /// gate decides and counts), and a body the route would take (`valid`; a 400 is the worker's to say). The body is
+    /// read last: a paid call goes to its worker unparsed here.
+    fn unpaid_challenge(
+        &self,
+        req: &Request,
+        challenge: Option<&Arc<Prepared>>,
+        valid: impl FnOnce(&[u8]) -> bool,
+    ) -> Option<Arc<Prepared>> {
         let challenge = challenge?;
         let free = self.gate.free_rules();
         let maybe_free = free.trial_calls_per_day > 0 || (free.loopback && req.client.local);
-        let paying = req.header("payment-signature").is_some() || req.header("x-payment").is_some();
-        if maybe_free || paying {
+        if maybe_free || crate::x402::Call::of_request(req).payment.is_some() {
+            return None;
+        }
+        if require_json(req).is_err() || !valid(req.body()) || signed_object(req).is_err() {
             return None;
         }
         self.gate.count_challenge(None);
