@@ -202,7 +202,8 @@ impl Rendered {
     }
 }
 
-/// Bytes a JSON value holds (our own rendered values: their depth is ours, not an upstream's).
+/// Bytes a JSON value holds. Recursive: the values are this node's rendering, or another node's read from the shared
+/// store by serde_json, which refuses nesting past 128 levels.
 fn value_bytes(v: &Value) -> usize {
     std::mem::size_of::<Value>()
         + match v {
