@@ -27,26 +27,37 @@ thread_local! {
 /// Allocations (and reallocations) made on the reactor's thread.
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
-fn count() {
+thread_local! {
+    /// Set on the reactor's thread of the test that measures sizes (apart from `COUNTED`: the tests run at once).
+    static SIZED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The largest block allocated (or reallocated to) on the thread marked `SIZED`.
+static LARGEST_BYTES: AtomicU64 = AtomicU64::new(0);
+
+fn count(bytes: usize) {
     if COUNTED.with(Cell::get) {
         ALLOCATIONS.fetch_add(1, SeqCst);
     }
+    if SIZED.with(Cell::get) {
+        LARGEST_BYTES.fetch_max(bytes as u64, SeqCst);
+    }
 }
 
-// SAFETY: every call is passed on to the system allocator unchanged; only a counter is added.
+// SAFETY: every call is passed on to the system allocator unchanged; only counters are added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
+        count(layout.size());
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
+        count(layout.size());
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
+        count(new_size);
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
@@ -196,6 +207,47 @@ fn requests_allocate_nothing() {
     exchange(&mut stream, &mut pending, 1, false);
     let made = ALLOCATIONS.load(SeqCst) - before;
     assert_eq!(made, 0, "allocations on the reactor for {} requests", 201 * REQUESTS.len());
+
+    drop(stream);
+    shutdown.shutdown();
+    reactor.join().unwrap();
+}
+
+/// A client that pipelines small requests answered on the reactor without pause, and reads the answers: the reactor
+/// answers 16 of them per round (`ANSWERS_PER_TURN_MAX`) and leaves the rest in the connection's buffer, and it read
+/// on into that buffer every round past `Limits::input_bytes_max` (8 KiB a round, for 16 answers of 45 bytes), so
+/// that the buffer grew with everything the client sent. Reading stops at the bound: the reactor thread's largest
+/// block is the buffer's, within twice the bound (a `Vec` doubles as it grows).
+#[test]
+fn a_pipelining_client_fills_no_more_than_the_input_bound() {
+    let ok = Response::new(402, "application/json", b"{}".to_vec());
+    let handler = Fixed { ok: Arc::new(Prepared::new(&ok)), preflight: Arc::new(Prepared::new(&ok)) };
+    let mut limits = Limits::from_config(&Config::defaults());
+    limits.keepalive_requests_max = 1_000_000;
+    limits.header_bytes_max = 1_024;
+    limits.body_bytes_max = 1_024;
+    let bound = limits.input_bytes_max();
+    let stats = Arc::new(ServerStats::default());
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), limits, Arc::new(handler), stats).unwrap();
+    let addr = server.local_addr().unwrap();
+    let shutdown = server.shutdown_handle();
+    let reactor = std::thread::spawn(move || {
+        SIZED.with(|c| c.set(true));
+        server.run().unwrap();
+    });
+
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    let requests = 40_000;
+    let mut writer = stream.try_clone().unwrap();
+    let sender = std::thread::spawn(move || writer.write_all(REQUESTS[0].repeat(requests).as_bytes()).unwrap());
+    let mut pending = Vec::new();
+    for n in 0..requests {
+        assert_eq!(read_answer(&mut stream, &mut pending, false), 402, "answer {n}");
+    }
+    sender.join().unwrap();
+    let largest = LARGEST_BYTES.load(SeqCst);
+    assert!(largest <= 2 * bound as u64, "a block of {largest} bytes on the reactor (input bound {bound})");
 
     drop(stream);
     shutdown.shutdown();

@@ -66,7 +66,8 @@ impl Limits {
     }
 
     /// Bytes read from one connection and held at most: a whole request (head and body at their limits) and one read
-    /// beyond it, pipelined requests included. Reading stops there until requests are taken out.
+    /// beyond it, pipelined requests included. Reading stops there until requests are taken out; a refused
+    /// connection's input is drained at most this much per round.
     pub fn input_bytes_max(&self) -> usize {
         self.header_bytes_max + self.body_bytes_max + READ_CHUNK_BYTES
     }
@@ -624,26 +625,30 @@ impl Reactor {
     /// client's last request says `close`): one read call per request instead of two.
     fn read_and_advance(&mut self, mut conn: Conn, may_have_closed: bool) -> Option<Conn> {
         let cap = self.shared.limits.input_bytes_max();
+        let closing = matches!(conn.phase, Phase::Closing);
         let mut chunk = [0u8; READ_CHUNK_BYTES];
+        // What a refused connection sends is thrown away, but counted against the cap all the same: a client that
+        // sends without pause cannot hold the reactor in this loop.
+        let mut discarded = 0;
         loop {
+            // A read is made only while its chunk fits under the cap: pipelined requests left in the buffer
+            // (`Conn::backlog`) are taken out before more is read, whatever the client sends meanwhile.
+            if (if closing { discarded } else { conn.buf.len() }) + READ_CHUNK_BYTES > cap {
+                // Stopped by the cap, not by the socket: the read that reached it may have taken the client's last
+                // bytes, and the answer to its last request must then say `close`. A peek tells EOF (0) from more
+                // input or none yet, and takes nothing.
+                conn.input_closed = matches!(conn.stream.peek(&mut [0u8; 1]), Ok(0));
+                break;
+            }
             match conn.stream.read(&mut chunk) {
                 Ok(0) => {
                     conn.input_closed = true;
                     break;
                 }
+                Ok(n) if closing => discarded += n,
                 Ok(n) => {
-                    if matches!(conn.phase, Phase::Closing) {
-                        continue;
-                    }
                     conn.buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
                     if n < chunk.len() && !may_have_closed {
-                        break;
-                    }
-                    if conn.buf.len() >= cap {
-                        // Stopped by the cap, not by the socket: the read that reached it may have taken the
-                        // client's last bytes, and the answer to its last request must then say `close`. A peek
-                        // tells EOF (0) from more input or none yet, and takes nothing.
-                        conn.input_closed = matches!(conn.stream.peek(&mut [0u8; 1]), Ok(0));
                         break;
                     }
                 }
@@ -652,7 +657,7 @@ impl Reactor {
                 Err(_) => return None,
             }
         }
-        if matches!(conn.phase, Phase::Closing) {
+        if closing {
             return (!conn.input_closed).then_some(conn);
         }
         self.advance(conn)
