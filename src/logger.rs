@@ -20,17 +20,11 @@ use crate::clock::{Clock, Rfc3339Ms, SystemClock};
 /// Installs the global logger with an env_logger-style filter (`info`, `warn,websearchd::http=debug`). Calling it
 /// twice is harmless.
 pub fn init(filter: &str) {
-    let journald = std::env::var_os("JOURNAL_STREAM").is_some();
-    JOURNALD.store(journald, Relaxed);
+    JOURNALD.store(std::env::var_os("JOURNAL_STREAM").is_some(), Relaxed);
     let mut builder = env_logger::Builder::new();
-    builder.parse_filters(filter).format(move |buf, record| {
-        let target = record.target();
-        if journald {
-            writeln!(buf, "<{}>{}: {}", priority(record.level()), target, record.args())
-        } else {
-            let now = Rfc3339Ms(SystemClock.now_unix_ms());
-            writeln!(buf, "{now} {:<5} {target}: {}", record.level(), record.args())
-        }
+    builder.parse_filters(filter).format(|buf, record| {
+        write_prefix(buf, record.level(), record.target())?;
+        writeln!(buf, "{}", record.args())
     });
     builder.target(env_logger::Target::Pipe(Box::new(Stderr)));
     // A second init (tests, or `search` after a failed start) keeps the first logger.
@@ -39,6 +33,15 @@ pub fn init(filter: &str) {
 
 /// Whether lines carry journald's priority prefix (`init` saw `JOURNAL_STREAM`) rather than a timestamp.
 static JOURNALD: AtomicBool = AtomicBool::new(false);
+
+/// The start of every line, access lines included: journald's priority prefix, or the time and the level.
+fn write_prefix(out: &mut impl Write, level: Level, target: &str) -> io::Result<()> {
+    if JOURNALD.load(Relaxed) {
+        write!(out, "<{}>{target}: ", priority(level))
+    } else {
+        write!(out, "{} {level:<5} {target}: ", Rfc3339Ms(SystemClock.now_unix_ms()))
+    }
+}
 
 /// The target of access lines.
 pub const ACCESS_TARGET: &str = "websearchd::access";
@@ -62,11 +65,7 @@ pub fn access_line(batch: bool, message: std::fmt::Arguments<'_>) {
     }
     let full = ACCESS_LINES.with(|lines| {
         let Ok(mut lines) = lines.try_borrow_mut() else { return false };
-        let _ = if JOURNALD.load(Relaxed) {
-            write!(lines, "<{}>{ACCESS_TARGET}: ", priority(Level::Info))
-        } else {
-            write!(lines, "{} {:<5} {ACCESS_TARGET}: ", Rfc3339Ms(SystemClock.now_unix_ms()), Level::Info)
-        };
+        let _ = write_prefix(&mut *lines, Level::Info, ACCESS_TARGET);
         let _ = lines.write_fmt(message);
         lines.push(b'\n');
         lines.len() >= ACCESS_BATCH_BYTES_MAX

@@ -357,26 +357,34 @@ fn a_journal_that_does_not_read_stalls_no_answer() {
     assert!(dropped > 0, "{dropped} lines dropped while nothing read the log");
 }
 
-/// The access lines keep their format whether the reactor writes them (batched per wake-up) or a worker does, one per
-/// answer, in the order answered on one connection, with the line prefix of every other line.
-#[test]
-fn access_lines_name_each_answer() {
+/// A `logging_server` whose log is read line by line (`next` waits 10 s at most for each), and its address, read from
+/// its `listening on` line (which `next` has then given).
+fn server_log(
+    state: &common::tempdir::TempDir,
+    env: &[(&str, &str)],
+) -> (Killed, impl Fn() -> String, std::net::SocketAddr) {
     use std::io::BufRead;
-    use std::process::Stdio;
-
-    let state = common::tempdir::TempDir::new("access");
-    let mut server = logging_server(&state, Stdio::piped(), &[]);
+    let mut server = logging_server(state, std::process::Stdio::piped(), env);
     // Read on a thread of its own, so that a line that never comes fails the test instead of hanging it.
     let stderr = std::io::BufReader::new(server.0.stderr.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || stderr.lines().map_while(Result::ok).try_for_each(|l| tx.send(l)));
-    let next = || rx.recv_timeout(Duration::from_secs(10)).expect("a log line within 10 s");
-    let addr: std::net::SocketAddr = loop {
+    let next = move || rx.recv_timeout(Duration::from_secs(10)).expect("a log line within 10 s");
+    let addr = loop {
         let line = next();
         if let Some(rest) = line.split("listening on http://").nth(1) {
             break rest.split_whitespace().next().unwrap().parse().unwrap();
         }
     };
+    (server, next, addr)
+}
+
+/// The access lines keep their format whether the reactor writes them (batched per wake-up) or a worker does, one per
+/// answer, in the order answered on one connection, with the line prefix of every other line.
+#[test]
+fn access_lines_name_each_answer() {
+    let state = common::tempdir::TempDir::new("access");
+    let (_server, next, addr) = server_log(&state, &[]);
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     // Two answered on the reactor in one wake-up, one by a worker (an unknown path), one on the reactor again.
@@ -402,4 +410,27 @@ fn access_lines_name_each_answer() {
         assert!(message.ends_with(&format!("ms {id} peer={local}")), "{line}");
     }
     assert_eq!(access.len(), sent.len());
+}
+
+/// Under systemd (`JOURNAL_STREAM` set) every line starts with its sd-daemon priority instead of a time, the access
+/// lines the reactor batches as well as the lines `log` writes.
+#[test]
+fn journal_lines_start_with_their_priority() {
+    let state = common::tempdir::TempDir::new("priority");
+    // Not a socket here: the lines are written as to a pipe, with the journal's prefix all the same.
+    let (_server, next, addr) = server_log(&state, &[("JOURNAL_STREAM", "1:1")]);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write_request(&mut s, "GET", "/health", &[], b"");
+    assert_eq!(read_reply(&mut s).unwrap().status, 200);
+    let access = std::iter::repeat_with(&next).find(|l| l.contains("websearchd::access")).unwrap();
+    assert!(access.starts_with("<6>websearchd::access: GET /health 200 "), "{access}");
+    // A worker's access line, and a warning through `log` (forwarding headers from loopback, no trusted proxy).
+    write_request(&mut s, "GET", "/nowhere", &[("X-Forwarded-For", "192.0.2.1")], b"");
+    assert_eq!(read_reply(&mut s).unwrap().status, 404);
+    let mut lines = std::iter::repeat_with(&next);
+    let warning = lines.by_ref().find(|l| l.contains("carries forwarding headers")).unwrap();
+    assert!(warning.starts_with("<4>websearchd::http::server: a request from 127.0.0.1 "), "{warning}");
+    let access = lines.find(|l| l.contains("websearchd::access")).unwrap();
+    assert!(access.starts_with("<6>websearchd::access: GET /nowhere 404 "), "{access}");
 }
