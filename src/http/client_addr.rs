@@ -9,7 +9,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use super::request::HeaderFields;
+use super::request::Headers;
 
 /// IPv6 addresses are counted per prefix of this many bits: one subscriber usually holds a whole /64.
 pub const IPV6_PREFIX_BITS: u32 = 64;
@@ -123,14 +123,9 @@ impl ForwardedHeader {
 }
 
 /// Finds the client of a request from `peer` with these headers; `header` is the one trusted proxies write.
-pub fn client<H: HeaderFields + ?Sized>(
-    peer: IpAddr,
-    headers: &H,
-    trusted: &[Cidr],
-    header: ForwardedHeader,
-) -> Client {
+pub fn client(peer: IpAddr, headers: &Headers<'_>, trusted: &[Cidr], header: ForwardedHeader) -> Client {
     let peer = canonical(peer);
-    let named = |name: &str| headers.fields().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let named = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let relayed = named("forwarded") || named("x-forwarded-for");
     if !trusted.iter().any(|c| c.contains(peer)) {
         // Forwarding headers from an untrusted peer are ignored; from a loopback peer they mean a proxy on this
@@ -152,12 +147,8 @@ pub fn client<H: HeaderFields + ?Sized>(
 
 /// The nearest untrusted hop of `header` (several lines of it are one list, in order). When every hop is trusted,
 /// the nearest one: the address our own proxy wrote, never one further left, which the client may have written.
-fn forwarded_client<H: HeaderFields + ?Sized>(
-    headers: &H,
-    trusted: &[Cidr],
-    header: ForwardedHeader,
-) -> Option<IpAddr> {
-    let lines = headers.fields().rev().filter(|(n, _)| n.eq_ignore_ascii_case(header.name()));
+fn forwarded_client(headers: &Headers<'_>, trusted: &[Cidr], header: ForwardedHeader) -> Option<IpAddr> {
+    let lines = headers.iter().rev().filter(|(n, _)| n.eq_ignore_ascii_case(header.name()));
     let mut hops = 0;
     let mut nearest = None;
     for (_, line) in lines {
@@ -221,18 +212,27 @@ fn is_port(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::{parse_head, HEADERS_CAP, HEAD_BYTES_CAP};
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
     }
 
-    /// The client as found with `X-Forwarded-For`, the default header.
-    fn found(peer: &str, headers: &[(String, Vec<u8>)], trusted: &[Cidr]) -> Client {
-        client(ip(peer), headers, trusted, ForwardedHeader::XForwardedFor)
+    /// The client of a request from `peer` with these header fields, as the server parses them.
+    fn client_of(peer: &str, fields: &[(&str, &str)], trusted: &[Cidr], header: ForwardedHeader) -> Client {
+        let mut wire = String::from("GET / HTTP/1.1\r\n");
+        for (name, value) in fields {
+            wire.push_str(&format!("{name}: {value}\r\n"));
+        }
+        wire.push_str("\r\n");
+        let bytes = wire.as_bytes();
+        let head = parse_head(bytes, HEAD_BYTES_CAP, HEADERS_CAP, 0).unwrap().unwrap();
+        client(ip(peer), &head.headers(bytes), trusted, header)
     }
 
-    fn h(name: &str, value: &str) -> (String, Vec<u8>) {
-        (name.to_owned(), value.as_bytes().to_vec())
+    /// The client as found with `X-Forwarded-For`, the default header.
+    fn found(peer: &str, fields: &[(&str, &str)], trusted: &[Cidr]) -> Client {
+        client_of(peer, fields, trusted, ForwardedHeader::XForwardedFor)
     }
 
     #[test]
@@ -260,39 +260,39 @@ mod tests {
     #[test]
     fn forwarded_addresses_count_only_from_trusted_peers() {
         let proxies = [Cidr::parse("127.0.0.1").unwrap(), Cidr::parse("10.0.0.0/8").unwrap()];
-        let xff = [h("X-Forwarded-For", "203.0.113.5")];
+        let xff = [("X-Forwarded-For", "203.0.113.5")];
         // Untrusted peer: the header is ignored.
         assert_eq!(found("198.51.100.1", &xff, &proxies), Client { ip: ip("198.51.100.1"), local: false });
         // Trusted peer: the forwarded client.
         assert_eq!(found("127.0.0.1", &xff, &proxies), Client { ip: ip("203.0.113.5"), local: false });
         // Right to left, trusted hops skipped; a spoofed left-most entry is never reached.
-        let chain = [h("X-Forwarded-For", "127.0.0.1, 203.0.113.5, 10.1.1.1")];
+        let chain = [("X-Forwarded-For", "127.0.0.1, 203.0.113.5, 10.1.1.1")];
         assert_eq!(found("127.0.0.1", &chain, &proxies).ip, ip("203.0.113.5"));
         // Several header lines form one list.
-        let lines = [h("X-Forwarded-For", "1.1.1.1"), h("X-Forwarded-For", "203.0.113.9, 10.0.0.2")];
+        let lines = [("X-Forwarded-For", "1.1.1.1"), ("X-Forwarded-For", "203.0.113.9, 10.0.0.2")];
         assert_eq!(found("10.0.0.3", &lines, &proxies).ip, ip("203.0.113.9"));
         // The proxy's own request.
         assert_eq!(found("127.0.0.1", &[], &proxies), Client { ip: ip("127.0.0.1"), local: true });
         // A loopback client behind the trusted proxy is local.
-        assert!(found("127.0.0.1", &[h("X-Forwarded-For", "::1")], &proxies).local);
+        assert!(found("127.0.0.1", &[("X-Forwarded-For", "::1")], &proxies).local);
         // Every hop trusted: the nearest is the client (our proxy wrote it); what stands left of it the client may
         // have written, so a host in a trusted range cannot pass for loopback.
-        let all_trusted = [h("X-Forwarded-For", "127.0.0.1, 10.0.0.7")];
+        let all_trusted = [("X-Forwarded-For", "127.0.0.1, 10.0.0.7")];
         assert_eq!(found("10.0.0.8", &all_trusted, &proxies), Client { ip: ip("10.0.0.7"), local: false });
     }
 
     #[test]
     fn a_relayed_request_is_never_local() {
         // No proxies configured, a proxy on this machine relays a remote client: not a local caller.
-        let xff = [h("x-forwarded-for", "203.0.113.5")];
+        let xff = [("x-forwarded-for", "203.0.113.5")];
         assert_eq!(found("127.0.0.1", &xff, &[]), Client { ip: ip("127.0.0.1"), local: false });
-        assert!(!found("127.0.0.1", &[h("Forwarded", "for=1.2.3.4")], &[]).local);
-        assert!(found("127.0.0.1", &[h("Accept", "*/*")], &[]).local);
+        assert!(!found("127.0.0.1", &[("Forwarded", "for=1.2.3.4")], &[]).local);
+        assert!(found("127.0.0.1", &[("Accept", "*/*")], &[]).local);
         assert!(found("::ffff:127.0.0.1", &[], &[]).local);
         // A trusted proxy forwarding what cannot be read: counted under the proxy, not local.
         let proxies = [Cidr::parse("127.0.0.1").unwrap()];
         for value in ["unknown", "garbage", "", "203.0.113.1, unknown"] {
-            let got = found("127.0.0.1", &[h("X-Forwarded-For", value)], &proxies);
+            let got = found("127.0.0.1", &[("X-Forwarded-For", value)], &proxies);
             assert_eq!(got, Client { ip: ip("127.0.0.1"), local: false }, "{value:?}");
         }
     }
@@ -310,18 +310,18 @@ mod tests {
             ("for=\"[2001:db8::1\"", None),
         ];
         for (value, want) in cases {
-            let got = client(ip("127.0.0.1"), &[h("Forwarded", value)][..], &proxies, ForwardedHeader::Forwarded);
+            let got = client_of("127.0.0.1", &[("Forwarded", value)], &proxies, ForwardedHeader::Forwarded);
             let want =
                 want.map_or(Client { ip: ip("127.0.0.1"), local: false }, |w| Client { ip: ip(w), local: false });
             assert_eq!(got, want, "{value}");
         }
         // Only the named header is read: a proxy that writes one passes the other through as the client sent it.
-        let both = [h("X-Forwarded-For", "198.51.100.1"), h("Forwarded", "for=127.0.0.1")];
+        let both = [("X-Forwarded-For", "198.51.100.1"), ("Forwarded", "for=127.0.0.1")];
         assert_eq!(found("127.0.0.1", &both, &proxies), Client { ip: ip("198.51.100.1"), local: false });
-        let got = client(ip("127.0.0.1"), &both[..], &proxies, ForwardedHeader::Forwarded);
+        let got = client_of("127.0.0.1", &both, &proxies, ForwardedHeader::Forwarded);
         assert_eq!(got, Client { ip: ip("127.0.0.1"), local: true });
         // The named header absent, the other present: relayed, so not local, and counted under the proxy.
-        let other = [h("Forwarded", "for=127.0.0.1")];
+        let other = [("Forwarded", "for=127.0.0.1")];
         assert_eq!(found("127.0.0.1", &other, &proxies), Client { ip: ip("127.0.0.1"), local: false });
         assert_eq!(ForwardedHeader::from_name("X-Forwarded-For"), Some(ForwardedHeader::XForwardedFor));
         assert_eq!(ForwardedHeader::from_name("x-real-ip"), None);
@@ -331,10 +331,10 @@ mod tests {
     fn the_hops_read_are_bounded() {
         let proxies = [Cidr::parse("10.0.0.0/8").unwrap()];
         let many = vec!["10.0.0.1"; FORWARDED_HOPS_MAX + 1].join(",");
-        let got = found("10.0.0.9", &[h("X-Forwarded-For", &format!("203.0.113.1,{many}"))], &proxies);
+        let got = found("10.0.0.9", &[("X-Forwarded-For", &format!("203.0.113.1,{many}"))], &proxies);
         assert_eq!(got, Client { ip: ip("10.0.0.9"), local: false });
         let few = vec!["10.0.0.1"; FORWARDED_HOPS_MAX - 1].join(",");
-        let got = found("10.0.0.9", &[h("X-Forwarded-For", &format!("203.0.113.1,{few}"))], &proxies);
+        let got = found("10.0.0.9", &[("X-Forwarded-For", &format!("203.0.113.1,{few}"))], &proxies);
         assert_eq!(got.ip, ip("203.0.113.1"));
     }
 }

@@ -13,8 +13,6 @@ mod response;
 mod server;
 pub mod sys;
 
-pub use request::{
-    parse_head, Framing, Head, HeadError, HeaderFields, Headers, Request, RequestId, HEADERS_CAP, HEAD_BYTES_CAP,
-};
+pub use request::{parse_head, Framing, Head, HeadError, Headers, Request, RequestId, HEADERS_CAP, HEAD_BYTES_CAP};
 pub use response::{reason, Prepared, Reply, Response};
 pub use server::{Handler, Limits, Reject, RequestIds, Server, ServerStats, ShutdownHandle, WRITE_PENDING_BYTES_MAX};

@@ -158,23 +158,6 @@ impl<'a> Headers<'a> {
     }
 }
 
-/// Header fields as `client_addr` reads them: the fields of a parsed head, or a list (tests, fuzz checks).
-pub trait HeaderFields {
-    fn fields(&self) -> impl DoubleEndedIterator<Item = (&str, &[u8])>;
-}
-
-impl HeaderFields for Headers<'_> {
-    fn fields(&self) -> impl DoubleEndedIterator<Item = (&str, &[u8])> {
-        self.iter()
-    }
-}
-
-impl HeaderFields for [(String, Vec<u8>)] {
-    fn fields(&self) -> impl DoubleEndedIterator<Item = (&str, &[u8])> {
-        self.iter().map(|(n, v)| (n.as_str(), v.as_slice()))
-    }
-}
-
 /// Why a request head is refused. Each maps to one status and stable code in `into_api_error`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeadError {
