@@ -914,12 +914,11 @@ fn worker_loop(jobs: &Mutex<Receiver<Job>>, shared: &Shared, back: &Sender<Conn>
 }
 
 fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
-    let Job { conn, request, keep_alive, head_only, started } = job;
-    let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(&request))).unwrap_or_else(|_| {
+    let request = &job.request;
+    let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(request))).unwrap_or_else(|_| {
         log::error!("handler panicked on {} {} (request {})", request.method(), request.path(), request.request_id);
         ApiError::internal().into_response()
     });
-    let job = Job { conn, request, keep_alive, head_only, started };
     match respond(job, &Reply::Built(response), shared, true) {
         Sent::Open(conn) | Sent::Pending(conn) => {
             if let Err(mpsc::SendError(conn)) = back.send(conn) {
