@@ -36,7 +36,7 @@ impl Response {
 
     /// The bytes on the wire. `head_only` answers a HEAD request: the same headers, no body.
     pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(FRAMING_BYTES + 64 * self.headers.len() + self.body.len());
+        let mut out = Vec::with_capacity(FRAMING_BYTES_MAX + 64 * self.headers.len() + self.body.len());
         write_head(&mut out, self.status, &self.headers, self.body.len());
         let _ = write_framing(&mut out, request_id, keep_alive, date);
         if !head_only && has_content(self.status) {
@@ -73,7 +73,7 @@ impl Prepared {
 
     /// The bytes on the wire, as `Response::to_bytes` makes them.
     pub fn to_bytes(&self, request_id: &str, keep_alive: bool, head_only: bool, date: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.head.len() + FRAMING_BYTES + self.body.len());
+        let mut out = Vec::with_capacity(self.head.len() + FRAMING_BYTES_MAX + self.body.len());
         out.extend_from_slice(&self.head);
         let _ = write_framing(&mut out, request_id, keep_alive, date);
         if !head_only && has_content(self.status) {
@@ -119,11 +119,11 @@ impl Reply {
         head_only: bool,
         date: &str,
     ) -> io::Result<Option<(Vec<u8>, usize)>> {
-        let mut framing = [0u8; FRAMING_STACK_BYTES];
+        let mut framing = [0u8; FRAMING_BYTES_MAX];
         let framing_len = {
             let mut cursor: &mut [u8] = &mut framing;
             let fits = write_framing(&mut cursor, request_id, keep_alive, date).is_ok();
-            fits.then(|| FRAMING_STACK_BYTES - cursor.len())
+            fits.then(|| FRAMING_BYTES_MAX - cursor.len())
         };
         let (Reply::Prepared(p), Some(framing_len)) = (self, framing_len) else {
             let bytes = self.to_bytes(request_id, keep_alive, head_only, date);
@@ -139,7 +139,9 @@ impl Reply {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => IoSlice::advance_slices(&mut parts, n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    return Ok(Some((parts.iter().flat_map(|part| part.iter().copied()).collect(), 0)));
+                    let mut rest = Vec::with_capacity(parts.iter().map(|part| part.len()).sum());
+                    parts.iter().for_each(|part| rest.extend_from_slice(part));
+                    return Ok(Some((rest, 0)));
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -175,10 +177,9 @@ impl From<Arc<Prepared>> for Reply {
     }
 }
 
-/// Bytes of the framing headers the server adds (a 32-digit request id, an IMF-fixdate), with the blank line.
-const FRAMING_BYTES: usize = 128;
-/// Room on the stack for the framing headers of a prepared answer (111 bytes with a request id and a date).
-const FRAMING_STACK_BYTES: usize = 160;
+/// Bytes of the framing headers the server adds, with the blank line, at most (111 with a 32-digit request id and an
+/// IMF-fixdate): the room a prepared answer's have on the stack, and what a serialised answer reserves for them.
+const FRAMING_BYTES_MAX: usize = 160;
 
 /// Whether an answer with this status has content, and so `Content-Length` (RFC 9110 6.4.1, 8.6): a 1xx or a 204
 /// must not send it, and a 304's would have to be the length of the 200 it stands for.
@@ -312,6 +313,42 @@ mod tests {
         }
         assert!(String::from_utf8_lossy(&p.to_bytes("a", true, true, "d")).contains("\r\nContent-Length: 12345\r\n"));
         assert_eq!(Reply::from(Arc::new(p)).status(), 402);
+    }
+
+    /// A socket that takes `room` bytes, then would block.
+    struct Full {
+        taken: Vec<u8>,
+        room: usize,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            let n = bytes.len().min(self.room - self.taken.len());
+            if n == 0 {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            self.taken.extend_from_slice(&bytes[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A prepared answer the socket does not take whole: what it took and what is handed back are the answer.
+    #[test]
+    fn a_prepared_answer_cut_by_a_full_socket_is_handed_back_whole() {
+        let r = Response::new(402, "application/json", vec![b'x'; 5_000]).header("PAYMENT-REQUIRED", "abc");
+        let wire = r.to_bytes("a", true, false, "d");
+        let reply = Reply::Prepared(Arc::new(Prepared::new(&r)));
+        for room in [0, 1, 40, wire.len() - 4_000, wire.len() - 1] {
+            let mut socket = Full { taken: Vec::new(), room };
+            let (rest, written) = reply.write_nonblocking(&mut socket, "a", true, false, "d").unwrap().unwrap();
+            assert_eq!([&socket.taken[..], &rest[written..]].concat(), wire, "room {room}");
+        }
+        let mut socket = Full { taken: Vec::new(), room: wire.len() };
+        assert!(reply.write_nonblocking(&mut socket, "a", true, false, "d").unwrap().is_none());
     }
 
     #[test]
