@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
 use websearchd::config::Config;
-use websearchd::http::{Handler, Limits, Prepared, Reply, Request, Response, Server, ServerStats};
+use websearchd::http::{Handler, Limits, Prepared, Reply, Request, Response, Server, ServerStats, ShutdownHandle};
 
 struct Counting;
 
@@ -152,6 +152,31 @@ fn exchange(stream: &mut TcpStream, pending: &mut Vec<u8>, rounds: usize, pipeli
     }
 }
 
+/// A server on a thread of its own, which `mark` (`COUNTED` or `SIZED`) marks for the allocator.
+struct Running {
+    addr: std::net::SocketAddr,
+    shutdown: ShutdownHandle,
+    reactor: std::thread::JoinHandle<()>,
+}
+
+impl Running {
+    fn start(handler: Fixed, limits: Limits, mark: &'static std::thread::LocalKey<Cell<bool>>) -> Running {
+        let stats = Arc::new(ServerStats::default());
+        let server = Server::bind("127.0.0.1:0".parse().unwrap(), limits, Arc::new(handler), stats).unwrap();
+        let (addr, shutdown) = (server.local_addr().unwrap(), server.shutdown_handle());
+        let reactor = std::thread::spawn(move || {
+            mark.with(|c| c.set(true));
+            server.run().unwrap();
+        });
+        Running { addr, shutdown, reactor }
+    }
+
+    fn stop(self) {
+        self.shutdown.shutdown();
+        self.reactor.join().unwrap();
+    }
+}
+
 #[test]
 fn a_request_answered_on_the_reactor_allocates_nothing() {
     requests_allocate_nothing();
@@ -184,16 +209,8 @@ fn requests_allocate_nothing() {
     let mut limits = Limits::from_config(&Config::defaults());
     // Every request on one connection.
     limits.keepalive_requests_max = 10_000;
-    let stats = Arc::new(ServerStats::default());
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), limits, Arc::new(handler), stats).unwrap();
-    let addr = server.local_addr().unwrap();
-    let shutdown = server.shutdown_handle();
-    let reactor = std::thread::spawn(move || {
-        COUNTED.with(|c| c.set(true));
-        server.run().unwrap();
-    });
-
-    let mut stream = TcpStream::connect(addr).unwrap();
+    let server = Running::start(handler, limits, &COUNTED);
+    let mut stream = TcpStream::connect(server.addr).unwrap();
     stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
     let mut pending = Vec::new();
     // The first requests size the connection's buffer, the reactor's lists and the thread's date string.
@@ -209,8 +226,7 @@ fn requests_allocate_nothing() {
     assert_eq!(made, 0, "allocations on the reactor for {} requests", 201 * REQUESTS.len());
 
     drop(stream);
-    shutdown.shutdown();
-    reactor.join().unwrap();
+    server.stop();
 }
 
 /// A client that pipelines small requests answered on the reactor without pause, and reads the answers: the reactor
@@ -227,16 +243,8 @@ fn a_pipelining_client_fills_no_more_than_the_input_bound() {
     limits.header_bytes_max = 1_024;
     limits.body_bytes_max = 1_024;
     let bound = limits.input_bytes_max();
-    let stats = Arc::new(ServerStats::default());
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), limits, Arc::new(handler), stats).unwrap();
-    let addr = server.local_addr().unwrap();
-    let shutdown = server.shutdown_handle();
-    let reactor = std::thread::spawn(move || {
-        SIZED.with(|c| c.set(true));
-        server.run().unwrap();
-    });
-
-    let mut stream = TcpStream::connect(addr).unwrap();
+    let server = Running::start(handler, limits, &SIZED);
+    let mut stream = TcpStream::connect(server.addr).unwrap();
     stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
     let requests = 40_000;
     let mut writer = stream.try_clone().unwrap();
@@ -250,6 +258,5 @@ fn a_pipelining_client_fills_no_more_than_the_input_bound() {
     assert!(largest <= 2 * bound as u64, "a block of {largest} bytes on the reactor (input bound {bound})");
 
     drop(stream);
-    shutdown.shutdown();
-    reactor.join().unwrap();
+    server.stop();
 }
