@@ -75,9 +75,9 @@ pub struct Node {
     /// comment or a forum posting): the posts of a thread.
     pub post: bool,
     /// This element or one around it holds what a forum shows beside a post about its poster, not the post: a
-    /// signature, the poster's title and statistics (see `forum::names_poster_details`).
+    /// signature, the poster's title and statistics (see `forum::poster_token`).
     pub poster: bool,
-    /// The element's class or id names a listing's filters (`listing::is_facets`).
+    /// The element's class or id names a listing's filters (`listing::facet_token`).
     pub facets: bool,
 }
 

@@ -60,10 +60,10 @@ pub fn extract(mut page: Page) -> Extract {
             (n.boiler, n.content) = n.plain;
         }
     }
-    // On a product page, what customers say of it (reviews, ratings) is not the product's description.
     if is_forum(&page.signals) {
         super::forum::leave_poster_details_out(&mut page);
     }
+    // On a product page, what customers say of it (reviews, ratings) is not the product's description.
     if page.signals.kind() == PageKind::Product {
         for b in page.blocks.iter_mut().filter(|b| b.reviews) {
             (b.boiler, b.content) = (true, false);
