@@ -28,32 +28,18 @@ const FACETS_SHARE_MAX: f64 = 0.5;
 /// Per container: whether it sits inside a listing's filters, that is inside a container named for them that
 /// holds neither the chosen region's root (`root`), nor the page's largest group of sibling containers of one
 /// template (its products; a panel's options repeat too, but hold less text), nor prose, nor half the region's
-/// text.
+/// text. `text`: each container's text with its whole subtree's (as `select::choose` sums it).
 /// Linear: one pass over the blocks, one up the tree, one down.
-pub fn in_facets(page: &Page, root: usize) -> Vec<bool> {
+pub fn in_facets(page: &Page, root: usize, text: &[u64]) -> Vec<bool> {
     let n = page.nodes.len();
-    let mut text = vec![0u64; n];
     let mut holds = vec![false; n];
     for b in &page.blocks {
-        let Some(i) = b.path.first().map(|&x| x as usize).filter(|&x| x < n) else { continue };
-        if let Some(t) = text.get_mut(i) {
-            *t += u64::from(b.text_len);
-        }
+        let Some(h) = b.path.first().and_then(|&x| holds.get_mut(x as usize)) else { continue };
         if matches!(b.kind, Kind::Para) && b.text_len >= PROSE_MIN && b.link_len * 4 < b.text_len {
-            if let Some(h) = holds.get_mut(i) {
-                *h = true;
-            }
+            *h = true;
         }
     }
-    // Subtree text, from the end: children come after their parents.
-    for i in (0..n).rev() {
-        let own = text.get(i).copied().unwrap_or(0);
-        let parent = page.nodes.get(i).map_or(NO_NODE, |node| node.parent) as usize;
-        if let Some(t) = text.get_mut(parent).filter(|_| parent < i) {
-            *t += own;
-        }
-    }
-    for x in ancestors(page, root).chain(largest_group(page, &text).into_iter().flat_map(|g| ancestors(page, g))) {
+    for x in ancestors(page, root).chain(largest_group(page, text).into_iter().flat_map(|g| ancestors(page, g))) {
         if let Some(h) = holds.get_mut(x) {
             *h = true;
         }

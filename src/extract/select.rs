@@ -300,7 +300,7 @@ fn choose(page: &Page) -> Vec<usize> {
             }
         }
     }
-    let facets = super::listing::in_facets(page, best);
+    let facets = super::listing::in_facets(page, best, &text);
     let long_lists = super::listing::long_lists(page);
     let mut keep = Vec::new();
     let mut seen = std::collections::HashSet::new();
