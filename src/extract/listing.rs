@@ -81,26 +81,11 @@ fn ancestors(page: &Page, from: usize) -> impl Iterator<Item = usize> + '_ {
     .take(super::DEPTH_MAX + 1)
 }
 
-/// Sibling containers of one template that make a group.
-const GROUP_MIN: u32 = 4;
-
 /// The parent of the largest group of sibling containers built from one template (by their text), boilerplate or
-/// not: a listing's products, which a panel of filters beside them, however named, does not hold. Linear: one sum
-/// per (parent, template).
+/// not: a listing's products, which a panel of filters beside them, however named, does not hold.
 fn largest_group(page: &Page, text: &[u64]) -> Option<usize> {
-    let mut groups: std::collections::HashMap<(u32, u64), (u32, u64)> = std::collections::HashMap::new();
-    for (i, node) in page.nodes.iter().enumerate() {
-        let t = text.get(i).copied().unwrap_or(0);
-        if node.card_key != 0 && node.parent != NO_NODE && t > 0 {
-            let g = groups.entry((node.parent, node.card_key)).or_insert((0, 0));
-            *g = (g.0 + 1, g.1 + t);
-        }
-    }
-    groups
-        .into_iter()
-        .filter(|(_, (count, _))| *count >= GROUP_MIN)
-        .max_by_key(|&((parent, key), (_, t))| (t, std::cmp::Reverse((parent, key))))
-        .map(|((parent, _), _)| parent as usize)
+    let weight = |i: usize| text.get(i).copied().filter(|&t| t > 0);
+    super::select::heaviest_group(page, weight, |_, count| count >= super::select::CARDS_MIN).map(|(parent, _)| parent)
 }
 
 /// Prefixes of class tokens that file an item under a taxonomy (WordPress and WooCommerce print one token per

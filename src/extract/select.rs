@@ -440,7 +440,7 @@ fn is_tail_marker(b: &Block) -> bool {
 }
 
 /// Sibling containers of one template (tag and class) that make a listing's cards.
-const CARDS_MIN: u32 = 4;
+pub(super) const CARDS_MIN: u32 = 4;
 
 /// Characters of a card's linked title that make it an item rather than a link list's entry.
 const CARD_TITLE_MIN: u32 = 15;
@@ -499,19 +499,39 @@ fn common_ancestor(page: &Page, a: usize, b: usize) -> usize {
 const GRID_SHARE_MIN: f64 = 0.25;
 
 /// The parent of the group of cards (siblings of one template) holding the most body text, and that text; not a
-/// group inside boilerplate. Linear: one sum per (parent, template).
+/// group inside boilerplate.
 fn largest_card_group(page: &Page, card: &[bool], body: &[u64]) -> Option<(usize, u64)> {
-    let mut groups: std::collections::HashMap<(u32, u64), u64> = std::collections::HashMap::new();
+    heaviest_group(
+        page,
+        |i| card.get(i).copied().unwrap_or(false).then(|| body.get(i).copied().unwrap_or(0)),
+        |parent, _| page.nodes.get(parent).is_some_and(|p| !p.boiler || p.content),
+    )
+}
+
+/// The parent of the heaviest group of sibling containers of one template (`Node::card_key`), and its weight: the
+/// members are the containers `weight` gives a weight, a group's weight is the sum of its members', and only the
+/// groups `accept` takes (given their parent and how many members they have) compete; ties go to the earlier
+/// parent. Linear: one sum per (parent, template).
+pub(super) fn heaviest_group(
+    page: &Page,
+    weight: impl Fn(usize) -> Option<u64>,
+    accept: impl Fn(usize, u32) -> bool,
+) -> Option<(usize, u64)> {
+    let mut groups: std::collections::HashMap<(u32, u64), (u32, u64)> = std::collections::HashMap::new();
     for (i, node) in page.nodes.iter().enumerate() {
-        if card.get(i).copied().unwrap_or(false) && node.parent != NO_NODE {
-            *groups.entry((node.parent, node.card_key)).or_insert(0) += body.get(i).copied().unwrap_or(0);
+        if node.card_key == 0 || node.parent == NO_NODE {
+            continue;
+        }
+        if let Some(w) = weight(i) {
+            let g = groups.entry((node.parent, node.card_key)).or_insert((0, 0));
+            *g = (g.0 + 1, g.1 + w);
         }
     }
     groups
         .into_iter()
-        .filter(|((parent, _), _)| page.nodes.get(*parent as usize).is_some_and(|p| !p.boiler || p.content))
-        .max_by_key(|&((parent, key), text)| (text, std::cmp::Reverse((parent, key))))
-        .map(|((parent, _), text)| (parent as usize, text))
+        .filter(|&((parent, _), (count, _))| accept(parent as usize, count))
+        .max_by_key(|&((parent, key), (_, w))| (w, std::cmp::Reverse((parent, key))))
+        .map(|((parent, _), (_, w))| (parent as usize, w))
 }
 
 /// Blocks of this many characters or more are said once.
