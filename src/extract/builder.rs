@@ -91,6 +91,34 @@ pub struct Page {
     pub truncated: bool,
 }
 
+impl Page {
+    /// A container and the containers around it, innermost first (at most `DEPTH_MAX + 1`, the tree's depth).
+    pub fn ancestors(&self, from: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut x = Some(from);
+        std::iter::from_fn(move || {
+            let here = x?;
+            x = self.nodes.get(here).map(|node| node.parent as usize).filter(|&p| p < here);
+            Some(here)
+        })
+        .take(DEPTH_MAX + 1)
+    }
+
+    /// The innermost container holding `first` and every one of `others` (one of them when it holds the rest);
+    /// one in another tree than `first` (an element closed early) is passed over. Linear in the others: each walks
+    /// up at most `DEPTH_MAX` steps, looking for `first`'s ancestors by binary search (a parent comes before its
+    /// children, so their indices fall outward).
+    pub fn common_ancestor(&self, first: usize, others: impl IntoIterator<Item = usize>) -> usize {
+        let chain: Vec<usize> = self.ancestors(first).collect();
+        let mut top = 0;
+        for other in others {
+            if let Some(at) = self.ancestors(other).find_map(|x| chain.binary_search_by(|c| x.cmp(c)).ok()) {
+                top = top.max(at);
+            }
+        }
+        chain.get(top).copied().unwrap_or(first)
+    }
+}
+
 struct Open {
     name: String,
     /// A comments section (readers' comments are never the article).
@@ -1298,6 +1326,29 @@ mod tests {
         ] {
             assert_eq!(contains_ignore_ascii_case(hay.as_bytes(), word.as_bytes()), found, "{hay} / {word}");
         }
+    }
+
+    #[test]
+    fn the_common_ancestor_is_the_innermost_container_holding_all() {
+        let html = "<html><body><div><div><div></div></div><div><div></div></div></div><div></div></body></html>";
+        let mut builder = Builder::new(Options::default());
+        let mut tokenizer = crate::html::Tokenizer::new();
+        tokenizer.feed(html.as_bytes(), &mut builder);
+        tokenizer.finish(&mut builder);
+        let page = builder.finish();
+        // Containers in document order: html, body, a (b (c), d (e)), f.
+        let [body, a, b, c, d, e, f] = [1, 2, 3, 4, 5, 6, 7];
+        assert_eq!(page.nodes.len(), 8);
+        assert_eq!(page.ancestors(e).collect::<Vec<_>>(), [e, d, a, body, 0]);
+        assert_eq!(page.common_ancestor(c, []), c);
+        assert_eq!(page.common_ancestor(c, [c]), c);
+        assert_eq!(page.common_ancestor(c, [b]), b);
+        assert_eq!(page.common_ancestor(b, [c]), b);
+        assert_eq!(page.common_ancestor(c, [e]), a);
+        assert_eq!(page.common_ancestor(c, [d, b]), a);
+        assert_eq!(page.common_ancestor(e, [c, f]), body);
+        // Outside every tree: passed over.
+        assert_eq!(page.common_ancestor(c, [99]), c);
     }
 
     #[test]

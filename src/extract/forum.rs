@@ -1,44 +1,13 @@
 //! Rules for forum threads and Q&A pages (pages whose own types say so, see `signals::PageKind::Forum`).
 
-use super::builder::{contains_ignore_ascii_case, Page, NO_NODE};
+use super::builder::{contains_ignore_ascii_case, Page};
 
 /// The region grown to hold every post the page marks up as one (`itemprop="text"`, see `Node::post`) outside
 /// boilerplate: the innermost container holding `best` and all of them. A question is shorter than its answers
-/// and scores less, so the region chosen by score can hold the answers alone. Linear: one pass for the depths,
-/// then at most `DEPTH_MAX` steps up per post.
+/// and scores less, so the region chosen by score can hold the answers alone.
 pub fn thread_region(page: &Page, best: usize) -> usize {
-    let mut depth = vec![0u32; page.nodes.len()];
-    for (i, n) in page.nodes.iter().enumerate() {
-        let d = depth.get(n.parent as usize).filter(|_| (n.parent as usize) < i).map_or(0, |d| d + 1);
-        if let Some(x) = depth.get_mut(i) {
-            *x = d;
-        }
-    }
-    let parent = |i: usize| page.nodes.get(i).map(|n| n.parent).filter(|&p| p != NO_NODE).map(|p| p as usize);
-    let depth_of = |i: usize| depth.get(i).copied().unwrap_or(0);
-    let mut region = best;
-    for (i, n) in page.nodes.iter().enumerate() {
-        if !n.post || n.boiler && !n.content {
-            continue;
-        }
-        let (mut a, mut b) = (region, i);
-        for _ in 0..2 * super::DEPTH_MAX {
-            if a == b {
-                break;
-            }
-            let up = if depth_of(a) >= depth_of(b) { &mut a } else { &mut b };
-            match parent(*up) {
-                Some(p) => *up = p,
-                // Two trees (an element closed early): the region stays as it was.
-                None => {
-                    b = region;
-                    a = region;
-                }
-            }
-        }
-        region = a;
-    }
-    region
+    let posts = page.nodes.iter().enumerate().filter(|(_, n)| n.post && (!n.boiler || n.content)).map(|(i, _)| i);
+    page.common_ancestor(best, posts)
 }
 
 /// Whether the page is a question with answers (schema.org `QAPage`) whose posts are marked up outside any

@@ -39,7 +39,7 @@ pub fn in_facets(page: &Page, root: usize, text: &[u64]) -> Vec<bool> {
             *h = true;
         }
     }
-    for x in ancestors(page, root).chain(largest_group(page, text).into_iter().flat_map(|g| ancestors(page, g))) {
+    for x in page.ancestors(root).chain(largest_group(page, text).into_iter().flat_map(|g| page.ancestors(g))) {
         if let Some(h) = holds.get_mut(x) {
             *h = true;
         }
@@ -68,17 +68,6 @@ pub fn in_facets(page: &Page, root: usize, text: &[u64]) -> Vec<bool> {
         }
     }
     inside
-}
-
-/// A container and the containers around it, innermost first (at most `DEPTH_MAX`).
-fn ancestors(page: &Page, from: usize) -> impl Iterator<Item = usize> + '_ {
-    let mut x = Some(from);
-    std::iter::from_fn(move || {
-        let here = x?;
-        x = page.nodes.get(here).map(|node| node.parent as usize).filter(|&p| p < here);
-        Some(here)
-    })
-    .take(super::DEPTH_MAX + 1)
 }
 
 /// The parent of the largest group of sibling containers built from one template (by their text), boilerplate or

@@ -224,7 +224,7 @@ fn choose(page: &Page) -> Vec<usize> {
         largest_card_group(page, &card, &body).filter(|&(_, text)| text as f64 >= GRID_SHARE_MIN * page_body as f64);
     let best = match (best, grid) {
         // Both the cards and the best prose (a listing's introduction), in the container that holds both.
-        (Some(b), Some((parent, _))) => Some(common_ancestor(page, b, parent)),
+        (Some(b), Some((parent, _))) => Some(page.common_ancestor(b, [parent])),
         (None, Some((parent, _))) => Some(parent),
         (best, _) => best,
     };
@@ -472,27 +472,6 @@ fn cards(page: &Page) -> Vec<bool> {
                 && counts.get(&(node.parent, node.card_key)).is_some_and(|&c| c >= CARDS_MIN)
         })
         .collect()
-}
-
-/// The innermost container holding both `a` and `b` (one of them when it holds the other); bounded by the depth
-/// of the tree, which is at most `DEPTH_MAX`.
-fn common_ancestor(page: &Page, a: usize, b: usize) -> usize {
-    let up = |i: usize| page.nodes.get(i).map(|n| n.parent).filter(|&p| p != NO_NODE).map(|p| p as usize);
-    let mut ancestors = Vec::new();
-    let mut x = Some(a);
-    while let Some(i) = x.filter(|_| ancestors.len() <= super::DEPTH_MAX) {
-        ancestors.push(i);
-        x = up(i);
-    }
-    let mut y = Some(b);
-    for _ in 0..=super::DEPTH_MAX {
-        let Some(j) = y else { break };
-        if ancestors.contains(&j) {
-            return j;
-        }
-        y = up(j);
-    }
-    a
 }
 
 /// The share of the page's body text a group of cards holds at least to be the listing.
