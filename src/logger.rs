@@ -105,21 +105,10 @@ impl Write for Stderr {
     fn write(&mut self, line: &[u8]) -> io::Result<usize> {
         // Held across the send too, so that lines do not interleave with other writers of stderr.
         let mut stderr = io::stderr().lock();
-        while !STDERR_NOT_SOCKET.load(Relaxed) {
-            match crate::http::sys::send_nowait(stderr.as_raw_fd(), line) {
-                // A line goes whole or not at all unless it is longer than the socket takes in one send (half its
-                // buffer, some 100 KB, far beyond any line logged): then the rest waits.
-                Ok(sent) => {
-                    stderr.write_all(line.get(sent..).unwrap_or_default())?;
-                    return Ok(line.len());
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    // A batch of access lines is several lines.
-                    let lines = line.iter().filter(|&&b| b == b'\n').count().max(1);
-                    DROPPED_LINES.fetch_add(lines as u64, Relaxed);
-                    return Ok(line.len());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+        if !STDERR_NOT_SOCKET.load(Relaxed) {
+            let mut carry = CARRY.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match send_lines(stderr.as_raw_fd(), &mut carry, line) {
+                Ok(()) => return Ok(line.len()),
                 Err(e) if e.raw_os_error() == Some(libc::ENOTSOCK) => STDERR_NOT_SOCKET.store(true, Relaxed),
                 Err(e) => return Err(e),
             }
@@ -133,6 +122,60 @@ impl Write for Stderr {
     }
 }
 
+/// The end of a line a socket took only the start of (its buffer filled mid-line), sent before anything else so
+/// that the journal never reads a torn line run into the next one. A line's end longer than `CARRY_BYTES_MAX` is cut
+/// there (and still ended).
+static CARRY: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+const CARRY_BYTES_MAX: usize = 4 * 1_024;
+
+/// Sends whole `lines` to the socket `fd` without ever waiting: first the end of an earlier line (`carry`), then as
+/// much of `lines` as the socket takes now; of the rest, the end of the line it took the start of goes to `carry`,
+/// and the lines after it are dropped and counted in `DROPPED_LINES` (a batch of access lines is several lines).
+/// Waiting for the rest, as a plain write does, would stall the reactor for as long as journald does not read.
+fn send_lines(fd: std::os::fd::RawFd, carry: &mut Vec<u8>, lines: &[u8]) -> io::Result<()> {
+    let dropped = |bytes: &[u8]| {
+        let n = bytes.iter().filter(|&&b| b == b'\n').count().max(usize::from(!bytes.is_empty()));
+        DROPPED_LINES.fetch_add(n as u64, Relaxed);
+    };
+    while !carry.is_empty() {
+        match crate::http::sys::send_nowait(fd, carry) {
+            Ok(n) => drop(carry.drain(..n.min(carry.len()))),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                dropped(lines);
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    loop {
+        match crate::http::sys::send_nowait(fd, lines) {
+            Ok(sent) => {
+                let rest = lines.get(sent..).unwrap_or_default();
+                // Mid-line: the line's end is kept; at a line's end there is nothing to keep.
+                let mid_line = sent > 0 && lines.get(sent - 1) != Some(&b'\n');
+                let end =
+                    if mid_line { rest.iter().position(|&b| b == b'\n').map_or(rest.len(), |i| i + 1) } else { 0 };
+                let (line_end, after) = rest.split_at(end);
+                if line_end.len() <= CARRY_BYTES_MAX {
+                    carry.extend_from_slice(line_end);
+                } else {
+                    carry.extend_from_slice(line_end.get(..CARRY_BYTES_MAX - 1).unwrap_or_default());
+                    carry.push(b'\n');
+                }
+                dropped(after);
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                dropped(lines);
+                return Ok(());
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// The syslog priority of a level, as sd-daemon(3) prefixes expect.
 fn priority(level: Level) -> u8 {
     match level {
@@ -140,5 +183,58 @@ fn priority(level: Level) -> u8 {
         Level::Warn => 4,
         Level::Info => 6,
         Level::Debug | Level::Trace => 7,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+
+    fn line(n: usize) -> String {
+        format!("line {n:06} {}\n", "x".repeat(80))
+    }
+
+    /// A journal that stops reading: its socket fills mid-line, the write returns at once, and what the journal
+    /// reads afterwards is whole lines only (the torn line's end went first, the lines that did not fit were
+    /// dropped and counted).
+    #[test]
+    fn a_full_socket_costs_whole_lines_and_never_waits() {
+        let (writer, mut journal) = UnixStream::pair().unwrap();
+        let fd = writer.as_raw_fd();
+        let mut carry = Vec::new();
+        let mut n = 0;
+        // Batches of 3,000 lines (270 KB: a unix socket takes a send in pieces of about half its buffer) until one
+        // is cut mid-line: the socket is full.
+        let mut read = Vec::new();
+        while carry.is_empty() {
+            let batch: String = (n..n + 3_000).map(line).collect();
+            let before = DROPPED_LINES.load(Relaxed);
+            send_lines(fd, &mut carry, batch.as_bytes()).unwrap();
+            if carry.is_empty() && DROPPED_LINES.load(Relaxed) - before >= 3_000 {
+                // Full, and the last cut fell between lines: make room for another try.
+                let mut room = vec![0u8; 100_000];
+                let n = journal.read(&mut room).unwrap();
+                read.extend_from_slice(room.get(..n).unwrap());
+            }
+            n += 3_000;
+            assert!(n < 1_000_000, "the socket never filled");
+        }
+        assert!(carry.ends_with(b"\n") && carry.len() < line(0).len(), "{:?}", String::from_utf8_lossy(&carry));
+        let dropped_before = DROPPED_LINES.load(Relaxed);
+        send_lines(fd, &mut carry, line(n).as_bytes()).unwrap();
+        assert!(DROPPED_LINES.load(Relaxed) > dropped_before, "a line the full socket could not take is counted");
+        // The journal reads again: the torn line's end goes first, then the next line.
+        journal.set_nonblocking(true).unwrap();
+        let _ = journal.read_to_end(&mut read);
+        send_lines(fd, &mut carry, line(n + 1).as_bytes()).unwrap();
+        assert!(carry.is_empty());
+        let _ = journal.read_to_end(&mut read);
+        let text = String::from_utf8(read).unwrap();
+        assert!(text.ends_with(&line(n + 1)));
+        for l in text.lines() {
+            assert!(l.len() == line(0).len() - 1 && l.starts_with("line "), "a torn line: {l:?}");
+        }
     }
 }
