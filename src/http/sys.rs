@@ -103,16 +103,6 @@ pub fn tune_allocator() {
     }
 }
 
-/// Bytes of heap the allocator has mapped on their own (glibc's `mallinfo2().hblkhd`; None elsewhere): what
-/// `MMAP_THRESHOLD_BYTES` sends there, for its test.
-pub fn heap_mapped_bytes() -> Option<usize> {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallinfo2 takes nothing and returns a plain struct of counters.
-    return Some(unsafe { libc::mallinfo2() }.hblkhd);
-    #[cfg(not(target_env = "gnu"))]
-    None
-}
-
 /// The termination signals, blocked in the calling thread (and so in every thread it spawns afterwards) so that
 /// only `wait` receives them.
 pub struct TerminationSignals {
