@@ -97,7 +97,7 @@ fn load(addrs: &[SocketAddr], accepted: &Value) -> (f64, f64, f64, f64) {
             "POST /service HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
              PAYMENT-SIGNATURE: {}\r\n\r\n",
             body.len(),
-            clients::payer(client, n).v2_header(&accepted)
+            crate::common::pay::Payer::numbered(client as u64, n).v2_header(&accepted)
         );
         [head.as_bytes(), body].concat()
     };

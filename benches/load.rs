@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clients::Make;
-use common::pay::{Facilitator, PAY_TO};
+use common::pay::{Facilitator, Payer, PAY_TO};
 use common::upstream::{Answer, Upstream};
 use common::Server;
 
@@ -120,7 +120,7 @@ fn start_case(
     };
     if case == "paid search, warm cache" {
         // Warm: the first paid call fills the cache (as client 0's call 0: the clients' calls count from 1).
-        let header = clients::payer(0, 0).v2_header(accepted.as_ref().expect("terms"));
+        let header = Payer::numbered(0, 0).v2_header(accepted.as_ref().expect("terms"));
         let body = br#"{"query":"bench query","max_results":10}"#;
         let headers = [("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", header.as_str())];
         assert_eq!(server.request("POST", "/service", &headers, body).status, 200);
@@ -141,7 +141,7 @@ fn start_case(
             head.push_str("Content-Type: application/json\r\n");
         }
         if let Some(accepted) = &accepted {
-            head.push_str(&format!("PAYMENT-SIGNATURE: {}\r\n", clients::payer(client, n).v2_header(accepted)));
+            head.push_str(&format!("PAYMENT-SIGNATURE: {}\r\n", Payer::numbered(client as u64, n).v2_header(accepted)));
         }
         head.push_str("\r\n");
         [head.into_bytes(), body].concat()

@@ -151,7 +151,6 @@ fn main() {
     let unanswered = Arc::new(AtomicU64::new(0));
     let statuses = Arc::new(Mutex::new(std::collections::BTreeMap::<u16, u64>::new()));
     let receipts = Arc::new(Mutex::new(Vec::<Value>::new()));
-    let salt = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
     let clients: Vec<_> = (0..6u64)
         .map(|client| {
             let (stop, answered, unanswered, statuses, receipts, accepted) = (
@@ -189,10 +188,7 @@ fn main() {
                         head.push_str("Content-Type: application/json\r\n");
                     }
                     if pay {
-                        let mut payer = Payer::new(0);
-                        payer.nonce[..8].copy_from_slice(&client.to_be_bytes());
-                        payer.nonce[8..16].copy_from_slice(&n.to_be_bytes());
-                        payer.nonce[16..24].copy_from_slice(&salt.to_be_bytes());
+                        let payer = Payer::numbered(client, n);
                         head.push_str(&format!("PAYMENT-SIGNATURE: {}\r\n", payer.v2_header(&accepted)));
                     }
                     head.push_str("\r\n");

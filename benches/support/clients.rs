@@ -1,12 +1,10 @@
 //! Keep-alive load clients for the benches: each sends requests one after another for a while, and the run is summed
-//! up by `tally`. Include it beside `http` and `tally` (it uses both), and `common` for the payers.
+//! up by `tally`. Include it beside `http` and `tally` (it uses both).
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use crate::common::pay::Payer;
 
 /// The bytes of request `n` (from 1) of client `client`.
 pub type Make = Arc<dyn Fn(usize, u64) -> Vec<u8> + Send + Sync>;
@@ -40,18 +38,4 @@ pub fn run(addrs: &[SocketAddr], clients: usize, duration: Duration, make: Make,
         })
         .collect();
     crate::tally::tally(threads, started)
-}
-
-/// A payer whose nonce is its own for (`client`, `n`) in this process, and differs from every earlier run's (a
-/// per-process salt), so that a reused ledger or a shared store never sees a nonce twice.
-pub fn payer(client: usize, n: u64) -> Payer {
-    static SALT: OnceLock<u64> = OnceLock::new();
-    let salt = *SALT.get_or_init(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    });
-    let mut payer = Payer::new(0);
-    payer.nonce[..8].copy_from_slice(&(client as u64).to_be_bytes());
-    payer.nonce[8..16].copy_from_slice(&n.to_be_bytes());
-    payer.nonce[16..24].copy_from_slice(&salt.to_be_bytes());
-    payer
 }

@@ -106,6 +106,21 @@ pub struct Payer {
 }
 
 impl Payer {
+    /// A payer whose nonce is its own for (`client`, `n`) in this process and differs from every earlier run's (a
+    /// per-process salt), so that a reused ledger or a shared store never sees a nonce twice (the benches' clients).
+    #[allow(dead_code)]
+    pub fn numbered(client: u64, n: u64) -> Payer {
+        static SALT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        let salt = *SALT.get_or_init(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+        });
+        let mut payer = Payer::new(0);
+        payer.nonce[..8].copy_from_slice(&client.to_be_bytes());
+        payer.nonce[8..16].copy_from_slice(&n.to_be_bytes());
+        payer.nonce[16..24].copy_from_slice(&salt.to_be_bytes());
+        payer
+    }
+
     pub fn new(nonce_byte: u8) -> Payer {
         Payer {
             key: SigningKey::from_slice(&unhex(TEST_KEY)).unwrap(),
