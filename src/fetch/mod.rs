@@ -289,13 +289,29 @@ impl Client {
         }
     }
 
+    /// Reads the body: one declared longer than the cap is refused unread, one of a declared length is read into a
+    /// buffer of that length (a growing buffer would reach twice the body, up to the cap, and copy it on the way),
+    /// and one of unknown length (chunked, or up to the close) is read up to the cap.
     fn read(&self, mut response: ureq::http::Response<ureq::Body>) -> Result<Fetched, Error> {
+        use std::io::Read as _;
         let status = response.status().as_u16();
         let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let content_encoding =
             response.headers().get("content-encoding").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let body = response.body_mut().with_config().limit(self.limits.body_bytes_max).read_to_vec()?;
+        let limit = self.limits.body_bytes_max;
+        let declared = declared_length(response.body(), limit)?;
+        let mut body = Vec::with_capacity(usize::try_from(declared.unwrap_or(0)).unwrap_or(0));
+        let mut reader = response.body_mut().with_config().limit(limit).reader();
+        reader.read_to_end(&mut body).map_err(|e| Error::from(ureq::Error::from(e)))?;
         Ok(Fetched { status, content_type, content_encoding, body })
+    }
+}
+
+/// A body's declared length (`Content-Length`), if it has one; more than `limit` is `TooLarge` before a byte is read.
+pub(crate) fn declared_length(body: &ureq::Body, limit: u64) -> Result<Option<u64>, Error> {
+    match body.content_length() {
+        Some(n) if n > limit => Err(Error::TooLarge { limit }),
+        declared => Ok(declared),
     }
 }
 
@@ -332,6 +348,47 @@ mod tests {
         let client = Client::new(Limits::within(Duration::from_secs(3), 1_024, 0), Policy::default());
         let e = client.get(&format!("http://{}.invalid/", "a".repeat(64)), &[]).map(|f| f.status).unwrap_err();
         assert_eq!(e.code(), "resolve_failed", "{e:?}");
+    }
+
+    /// Serves one connection: reads the request's head, sends `head` and `body`, then holds the connection open for
+    /// `hold` (a body shorter than declared never ends before that).
+    fn serve_once(head: String, body: Vec<u8>, hold: Duration) -> String {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut seen = Vec::new();
+            let mut byte = [0u8; 1];
+            while !seen.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                seen.push(byte[0]);
+            }
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body));
+            std::thread::sleep(hold);
+        });
+        url
+    }
+
+    /// A body declared longer than the cap is refused at once, unread (it once was read up to the cap, into a buffer
+    /// grown to the cap: here it would wait for bytes that never come, and time out); one declared within the cap
+    /// is read into a buffer of exactly its length; one of unknown length is still read up to the cap.
+    #[test]
+    fn a_body_is_read_by_its_declared_length() {
+        let client = Client::new(Limits::within(Duration::from_secs(5), 100_000, 0), Policy::default());
+        let declared = |n: usize| format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n");
+        let url = serve_once(declared(100_001), vec![b'a'; 10], Duration::from_secs(10));
+        let started = Instant::now();
+        let e = client.get(&url, &[]).map(|f| f.status).unwrap_err();
+        assert_eq!(e, Error::TooLarge { limit: 100_000 });
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        let url = serve_once(declared(65_537), vec![b'a'; 65_537], Duration::ZERO);
+        let body = client.get(&url, &[]).unwrap().body;
+        assert_eq!((body.len(), body.capacity()), (65_537, 65_537), "the buffer is sized to the declared length");
+        let close_delimited = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".to_owned();
+        let url = serve_once(close_delimited.clone(), vec![b'a'; 99_999], Duration::ZERO);
+        assert_eq!(client.get(&url, &[]).unwrap().body.len(), 99_999);
+        let url = serve_once(close_delimited, vec![b'a'; 100_001], Duration::ZERO);
+        assert_eq!(client.get(&url, &[]).map(|f| f.status).unwrap_err(), Error::TooLarge { limit: 100_000 });
     }
 
     /// `until` holds a request to a deadline shorter than the client's own timeout, on the shared agent: a listener

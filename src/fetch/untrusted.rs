@@ -137,6 +137,7 @@ pub fn fetch(url: &str, policy: &Policy, limits: &Limits, sink: &mut dyn FnMut(&
         if !matches!(media.as_str(), "text/html" | "application/xhtml+xml" | "text/plain") {
             return Err(Error::ContentType(media));
         }
+        super::declared_length(response.body(), limits.body_bytes_max).map_err(Error::Fetch)?;
         let mut reader = response.body_mut().with_config().limit(limits.body_bytes_max).reader();
         let mut buf = [0u8; 16 * 1_024];
         let mut bytes = 0u64;
