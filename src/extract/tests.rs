@@ -487,3 +487,53 @@ fn a_reading_list_inside_the_content_is_kept() {
         &["Recent changes"],
     );
 }
+
+/// A text run of 3 MB, which the tokenizer delivers in pieces (`html::TEXT_RUN_BYTES_MAX`), extracts as it did when
+/// the run came whole: the reference here joins the pieces again before the builder sees them. One run is mostly
+/// whitespace (under the text cap), one is dense text (over it); both hold references and wide characters.
+#[test]
+fn a_text_run_of_three_megabytes_extracts_as_one_piece() {
+    use crate::html::Sink as _;
+    /// Passes tokens on to the builder, each text run in one piece.
+    struct Joined(builder::Builder, String);
+    impl Joined {
+        fn flush(&mut self) {
+            if !self.1.is_empty() {
+                self.0.text(&self.1);
+                self.1.clear();
+            }
+        }
+    }
+    impl crate::html::Sink for Joined {
+        fn start_tag(&mut self, tag: &crate::html::Tag) {
+            self.flush();
+            self.0.start_tag(tag);
+        }
+        fn end_tag(&mut self, name: &str) {
+            self.flush();
+            self.0.end_tag(name);
+        }
+        fn text(&mut self, text: &str) {
+            self.1.push_str(text);
+        }
+        fn comment(&mut self, text: &str) {
+            self.flush();
+            self.0.comment(text);
+        }
+        fn wants_raw_text(&self) -> bool {
+            self.0.wants_raw_text()
+        }
+    }
+    let sparse = "word &amp; w\u{f6}rd \u{65e5}&#x1F600; ".to_owned() + &" \n".repeat(100);
+    let dense = "Dense, text &lt;with&gt; a comma; x&#128;y \u{65e5}\u{672c}\u{8a9e} and more words here. ";
+    for unit in [sparse.as_str(), dense] {
+        let run = unit.repeat(3_000_000 / unit.len() + 1);
+        let html = format!("<html><title>T</title><body><div><p>{run}</p><p>after</p></div></body></html>");
+        let mut joined = Joined(builder::Builder::new(Options::default()), String::new());
+        crate::html::Tokenizer::run(html.as_bytes(), &mut joined);
+        joined.flush();
+        let expected = select::extract(joined.0.finish());
+        assert!(expected.markdown().len() > 100_000, "{}", expected.markdown().len());
+        assert!(run_large(html.as_bytes()) == expected, "the extract of a {} byte run changed", run.len());
+    }
+}

@@ -7,8 +7,10 @@
 //! raw text in `script` and `style`, escapable raw text in `title` and `textarea`) and never panics: malformed
 //! input becomes text or is dropped, as browsers do. Tree building is left to the consumer.
 //!
-//! Memory: the pending text run and the tag being read are the only buffers; both are bounded by the input, which
-//! callers cap, and a tag keeps at most `ATTRS_MAX` attributes. Every state does constant work per input byte.
+//! Memory: the pending text run and the tag being read are the only buffers. A text run is delivered in pieces of at
+//! most `TEXT_RUN_BYTES_MAX` bytes, each cut where no character or character reference spans it, so the pieces
+//! decode to the run's text; a tag is bounded by the input, which callers cap, and keeps at most `ATTRS_MAX`
+//! attributes. Every state does constant work per input byte.
 
 mod entities;
 
@@ -126,6 +128,13 @@ const COMMENT_BYTES_MAX: usize = 4_096;
 /// more than this many buffers.
 pub const ATTRS_MAX: usize = 64;
 
+/// Bytes of a text run (text, raw or escapable raw text) buffered at most: a longer run is delivered in pieces, so a
+/// page that is one text run of megabytes costs this buffer and its decoded copy, not the run twice over. A piece
+/// ends after a byte that ends every character and character reference (ASCII, not a letter, digit, `&` or `#`),
+/// else before the last `&`, else at a character boundary, and never in the first half of the buffer (which keeps
+/// the work linear): only a numeric reference whose digits run over half of it is decoded differently.
+pub const TEXT_RUN_BYTES_MAX: usize = 64 * 1_024;
+
 pub struct Tokenizer {
     state: State,
     /// Raw bytes of the pending text run (entities not yet decoded).
@@ -182,23 +191,32 @@ impl Tokenizer {
             match self.state {
                 // The hot loops: text, raw text and quoted values are copied up to their end byte in one go.
                 State::Data => {
-                    match copy_until(chunk.get(i..).unwrap_or_default(), b'<', Some(&mut self.text)) {
+                    let window = self.text_window(chunk.get(i..).unwrap_or_default());
+                    match copy_until(window, b'<', Some(&mut self.text)) {
                         Some(p) => {
                             self.state = State::TagOpen;
                             i += p + 1;
                         }
-                        None => i = chunk.len(),
+                        None => {
+                            i += window.len();
+                            self.flush_long_run(sink);
+                        }
                     }
                     continue;
                 }
                 State::RawText { kind, matched: 0 } => {
-                    let keep = if self.keep_raw { Some(&mut self.text) } else { None };
-                    match copy_until(chunk.get(i..).unwrap_or_default(), b'<', keep) {
+                    let rest = chunk.get(i..).unwrap_or_default();
+                    let (window, keep) =
+                        if self.keep_raw { (self.text_window(rest), Some(&mut self.text)) } else { (rest, None) };
+                    match copy_until(window, b'<', keep) {
                         Some(p) => {
                             self.state = State::RawText { kind, matched: 1 };
                             i += p + 1;
                         }
-                        None => i = chunk.len(),
+                        None => {
+                            i += window.len();
+                            self.flush_long_run(sink);
+                        }
                     }
                     continue;
                 }
@@ -472,18 +490,59 @@ impl Tokenizer {
     }
 
     fn flush_text(&mut self, sink: &mut impl Sink) {
-        if self.text.is_empty() {
+        self.flush_piece(self.text.len(), sink);
+    }
+
+    /// What of `rest` the text buffer can take before it is full (at least a byte: a full buffer is flushed first).
+    fn text_window<'a>(&self, rest: &'a [u8]) -> &'a [u8] {
+        let room = TEXT_RUN_BYTES_MAX.saturating_sub(self.text.len()).max(1);
+        rest.get(..room).unwrap_or(rest)
+    }
+
+    /// A full text buffer delivers a piece of the run (see `TEXT_RUN_BYTES_MAX`) and keeps the rest.
+    fn flush_long_run(&mut self, sink: &mut impl Sink) {
+        if self.text.len() >= TEXT_RUN_BYTES_MAX {
+            let decoded = !matches!(self.raw, Some(RawKind::Raw(_)));
+            self.flush_piece(piece_end(&self.text, decoded), sink);
+        }
+    }
+
+    /// Delivers the first `end` bytes of the pending text.
+    fn flush_piece(&mut self, end: usize, sink: &mut impl Sink) {
+        let piece = self.text.get(..end).unwrap_or_default();
+        if piece.is_empty() {
             return;
         }
         if matches!(self.raw, Some(RawKind::Raw(_))) {
-            sink.text(&String::from_utf8_lossy(&self.text));
+            sink.text(&String::from_utf8_lossy(piece));
         } else {
             self.decoded.clear();
-            decode_into(&self.text, false, &mut self.decoded);
+            decode_into(piece, false, &mut self.decoded);
             sink.text(&self.decoded);
         }
-        self.text.clear();
+        self.text.drain(..end.min(self.text.len()));
     }
+}
+
+/// Where a piece of a full text buffer ends (see `TEXT_RUN_BYTES_MAX`); `decoded` when character references are.
+fn piece_end(text: &[u8], decoded: bool) -> usize {
+    let half = text.len() / 2;
+    let tail = text.get(half..).unwrap_or_default();
+    let ends_all = |b: &u8| b.is_ascii() && !b.is_ascii_alphanumeric() && *b != b'&' && *b != b'#';
+    if decoded {
+        if let Some(p) = tail.iter().rposition(ends_all) {
+            return half + p + 1;
+        }
+        if let Some(p) = tail.iter().rposition(|&b| b == b'&') {
+            return half + p;
+        }
+    }
+    // The last character that starts in the last three bytes is kept (it may be incomplete); when none does, the
+    // last character started four bytes back or more, and is whole (or invalid anyway).
+    (text.len().saturating_sub(3)..text.len())
+        .rev()
+        .find(|&p| text.get(p).is_some_and(|b| b & 0xC0 != 0x80))
+        .unwrap_or(text.len())
 }
 
 /// The first position of `byte`, eight bytes at a time (the tokenizer's inner loop: text runs, scripts, values).

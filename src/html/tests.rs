@@ -210,3 +210,53 @@ fn a_tag_with_forty_thousand_attributes_takes_linear_time() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     assert_eq!(tokens.len(), 3);
 }
+
+/// A text run of 3 MB comes in pieces of at most `TEXT_RUN_BYTES_MAX` bytes (each at most three times that once
+/// decoded: an invalid byte becomes U+FFFD) that decode to the run, at any chunk size: ASCII text, references and
+/// characters at every distance from a cut, stretches of letters or of wide characters with no byte that ends a
+/// piece, and raw text. The tokenizer once buffered the run whole (and its decoded copy).
+#[test]
+fn a_long_text_run_comes_in_pieces_that_decode_to_it() {
+    #[derive(Default)]
+    struct Pieces(Vec<String>);
+    impl Sink for Pieces {
+        fn start_tag(&mut self, _tag: &Tag) {}
+        fn end_tag(&mut self, _name: &str) {}
+        fn text(&mut self, text: &str) {
+            self.0.push(text.to_owned());
+        }
+    }
+    let parts: [&[u8]; 7] =
+        [b"word &amp; w\xc3\xb6rd ", b"&#x1F600;&lt", b"\xe6\x97\xa5\xff", b"&#128;x", b"&notin", b"; ", b"\n\t"];
+    let mut run = Vec::new();
+    let mut i = 0usize;
+    while run.len() < 3_000_000 {
+        run.extend_from_slice(parts.get(i % parts.len()).copied().unwrap_or_default());
+        match i % 997 {
+            0 => run.extend(std::iter::repeat_n(b'x', 70_000 + i % 13)),
+            1 => run.extend(std::iter::repeat_n("日".as_bytes(), 30_000 + i % 7).flatten()),
+            2 => run.extend(b"&".iter().chain(std::iter::repeat_n(&b'y', 40_000 + i % 5))),
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut expected = String::new();
+    decode_into(&run, false, &mut expected);
+    for (open, close, expected) in
+        [("<p>", "</p>", expected), ("<script>", "</script>", String::from_utf8_lossy(&run).into_owned())]
+    {
+        let html = [open.as_bytes(), &run, close.as_bytes()].concat();
+        for size in [html.len(), 4_096, 7, 1] {
+            let mut pieces = Pieces::default();
+            let mut t = Tokenizer::new();
+            for chunk in html.chunks(size) {
+                t.feed(chunk, &mut pieces);
+            }
+            t.finish(&mut pieces);
+            assert!(pieces.0.len() >= run.len() / TEXT_RUN_BYTES_MAX, "{open} {size}: {} pieces", pieces.0.len());
+            let longest = pieces.0.iter().map(String::len).max().unwrap_or(0);
+            assert!(longest <= 3 * TEXT_RUN_BYTES_MAX, "{open} {size}: a piece of {longest} bytes");
+            assert!(pieces.0.concat() == expected, "{open} chunk size {size}: the pieces differ from the run");
+        }
+    }
+}
