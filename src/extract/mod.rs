@@ -29,13 +29,15 @@ use builder::Builder;
 pub const DEPTH_MAX: usize = 256;
 
 /// Blocks (paragraphs, headings, items, table rows) collected from one page. The benchmark's 181 real pages have at
-/// most 517; a block costs about 100 bytes besides its text, so the cap holds the per-block overhead to
-/// about 2 MB where a page of 700,000 one-letter paragraphs once took 150 MB.
-pub const BLOCKS_MAX: usize = 16_384;
+/// most 517 (eight times less than the cap); a block costs about 100 bytes besides its text, so the cap holds the
+/// per-block overhead to about 400 KB (1.6 MB at the former 16,384) where a page of 700,000 one-letter paragraphs
+/// once took 150 MB.
+pub const BLOCKS_MAX: usize = 4_096;
 
 /// Containers (scored elements: `div`, `section`, `td`...) collected from one page; the benchmark's pages have at
-/// most 662. A container costs 24 bytes in the extract and 72 bytes of scores while choosing.
-pub const NODES_MAX: usize = 65_536;
+/// most 662 (a 25th of the cap). A container costs 24 bytes in the extract and 72 bytes of scores while choosing:
+/// about 1.6 MB at the cap (6.3 MB at the former 65,536).
+pub const NODES_MAX: usize = 16_384;
 
 /// Bytes of block text (markdown, links included; a quoted block also pays for its `> ` prefixes) collected from
 /// one page: about 250,000 tokens, thirty times the largest budget a request may ask for, and ten times the
