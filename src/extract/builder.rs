@@ -576,6 +576,10 @@ fn is_streamed_segment(tag: &Tag) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// The `data-role` Invision Community gives the element holding one post's text (`forum::post_token` has the
+/// class and id tokens of other forum software).
+const INVISION_POST_ROLE: &str = "commentContent";
+
 /// An element holding a post's text by microdata: `itemprop="text"`, the property schema.org's `Question`,
 /// `Answer`, `Comment` and `DiscussionForumPosting` give their body.
 fn is_post_text(tag: &Tag) -> bool {
@@ -637,6 +641,7 @@ struct Words {
 const WORD_POSTER: u8 = 1;
 const WORD_FACETS: u8 = 2;
 const WORD_CAPTION: u8 = 4;
+const WORD_POST: u8 = 8;
 
 impl Words {
     fn token(&mut self, t: &str) -> u8 {
@@ -645,7 +650,8 @@ impl Words {
         }
         let f = if super::forum::poster_token(t) { WORD_POSTER } else { 0 }
             | if super::listing::facet_token(t) { WORD_FACETS } else { 0 }
-            | if caption_token(t) { WORD_CAPTION } else { 0 };
+            | if caption_token(t) { WORD_CAPTION } else { 0 }
+            | if super::forum::post_token(t) { WORD_POST } else { 0 };
         if self.tokens.len() >= HINT_TOKENS_MAX {
             self.tokens.clear();
         }
@@ -1189,6 +1195,16 @@ impl Sink for Builder {
             let in_comments = comments || self.depths.comments > 0;
             let boiler_ctx = in_comments || boiler || self.depths.boiler > 0;
             let content_ctx = !in_comments && (content || self.depths.content > 0);
+            // A post marked up by forum software counts towards a thread unless it sits in another post.
+            let forum_post = words & WORD_POST != 0
+                || tag.attr("data-role").is_some_and(|r| r.eq_ignore_ascii_case(INVISION_POST_ROLE));
+            if forum_post
+                && !std::iter::successors(Some(parent), |&p| self.nodes.get(p as usize).map(|n| n.parent))
+                    .take(DEPTH_MAX)
+                    .any(|p| self.nodes.get(p as usize).is_some_and(|n| n.post))
+            {
+                self.signals.forum_posts += 1;
+            }
             self.nodes.push(Node {
                 parent,
                 weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
@@ -1197,7 +1213,7 @@ impl Sink for Builder {
                 plain: (boiler || self.depths.boiler > 0, content || self.depths.content > 0),
                 class_key: class_key(tag),
                 card_key: card_key(tag),
-                post: is_post_text(tag),
+                post: is_post_text(tag) || forum_post,
                 poster: words & WORD_POSTER != 0 || self.nodes.get(parent as usize).is_some_and(|p| p.poster),
                 facets: words & WORD_FACETS != 0,
             });

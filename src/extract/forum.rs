@@ -48,6 +48,28 @@ pub fn end_at_last_post(page: &Page, keep: &mut Vec<usize>) {
     }
 }
 
+/// Class tokens (whole, any case) that forum software gives the element holding one post's text: phpBB's
+/// `postbody`, punBB's and FluxBB's `postmsg`, MyBB's `post_body`, vBulletin's `postcontent`, XenForo's `bbWrapper`
+/// and `messageText`, Reddit's `usertext-body`.
+const POST_CLASSES: &[&str] =
+    &["postbody", "postmsg", "post_body", "postcontent", "bbwrapper", "messagetext", "usertext-body"];
+
+/// Id prefixes that forum software follows with the post's number on the element holding its text: vBulletin's
+/// `post_message_123`, phpBB's `post_content123`.
+const POST_ID_PREFIXES: &[&str] = &["post_message_", "post_content"];
+
+/// Whether a class or id token marks the element holding one post's text the way forum software does (see
+/// `POST_CLASSES`, `POST_ID_PREFIXES`; Invision's `data-role="commentContent"` is `builder`'s). Asked through
+/// `builder::Words`'s memory.
+pub fn post_token(t: &str) -> bool {
+    POST_CLASSES.iter().any(|c| t.eq_ignore_ascii_case(c))
+        || POST_ID_PREFIXES.iter().any(|p| {
+            t.get(..p.len()).is_some_and(|s| s.eq_ignore_ascii_case(p))
+                && t.len() > p.len()
+                && t.bytes().skip(p.len()).all(|b| b.is_ascii_digit())
+        })
+}
+
 /// Class words of what a forum shows beside a post about its poster: a signature (`signature`,
 /// `message-signature`, `post-signature`), the poster's statistics (XenForo's `message-userExtras`, vBulletin's
 /// `userinfo_extra`, `user-stats`) and title (`userTitle`). Not a post that has one (`with-signature`).
@@ -129,6 +151,52 @@ mod tests {
         let md = Extractor::run(qa_page("QAPage").as_bytes(), Options::default()).markdown();
         assert!(md.contains("cringle down to the boom"), "{md}");
         assert!(!md.contains("Know someone who can answer"), "{md}");
+    }
+
+    /// A thread as forum software prints it, no schema.org types: each post's text in an element marked by
+    /// `marker` (a class or id token, or a `data-role`), then a paragraph about other threads after the last post.
+    fn software_thread(marker: impl Fn(usize) -> String) -> String {
+        let texts = [
+            "My tiller creaks when I push it hard over, is that normal or should I worry about the fitting?",
+            "A creak usually means the pintles are dry: a drop of grease on each and it should go quiet, as ours did.",
+            "Check the bolts through the rudder stock too, a loose one creaks first and breaks later, so tighten it.",
+        ];
+        let posts: String = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                format!(
+                    "<div class=\"post\"><p class=\"author\">sailor{i}</p><div {}><p>{t}</p></div></div>",
+                    marker(i)
+                )
+            })
+            .collect();
+        format!(
+            "<html><head><title>Creaking tiller</title></head><body><div id=\"page-body\"><h2>Creaking tiller</h2>\
+             {posts}<div class=\"panel\"><p>Other people read about dinghy trailers, launching trolleys and the \
+             best way to store a boat for winter, with long threads on each of them this season.</p></div></div>\
+             </body></html>"
+        )
+    }
+
+    #[test]
+    fn posts_marked_by_forum_software_make_a_thread() {
+        let markers: [&dyn Fn(usize) -> String; 4] = [
+            &|_| "class=\"postbody\"".into(),
+            &|_| "class=\"message-body bbWrapper\"".into(),
+            &|i| format!("id=\"post_message_{}\"", 1000 + i),
+            &|_| "data-role=\"commentContent\"".into(),
+        ];
+        for marker in markers {
+            let md = Extractor::run(software_thread(marker).as_bytes(), Options::default()).markdown();
+            assert!(md.contains("is that normal") && md.contains("tighten it"), "{md}");
+            // A thread ends at its last post.
+            assert!(!md.contains("dinghy trailers"), "{md}");
+        }
+        // Not a marker: a class that only holds the word.
+        let md = Extractor::run(software_thread(|_| "class=\"postbody-wide\"".into()).as_bytes(), Options::default())
+            .markdown();
+        assert!(md.contains("dinghy trailers"), "{md}");
     }
 
     #[test]

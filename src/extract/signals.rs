@@ -25,6 +25,9 @@ pub struct Signals {
     pub types: Vec<String>,
     /// Types of things the page holds (nested objects, microdata items that are a property of another).
     pub nested: Vec<String>,
+    /// Posts marked up the way forum software marks them (see `forum::post_token`), none inside another: a page
+    /// with `FORUM_POSTS_MIN` of them is a thread whatever it says of itself.
+    pub forum_posts: u32,
 }
 
 /// The kinds of page extracted differently.
@@ -41,6 +44,8 @@ pub enum PageKind {
 }
 
 const FORUM_TYPES: &[&str] = &["discussionforumposting", "qapage"];
+/// Posts marked up by forum software (`Signals::forum_posts`) that make a page a thread: a question and a reply.
+const FORUM_POSTS_MIN: u32 = 2;
 const PRODUCT_TYPES: &[&str] = &["product", "productgroup", "individualproduct", "productmodel"];
 const ARTICLE_TYPES: &[&str] =
     &["article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle", "techarticle"];
@@ -64,12 +69,17 @@ impl Signals {
         self.types.iter().any(|t| types.contains(&t.as_str()))
     }
 
-    /// The page's kind: a forum or Q&A by its own types or Open Graph; an article by its own types, or by Open
+    /// The page's kind: a forum or Q&A by its own types or Open Graph, or by the posts forum software marks up
+    /// (at least `FORUM_POSTS_MIN`) unless its own types say it is an article or a product (whose readers'
+    /// comments or customers' reviews a forum's software may print); an article by its own types, or by Open
     /// Graph unless its own types say it is a collection, a list or a product; a product by its own types or Open
     /// Graph. Types of what the page holds do not count (an `ItemList` of `NewsArticle`s is a listing, a
     /// collection's `Product` items do not make it a product page).
     pub fn kind(&self) -> PageKind {
         if self.og_type.as_deref() == Some("forum") || self.has(FORUM_TYPES) {
+            return PageKind::Forum;
+        }
+        if self.forum_posts >= FORUM_POSTS_MIN && !self.has(ARTICLE_TYPES) && !self.has(PRODUCT_TYPES) {
             return PageKind::Forum;
         }
         if self.has(ARTICLE_TYPES) || self.og_type.as_deref() == Some("article") && !self.has(NOT_ARTICLE_TYPES) {
@@ -298,6 +308,20 @@ mod tests {
         assert_eq!(s.kind(), PageKind::Product, "{s:?}");
         let og = Signals { og_type: Some("product".into()), ..Signals::default() };
         assert_eq!(og.kind(), PageKind::Product);
+    }
+
+    #[test]
+    fn posts_marked_by_forum_software_make_a_thread_unless_the_page_says_otherwise() {
+        let mut s = Signals { forum_posts: 1, ..Signals::default() };
+        assert_eq!(s.kind(), PageKind::Other);
+        s.forum_posts = 2;
+        assert_eq!(s.kind(), PageKind::Forum);
+        s.og_type = Some("article".into());
+        assert_eq!(s.kind(), PageKind::Forum, "Open Graph says article on every page");
+        for own in ["newsarticle", "product"] {
+            let s = Signals { forum_posts: 5, types: vec![own.into()], ..Signals::default() };
+            assert_ne!(s.kind(), PageKind::Forum, "{own}");
+        }
     }
 
     #[test]
