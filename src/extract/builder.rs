@@ -564,7 +564,7 @@ pub(super) fn contains_ignore_ascii_case(hay: &[u8], word: &[u8]) -> bool {
 }
 
 /// Whether `s` ends with `word` (lowercase ASCII) in any ASCII case.
-fn ends_ignore_ascii_case(s: &[u8], word: &[u8]) -> bool {
+pub(super) fn ends_ignore_ascii_case(s: &[u8], word: &[u8]) -> bool {
     s.len().checked_sub(word.len()).and_then(|i| s.get(i..)).is_some_and(|e| e.eq_ignore_ascii_case(word))
 }
 

@@ -1,6 +1,6 @@
 //! Rules for forum threads and Q&A pages (pages whose own types say so, see `signals::PageKind::Forum`).
 
-use super::builder::{contains_ignore_ascii_case, Page};
+use super::builder::{contains_ignore_ascii_case, ends_ignore_ascii_case, Page};
 
 /// The region grown to hold every post the page marks up as one (`itemprop="text"`, see `Node::post`) outside
 /// boilerplate: the innermost container holding `best` and all of them. A question is shorter than its answers
@@ -76,6 +76,21 @@ pub fn post_token(t: &str) -> bool {
 const POSTER_WORDS: &[&str] =
     &["signature", "userextras", "user-extras", "userinfo_extra", "userstats", "user-stats", "usertitle", "user-title"];
 
+/// Class words of a poster's card beside each post (its rank, banner, join date and counts), matched at a class
+/// token's end only: XenForo's `message-userDetails` and `message-userBanner`, phpBB's `postprofile`, Invision's
+/// `cAuthorPane_info`, `MessageCard__user-details`; not the name inside it (`MessageCard__user-info__name`).
+const POSTER_END_WORDS: &[&str] = &[
+    "userdetails",
+    "user-details",
+    "userinfo",
+    "user-info",
+    "userbanner",
+    "user-banner",
+    "postprofile",
+    "authorpane_info",
+    "authorpane_stats",
+];
+
 /// What every one of `POSTER_WORDS` holds: most tokens hold neither, and are passed over after two scans.
 const POSTER_PREFILTER: &[&str] = &["user", "signature"];
 
@@ -86,12 +101,13 @@ const POSTER_TOKEN_BYTES_MAX: usize = 48;
 /// shortest word are passed over. Asked of every container's class tokens, through `builder::Words`'s memory.
 pub fn poster_token(t: &str) -> bool {
     let starts = |p: &str| t.get(..p.len()).is_some_and(|s| s.eq_ignore_ascii_case(p));
-    (9..=POSTER_TOKEN_BYTES_MAX).contains(&t.len())
+    (8..=POSTER_TOKEN_BYTES_MAX).contains(&t.len())
         && !starts("with")
         && !starts("has")
         && !starts("no-")
-        && POSTER_PREFILTER.iter().any(|w| contains_ignore_ascii_case(t.as_bytes(), w.as_bytes()))
-        && POSTER_WORDS.iter().any(|w| contains_ignore_ascii_case(t.as_bytes(), w.as_bytes()))
+        && (POSTER_PREFILTER.iter().any(|w| contains_ignore_ascii_case(t.as_bytes(), w.as_bytes()))
+            && POSTER_WORDS.iter().any(|w| contains_ignore_ascii_case(t.as_bytes(), w.as_bytes()))
+            || POSTER_END_WORDS.iter().any(|w| ends_ignore_ascii_case(t.as_bytes(), w.as_bytes())))
 }
 
 /// On a thread, a poster's signature, title and statistics are not the posts: boilerplate.
@@ -197,6 +213,21 @@ mod tests {
         let md = Extractor::run(software_thread(|_| "class=\"postbody-wide\"".into()).as_bytes(), Options::default())
             .markdown();
         assert!(md.contains("dinghy trailers"), "{md}");
+    }
+
+    #[test]
+    fn a_posters_card_stays_out_not_the_name_in_it() {
+        for card in ["postprofile", "message-userDetails", "cAuthorPane_info", "MessageCard__user-details"] {
+            let html = software_thread(|i| {
+                format!(
+                    "class=\"postbody\"><div class=\"{card}\"><p>Seasoned crew member, joined March 2019, \
+                     posts 4,210</p></div><p class=\"MessageCard__user-info__name\">poster number {i}</p"
+                )
+            });
+            let md = Extractor::run(html.as_bytes(), Options::default()).markdown();
+            assert!(md.contains("is that normal") && md.contains("poster number 2"), "{md}");
+            assert!(!md.contains("Seasoned crew member"), "{card}: {md}");
+        }
     }
 
     #[test]
