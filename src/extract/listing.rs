@@ -93,6 +93,22 @@ pub fn block_in_facets(b: &Block, inside: &[bool]) -> bool {
     b.path.first().is_some_and(|&x| inside.get(x as usize).copied().unwrap_or(false))
 }
 
+/// Characters of body text (paragraphs, list entries, table rows and cards' text, as `select::choose` counts it)
+/// under which a page holds none of its own: a shell a script fills (an app, an empty search or listing).
+const SHELL_BODY_MAX: u64 = 30;
+
+/// Characters of visible text kept under which what a shell keeps is its furniture (a menu's headings, a
+/// "no results" line, a cookie notice's title), not content.
+const SHELL_KEPT_MAX: u64 = 300;
+
+/// Whether the blocks kept (`keep`) are a shell's furniture: the page holds under `SHELL_BODY_MAX` characters of
+/// body text (`body_text`) and they hold under `SHELL_KEPT_MAX`. Its extract is empty, as a page without main
+/// content is, not a few headings and labels.
+pub fn shell_furniture(page: &Page, body_text: u64, keep: &[usize]) -> bool {
+    body_text < SHELL_BODY_MAX
+        && keep.iter().filter_map(|&i| page.blocks.get(i)).map(|b| u64::from(b.text_len)).sum::<u64>() < SHELL_KEPT_MAX
+}
+
 /// Entries of one list, at least, that make it the page's items when it sits in the content region: an index of
 /// linked names (a wiki's list of languages, a catalogue's categories) is what the page lists, where a menu or a
 /// "see also" list is a few links.
@@ -210,6 +226,21 @@ mod tests {
                 assert!(out.contains(title), "{title} missing from:\n{out}");
             }
         }
+    }
+
+    #[test]
+    fn a_shells_furniture_is_an_empty_extract() {
+        let shell = |body: &str| {
+            format!(
+                "<html><head><title>Used boats for sale</title></head><body><div id=\"app\"><h2>Used boats</h2>\
+                 <div class=\"toolbar\"><span>Sort by</span> <span>Newest</span></div><h3>Results</h3>{body}</div>\
+                 <script>window.__STATE__ = {{}};</script></body></html>"
+            )
+        };
+        assert_eq!(md(&shell("<div>Loading…</div>")), "");
+        // A short page with a sentence of its own is not a shell.
+        let out = md(&shell("<p>Two dinghies and a keelboat, all surveyed this spring, moored in Poole.</p>"));
+        assert!(out.contains("all surveyed this spring"), "{out}");
     }
 
     #[test]

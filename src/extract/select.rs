@@ -230,7 +230,8 @@ fn choose(page: &Page) -> Vec<usize> {
     };
     let Some(mut best) = best else {
         // Nothing scored (a short page): keep every non-boilerplate block.
-        return page.blocks.iter().enumerate().filter(|(_, b)| !b.boiler).map(|(i, _)| i).collect();
+        let all: Vec<usize> = page.blocks.iter().enumerate().filter(|(_, b)| !b.boiler).map(|(i, _)| i).collect();
+        return if super::listing::shell_furniture(page, page_body, &all) { Vec::new() } else { all };
     };
     // Promote to the parent while the chosen container holds too little of the parent's body text: an article
     // split across sibling containers, or a summary beside the body.
@@ -382,6 +383,9 @@ fn choose(page: &Page) -> Vec<usize> {
     // Headings with no body text after them (a "Related" or "Topics" tail) go too.
     while keep.last().is_some_and(is_heading) {
         keep.pop();
+    }
+    if super::listing::shell_furniture(page, page_body, &keep) {
+        keep.clear();
     }
     keep
 }
