@@ -1050,6 +1050,9 @@ impl Sink for Builder {
         if name == "meta" && self.signals.og_type.is_none() && tag.attr("property") == Some("og:type") {
             self.signals.og_type = tag.attr("content").map(|t| t.trim().to_ascii_lowercase()).filter(|t| t.len() <= 64);
         }
+        if name == "meta" && tag.attr("property") == Some("article:published_time") {
+            self.signals.published = true;
+        }
         if let Some(types) = tag.attr("itemtype") {
             // A microdata item that is another's property is something the page holds, not what it is.
             let own = tag.attr("itemprop").is_none();

@@ -19,6 +19,11 @@ const LD_DEPTH_MAX: usize = 32;
 #[derive(Debug, Clone, Default)]
 pub struct Signals {
     pub og_type: Option<String>,
+    /// The page has an `article:published_time` meta tag: Open Graph's date of an article.
+    pub published: bool,
+    /// The page's own JSON-LD says it is a `WebPage` (microdata's `WebPage` is a theme's default on every page's
+    /// `body`, posts included, and does not count).
+    pub ld_web_page: bool,
     /// The page's own schema.org types (top-level JSON-LD objects, members of `@graph`, the `mainEntity` of one:
     /// what the page is about, as a `WebPage`'s thread or question; microdata items that are no other item's
     /// property), lowercase, without their vocabulary prefix.
@@ -72,7 +77,7 @@ impl Signals {
     /// The page's kind: a forum or Q&A by its own types or Open Graph, or by the posts forum software marks up
     /// (at least `FORUM_POSTS_MIN`) unless its own types say it is an article or a product (whose readers'
     /// comments or customers' reviews a forum's software may print); an article by its own types, or by Open
-    /// Graph unless its own types say it is a collection, a list or a product; a product by its own types or Open
+    /// Graph unless its own types say otherwise (`not_article`); a product by its own types or Open
     /// Graph. Types of what the page holds do not count (an `ItemList` of `NewsArticle`s is a listing, a
     /// collection's `Product` items do not make it a product page).
     pub fn kind(&self) -> PageKind {
@@ -82,7 +87,7 @@ impl Signals {
         if self.forum_posts >= FORUM_POSTS_MIN && !self.has(ARTICLE_TYPES) && !self.has(PRODUCT_TYPES) {
             return PageKind::Forum;
         }
-        if self.has(ARTICLE_TYPES) || self.og_type.as_deref() == Some("article") && !self.has(NOT_ARTICLE_TYPES) {
+        if self.has(ARTICLE_TYPES) || self.og_type.as_deref() == Some("article") && !self.not_article() {
             return PageKind::Article;
         }
         if self.has(PRODUCT_TYPES) || self.og_type.as_deref().is_some_and(|t| t == "product" || t == "og:product") {
@@ -91,15 +96,27 @@ impl Signals {
         PageKind::Other
     }
 
+    /// Whether the page's own types say it is not an article whatever its Open Graph type says: a collection, a
+    /// list or a product, or a plain `WebPage` by its JSON-LD without an article's publication date (a CMS sets
+    /// `og:type` article on its service and landing pages too, but dates only what it publishes as articles).
+    fn not_article(&self) -> bool {
+        self.has(NOT_ARTICLE_TYPES) || self.ld_web_page && !self.published
+    }
+
     /// Adds a type (its last path segment, lowercase), as the page's own or as nested, unless known or past
     /// `TYPES_MAX`.
     pub fn add(&mut self, raw: &str, own: bool) {
-        let t = raw.trim().rsplit(['/', '#', ':']).next().unwrap_or("").to_ascii_lowercase();
+        let t = type_name(raw);
         let list = if own { &mut self.types } else { &mut self.nested };
         if !t.is_empty() && t.len() <= NAME_BYTES_MAX && list.len() < TYPES_MAX && !list.contains(&t) {
             list.push(t);
         }
     }
+}
+
+/// A type's name: its last path segment, lowercase (`https://schema.org/WebPage` is `webpage`).
+fn type_name(raw: &str) -> String {
+    raw.trim().rsplit(['/', '#', ':']).next().unwrap_or("").to_ascii_lowercase()
 }
 
 /// One open JSON object or array.
@@ -218,12 +235,17 @@ impl LdScanner {
         if top.object && !self.after_colon {
             self.key.clone_from(&self.buf);
         } else if top.object && self.key == "@type" {
-            signals.add(&self.buf, top.own);
+            self.add_type(signals, top.own);
         } else if top.types {
             // The array's object is the frame below it.
             let own = self.stack.iter().rev().nth(1).is_some_and(|f| f.own);
-            signals.add(&self.buf, own);
+            self.add_type(signals, own);
         }
+    }
+
+    fn add_type(&self, signals: &mut Signals, own: bool) {
+        signals.add(&self.buf, own);
+        signals.ld_web_page |= own && type_name(&self.buf) == "webpage";
     }
 }
 
@@ -322,6 +344,20 @@ mod tests {
             let s = Signals { forum_posts: 5, types: vec![own.into()], ..Signals::default() };
             assert_ne!(s.kind(), PageKind::Forum, "{own}");
         }
+    }
+
+    #[test]
+    fn an_undated_web_page_is_not_an_article_whatever_its_open_graph_type() {
+        let mut s = Signals { og_type: Some("article".into()), ..Signals::default() };
+        LdScanner::default().feed(r#"{"@graph":[{"@type":"WebPage"},{"@type":"Organization"}]}"#, &mut s);
+        assert_eq!(s.kind(), PageKind::Other, "{s:?}");
+        s.published = true;
+        assert_eq!(s.kind(), PageKind::Article, "{s:?}");
+        // Without schema.org types, Open Graph alone still says article; so it does beside microdata's WebPage.
+        let mut og = Signals { og_type: Some("article".into()), ..Signals::default() };
+        assert_eq!(og.kind(), PageKind::Article);
+        og.add("https://schema.org/WebPage", true);
+        assert_eq!(og.kind(), PageKind::Article);
     }
 
     #[test]

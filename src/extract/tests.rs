@@ -537,3 +537,23 @@ fn a_text_run_of_three_megabytes_extracts_as_one_piece() {
         assert!(run_large(html.as_bytes()) == expected, "the extract of a {} byte run changed", run.len());
     }
 }
+
+#[test]
+fn an_undated_web_page_with_open_graph_article_is_not_read_as_an_article() {
+    // A CMS's service page: `og:type` article on every page, but schema.org says WebPage and nothing dates it.
+    let head =
+        r#"<meta property="og:type" content="article"><script type="application/ld+json">{"@type":"WebPage"}</script>"#;
+    let html = |extra: &str| {
+        format!(
+            r#"<html><head>{head}{extra}</head><body><main><h1>Services</h1>
+<p>We repair boats, engines and sails, in our yard or at your mooring, all year round and at fair prices.</p>
+<ul><li><a href="/hulls">Hull repairs</a></li><li><a href="/engines">Engine servicing</a></li></ul></main></body></html>"#
+        )
+    };
+    // Its list of services (links in the content region, off articles) is its text.
+    let out = md(&html(""));
+    assert!(out.contains("Hull repairs") && out.contains("Engine servicing"), "{out}");
+    // Dated, it is an article, whose lists of links are teasers.
+    let dated = md(&html(r#"<meta property="article:published_time" content="2026-01-02">"#));
+    assert!(dated.contains("We repair boats") && !dated.contains("Hull repairs"), "{dated}");
+}
