@@ -50,6 +50,8 @@ pub struct Block {
     pub noscript: bool,
     /// Inside a section of customers' reviews (boilerplate on a product page).
     pub reviews: bool,
+    /// Inside a `<form>`: its labels, prompts and choices.
+    pub form: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -79,6 +81,8 @@ pub struct Node {
     pub poster: bool,
     /// The element's class or id names a listing's filters (`listing::facet_token`).
     pub facets: bool,
+    /// The element is a `<form>`.
+    pub form: bool,
 }
 
 pub struct Page {
@@ -195,6 +199,7 @@ struct Depths {
     cells: u32,
     lists: u32,
     noscript: u32,
+    forms: u32,
 }
 
 impl Depths {
@@ -215,6 +220,7 @@ impl Depths {
         step(&mut self.cells, o.name == "td" || o.name == "th");
         step(&mut self.lists, o.name == "ul" || o.name == "ol");
         step(&mut self.noscript, o.name == "noscript");
+        step(&mut self.forms, o.name == "form");
     }
 }
 
@@ -817,6 +823,7 @@ impl Builder {
             plain,
             noscript: self.depths.noscript > 0,
             reviews: self.depths.reviews > 0,
+            form: self.depths.forms > 0,
         });
         self.cur_text = 0;
         self.cur_links = 0;
@@ -881,6 +888,7 @@ impl Builder {
             plain: (self.depths.boiler > 0, self.depths.content > 0),
             noscript: self.depths.noscript > 0,
             reviews: self.depths.reviews > 0,
+            form: self.depths.forms > 0,
         });
         self.row_header = false;
     }
@@ -1219,6 +1227,7 @@ impl Sink for Builder {
                 post: is_post_text(tag) || forum_post,
                 poster: words & WORD_POSTER != 0 || self.nodes.get(parent as usize).is_some_and(|p| p.poster),
                 facets: words & WORD_FACETS != 0,
+                form: name == "form",
             });
             (self.nodes.len() - 1) as u32
         };

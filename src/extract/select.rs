@@ -43,6 +43,9 @@ const BOILER_BEST_SHARE_MAX: f64 = 0.25;
 /// wiki's list of references: a linked title, then "by" and its authors).
 const LINKED_ITEM_OWN_MIN: u32 = 12;
 
+/// Characters under which a block of a form inside the chosen region is a form's label, prompt or choice.
+const FORM_LINE_MAX: u32 = 60;
+
 /// A block shorter than this does not score its containers.
 const SCORING_TEXT_MIN: u32 = 25;
 
@@ -306,6 +309,8 @@ fn choose(page: &Page) -> Vec<usize> {
     let mut keep = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let article = is_article(&page.signals);
+    let product = page.signals.kind() == PageKind::Product;
+    let in_form = page.ancestors(best).any(|x| page.nodes.get(x).is_some_and(|n| n.form));
     for (i, b) in page.blocks.iter().enumerate() {
         let inside = b.path.first().is_some_and(|&n| chosen.get(n as usize).copied().unwrap_or(false));
         let sibling_paragraph =
@@ -331,6 +336,12 @@ fn choose(page: &Page) -> Vec<usize> {
             continue;
         }
         if matches!(b.kind, Kind::Item { .. }) && ld > 0.35 && !own_sentence {
+            continue;
+        }
+        // A form's short lines (its labels, prompts and choices) are not the page's text, even in its content
+        // region (a newsletter or contact form inside `<main>`); a product page's form is its options and price,
+        // and a form around the whole region is the page's frame (ASP.NET's `aspnetForm` around every page).
+        if b.form && b.text_len < FORM_LINE_MAX && !product && !in_form {
             continue;
         }
         // A card's short lines (a price, a date) are the item's own.

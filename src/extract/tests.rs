@@ -557,3 +557,27 @@ fn an_undated_web_page_with_open_graph_article_is_not_read_as_an_article() {
     let dated = md(&html(r#"<meta property="article:published_time" content="2026-01-02">"#));
     assert!(dated.contains("We repair boats") && !dated.contains("Hull repairs"), "{dated}");
 }
+
+#[test]
+fn a_forms_short_lines_are_left_out_of_the_content() {
+    let html = r#"<html><body><main><h1>Our services</h1>
+<p>We repair boats, engines and sails, in our yard or at your mooring, all year round and at fair prices.</p>
+<p>Every repair is guaranteed for two years, parts and labour, whatever the boat and wherever it sails.</p>
+<form><h3>Get a quote</h3><label>Your name</label><input name="n"><label>Your email address</label><input name="e">
+<p>Tell us about your boat, its engine and what needs doing, and we will answer within a day with a price.</p></form>
+</main></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("We repair boats") && out.contains("guaranteed for two years"), "{out}");
+    assert!(!out.contains("Your name") && !out.contains("Your email") && !out.contains("Get a quote"), "{out}");
+    // A form's longer text is kept.
+    assert!(out.contains("Tell us about your boat"), "{out}");
+    // On a product page the form is the product's options.
+    let product = html.replace("<html>", r#"<html><head><meta property="og:type" content="product"></head>"#);
+    assert!(md(&product).contains("Your name"), "{}", md(&product));
+    // A form around the whole page (ASP.NET's) is its frame, not a form in its content.
+    let framed = html
+        .replace("<main>", "<form id=\"aspnetForm\"><main>")
+        .replace("<form>", "<div>")
+        .replace("</form>", "</div></form>");
+    assert!(md(&framed).contains("Your name"), "{}", md(&framed));
+}
