@@ -831,6 +831,16 @@ impl Builder {
         self.space = true;
     }
 
+    /// A block-level element starts or ends: the block being filled ends, except inside `<pre>`, where it ends a
+    /// line (highlighters put each line of code in a `<div>` of its own: the code is still one block).
+    fn end_line_or_block(&mut self) {
+        if !self.in_pre() {
+            self.flush();
+        } else if !self.cur.is_empty() && !self.cur.ends_with('\n') {
+            self.push_markup("\n");
+        }
+    }
+
     fn block_kind(&self) -> Kind {
         for o in self.stack.iter().rev() {
             match o.name.as_str() {
@@ -1026,8 +1036,11 @@ impl Builder {
                         self.cur.push_str(mark);
                         self.cur.push_str(&tail);
                     }
-                } else if !INLINE.contains(&name.as_str()) {
+                } else if name == "pre" {
+                    // Still counted in `depths` until popped below: the code block ends here.
                     self.flush();
+                } else if !INLINE.contains(&name.as_str()) {
+                    self.end_line_or_block();
                 }
             }
         }
@@ -1175,7 +1188,7 @@ impl Sink for Builder {
                     }
                 }
             }
-            self.flush();
+            self.end_line_or_block();
         }
         if self.stack.len() >= DEPTH_MAX {
             self.overflow += 1;

@@ -348,8 +348,12 @@ fn choose(page: &Page) -> Vec<usize> {
         if !in_card(b) && is_chrome(b) || is_residue(b) {
             continue;
         }
-        // The same text again (a promise repeated in a banner, a price box and a footer note) is said once.
-        if b.text_len >= REPEAT_TEXT_MIN && !matches!(b.kind, Kind::Heading(_)) && !seen.insert(b.md.as_str()) {
+        // The same text again (a promise repeated in a banner, a price box and a footer note) is said once; code
+        // is not (a doc page shows the same command again where it is used).
+        if b.text_len >= REPEAT_TEXT_MIN
+            && !matches!(b.kind, Kind::Heading(_) | Kind::Pre)
+            && !seen.insert(b.md.as_str())
+        {
             continue;
         }
         keep.push(i);

@@ -581,3 +581,14 @@ fn a_forms_short_lines_are_left_out_of_the_content() {
         .replace("</form>", "</div></form>");
     assert!(md(&framed).contains("Your name"), "{}", md(&framed));
 }
+
+#[test]
+fn code_with_a_div_per_line_is_one_block_and_is_never_dropped_as_repeated() {
+    let code = r#"<pre><code><div class="line">cargo build --release</div><div class="line">cargo test</div><div class="line"></div><div class="line">cargo bench</div></code></pre>"#;
+    let html = format!(
+        "<html><body><article><h1>Building</h1><p>Build the project, then run its tests and its benches, from the checkout's root directory.</p>{code}<p>Run the same commands again after every change, in that order, before you commit anything.</p>{code}</article></body></html>"
+    );
+    let out = md(&html);
+    let block = "```\ncargo build --release\ncargo test\ncargo bench\n```";
+    assert_eq!(out.matches(block).count(), 2, "{out}");
+}
