@@ -28,7 +28,36 @@ pub fn init(filter: &str) {
     });
     builder.target(env_logger::Target::Pipe(Box::new(Stderr)));
     // A second init (tests, or `search` after a failed start) keeps the first logger.
-    let _ = builder.try_init();
+    if builder.try_init().is_ok() {
+        std::panic::set_hook(Box::new(log_panic));
+    }
+}
+
+/// The target of the line a panic logs.
+pub const PANIC_TARGET: &str = "websearchd::panic";
+
+/// The panic hook `init` installs: one error line (the thread, where, and the message) through the logger, so that
+/// under systemd it reaches the journal with its priority like every other line. Release builds abort right after it
+/// (`panic = "abort"`) and systemd starts the service again; builds that unwind (tests, debug) go on unwinding, and
+/// the server answers the request with a 500.
+fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
+    let line = panic_line(std::thread::current().name(), info.location(), info.payload());
+    log::error!(target: PANIC_TARGET, "{line}");
+}
+
+/// The panic hook's line: `thread 'NAME' panicked at FILE:LINE:COLUMN: MESSAGE`, the message on one line.
+fn panic_line(
+    thread: Option<&str>,
+    location: Option<&std::panic::Location<'_>>,
+    payload: &(dyn std::any::Any + Send),
+) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    let location = location.map_or_else(|| "an unknown place".to_owned(), ToString::to_string);
+    format!("thread '{}' panicked at {location}: {}", thread.unwrap_or("unnamed"), message.replace('\n', " "))
 }
 
 /// Whether lines carry journald's priority prefix (`init` saw `JOURNAL_STREAM`) rather than a timestamp.
@@ -194,6 +223,19 @@ mod tests {
 
     fn line(n: usize) -> String {
         format!("line {n:06} {}\n", "x".repeat(80))
+    }
+
+    #[test]
+    fn a_panic_is_one_line_with_the_thread_the_place_and_the_message() {
+        let here = std::panic::Location::caller();
+        let at = format!("{}:{}:{}", here.file(), here.line(), here.column());
+        assert_eq!(
+            panic_line(Some("worker-3"), Some(here), &"index 9 out of range\nfor 4"),
+            format!("thread 'worker-3' panicked at {at}: index 9 out of range for 4")
+        );
+        let formatted: Box<dyn std::any::Any + Send> = Box::new(format!("bad {}", 7));
+        assert_eq!(panic_line(None, None, &*formatted), "thread 'unnamed' panicked at an unknown place: bad 7");
+        assert!(panic_line(None, Some(here), &42_u8).ends_with(": (no message)"));
     }
 
     /// A journal that stops reading: its socket fills mid-line, the write returns at once, and what the journal

@@ -75,12 +75,13 @@ impl Limits {
 
 /// What the application supplies.
 pub trait Handler: Send + Sync + 'static {
-    /// Answers one request. A panic here becomes a logged 500; the worker survives.
+    /// Answers one request. A panic here is logged (`logger::PANIC_TARGET`); in a build that unwinds (tests, debug) it
+    /// becomes a 500 and the worker survives, a release build (`panic = "abort"`) ends the process.
     fn handle(&self, request: &Request) -> Response;
     /// Answers, on the reactor thread and without a worker, a request that costs a few microseconds and never waits
     /// (no I/O, no lock held across I/O), so that it stays answerable while every worker is busy and skips the
-    /// hand-off to a worker and back; `None` for the rest, which a worker runs. A panic here is caught and the request
-    /// goes to a worker.
+    /// hand-off to a worker and back; `None` for the rest, which a worker runs. A panic here is caught in a build that
+    /// unwinds, and the request goes to a worker.
     fn handle_inline(&self, _request: &Request) -> Option<Reply> {
         None
     }
