@@ -550,7 +550,7 @@ impl App {
         let base = self.config.map_path.as_deref().unwrap_or("/map");
         let response = match path.strip_prefix(base).unwrap_or("") {
             "" => return Response::new(308, "text/plain", Vec::new()).header("Location", format!("{base}/")),
-            "/map.js" => Response::new(200, "text/javascript; charset=utf-8", crate::map::page::Page::script()),
+            "/map.js" => Response::new(200, "text/javascript; charset=utf-8", self.map_page.script()),
             _ => Response::new(200, "text/html; charset=utf-8", self.map_page.html())
                 .header("Content-Security-Policy", self.map_page.csp())
                 .header("X-Frame-Options", "DENY")

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod codec;
 pub mod config;
 pub mod discovery;
+pub mod embedded;
 pub mod error;
 pub mod extract;
 pub mod fetch;

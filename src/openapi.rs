@@ -14,17 +14,11 @@ use crate::config::Config;
 use crate::x402::{FreeRules, Terms};
 
 /// The template, deflated by `build.rs` (about 5.8 KB in the binary instead of 26 KB of minified JSON).
-static TEMPLATE_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi_template.json.deflate"));
-/// A bound on the inflated template (it is 35 KB), so that a broken build cannot make start-up read without end.
-const TEMPLATE_BYTES_MAX: u64 = 1_048_576;
+static TEMPLATE_DEFLATED: &[u8] = crate::embedded::deflated!("src/openapi_template.json");
 
 /// The template, inflated and parsed (at start: the OpenAPI document and the MCP tools' schemas).
 fn template() -> Value {
-    use std::io::Read;
-    let mut text = Vec::new();
-    let inflated = flate2::read::DeflateDecoder::new(TEMPLATE_DEFLATED).take(TEMPLATE_BYTES_MAX).read_to_end(&mut text);
-    // The template is this crate's own file, deflated at build time; the unit tests parse it.
-    inflated.ok().and_then(|_| serde_json::from_slice(&text).ok()).unwrap_or_default()
+    serde_json::from_str(&crate::embedded::inflate(TEMPLATE_DEFLATED)).unwrap_or_default()
 }
 
 /// Error codes only the payment gate gives (a free instance never answers them).
