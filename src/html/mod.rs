@@ -500,11 +500,19 @@ impl Tokenizer {
     }
 
     /// A full text buffer delivers a piece of the run (see `TEXT_RUN_BYTES_MAX`) and keeps the rest.
+    #[inline]
     fn flush_long_run(&mut self, sink: &mut impl Sink) {
         if self.text.len() >= TEXT_RUN_BYTES_MAX {
-            let decoded = !matches!(self.raw, Some(RawKind::Raw(_)));
-            self.flush_piece(piece_end(&self.text, decoded), sink);
+            self.flush_run_piece(sink);
         }
+    }
+
+    /// Out of the hot loop: only runs longer than `TEXT_RUN_BYTES_MAX` come here.
+    #[cold]
+    #[inline(never)]
+    fn flush_run_piece(&mut self, sink: &mut impl Sink) {
+        let decoded = !matches!(self.raw, Some(RawKind::Raw(_)));
+        self.flush_piece(piece_end(&self.text, decoded), sink);
     }
 
     /// Delivers the first `end` bytes of the pending text.
@@ -520,7 +528,11 @@ impl Tokenizer {
             decode_into(piece, false, &mut self.decoded);
             sink.text(&self.decoded);
         }
-        self.text.drain(..end.min(self.text.len()));
+        if end >= self.text.len() {
+            self.text.clear();
+        } else {
+            self.text.drain(..end);
+        }
     }
 }
 
