@@ -125,9 +125,17 @@ fn link_density(b: &Block) -> f64 {
 
 /// Whether a block is body text: a paragraph (or code, or a list item) that is not mostly links.
 fn is_body(b: &Block) -> bool {
-    matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. })
+    (matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. }) || long_heading(b))
         && link_density(b) < 0.3
         && (!b.boiler || b.content)
+}
+
+/// Characters from which a heading is a paragraph set in a heading's type (a landing page's introduction in an
+/// `h4`): it counts as body text.
+const LONG_HEADING_MIN: u32 = 120;
+
+fn long_heading(b: &Block) -> bool {
+    matches!(b.kind, Kind::Heading(_)) && b.text_len >= LONG_HEADING_MIN
 }
 
 /// Indices of the blocks to keep, in order.
@@ -154,7 +162,7 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         // Only body-like blocks vote: paragraphs, code, items and the rows of data tables; headings do not.
         if b.text_len < SCORING_TEXT_MIN
-            || !matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. })
+            || !(matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. }) || long_heading(b))
         {
             continue;
         }
@@ -379,7 +387,10 @@ fn choose(page: &Page) -> Vec<usize> {
     }
     // Runs of three or more headings with no text between them are lists of teasers.
     // (A listing's cards titled by headings are its items, not teasers.)
-    let is_heading = |i: &usize| page.blocks.get(*i).is_some_and(|b| matches!(b.kind, Kind::Heading(_)) && !in_card(b));
+    // (A long heading is a paragraph in a heading's type, not a title.)
+    let is_heading = |i: &usize| {
+        page.blocks.get(*i).is_some_and(|b| matches!(b.kind, Kind::Heading(_)) && !in_card(b) && !long_heading(b))
+    };
     let mut drop = vec![false; keep.len()];
     let mut run_start = 0;
     for pos in 0..=keep.len() {

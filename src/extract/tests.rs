@@ -592,3 +592,17 @@ fn code_with_a_div_per_line_is_one_block_and_is_never_dropped_as_repeated() {
     let block = "```\ncargo build --release\ncargo test\ncargo bench\n```";
     assert_eq!(out.matches(block).count(), 2, "{out}");
 }
+
+#[test]
+fn a_paragraph_set_as_a_heading_is_body_text() {
+    // A landing page's introduction in an `h4`, in a section of its own beside the page's other section.
+    let intro = "For more than forty years we have offered a vast selection of handmade gifts, where you will surely find something for everyone on your list, including yourself.";
+    let html = format!(
+        r#"<html><body><div class="page"><div class="intro"><h2>Welcome</h2><h4>{intro}</h4></div>
+<div class="visit"><h2>Plan your visit</h2><p>Visit the gallery in the village, a storybook place with colonial buildings and gardens.</p>
+<p>We are open every day of the year but three, and gift cards are sold at the desk or by phone.</p></div>
+</div></body></html>"#
+    );
+    let out = md(&html);
+    assert!(out.contains("#### For more than forty years") && out.contains("Visit the gallery"), "{out}");
+}
