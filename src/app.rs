@@ -2,7 +2,7 @@
 //! it answers with `Response`s and turns every `ApiError` into its JSON form in one place (`Handler::handle`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -42,6 +42,9 @@ pub struct App {
     pages: crate::page::Cache,
     mcp: McpDoor,
     fixed: Fixed,
+    /// `/health` as last answered. A probe whose body comes out the same (no source, breaker or store changed within
+    /// the second) reuses its rendered head and framing, so only the body is written per probe.
+    health_last: Mutex<Option<Arc<Prepared>>>,
 }
 
 /// The responses that depend on the configuration only, rendered once at start (the keys, the terms and the
@@ -233,6 +236,7 @@ impl App {
             mcp,
             // Rendered from the app itself, just below.
             fixed: Fixed::default(),
+            health_last: Mutex::new(None),
         };
         app.fixed = Fixed::build(&app);
         Ok(app)
@@ -320,15 +324,35 @@ impl App {
         }
     }
 
-    /// Written member by member (sorted), not through a value tree: the reactor answers it, often.
     fn health(&self) -> Response {
+        health_response(self.health_body())
+    }
+
+    /// `/health` as the reactor answers it: the last answer again when its body is the same.
+    fn health_prepared(&self) -> Arc<Prepared> {
+        let body = self.health_body();
+        let mut last = self.health_last.lock().unwrap_or_else(PoisonError::into_inner);
+        match last.as_ref() {
+            Some(prepared) if prepared.body() == body.as_slice() => prepared.clone(),
+            _ => {
+                let prepared = Arc::new(Prepared::new(&cors(health_response(body))));
+                *last = Some(prepared.clone());
+                prepared
+            }
+        }
+    }
+
+    /// Written member by member (sorted), not through a value tree: the reactor answers it, often.
+    fn health_body(&self) -> Vec<u8> {
         use crate::json_out::{key, opt_u64, string};
         let mut body = Vec::with_capacity(HEALTH_BYTES);
         body.push(b'{');
         // Whether the facilitator serves the network (from its `/supported`, read in memory: never asked here).
-        if let Some(facilitator) = self.gate.facilitator_health() {
-            key(&mut body, "facilitator");
-            let _ = serde_json::to_writer(&mut body, &facilitator);
+        let start = body.len();
+        key(&mut body, "facilitator");
+        if !self.gate.write_facilitator_health(&mut body) {
+            // Payments off: no member.
+            body.truncate(start);
         }
         key(&mut body, "mode");
         string(&mut body, if self.gate.terms().is_some() { "paid" } else { "free" });
@@ -346,7 +370,7 @@ impl App {
         key(&mut body, "version");
         string(&mut body, env!("CARGO_PKG_VERSION"));
         body.extend_from_slice(b"}\n");
-        Response::new(200, "application/json", body).header("Cache-Control", "no-store")
+        body
     }
 
     fn metrics(&self) -> Response {
@@ -887,7 +911,7 @@ impl Handler for App {
     fn handle_inline(&self, request: &Request) -> Option<Reply> {
         let route = self.route_of(request.path());
         if matches!(route, Route::Health) && matches!(request.method(), "GET" | "HEAD") {
-            return Some(cors(self.health()).into());
+            return Some(Reply::Prepared(self.health_prepared()));
         }
         self.fixed_reply(route, request).map(Reply::Prepared)
     }
@@ -895,6 +919,10 @@ impl Handler for App {
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {
         self.metrics.record(self.route_of(request.path()).label(), status, elapsed);
     }
+}
+
+fn health_response(body: Vec<u8>) -> Response {
+    Response::new(200, "application/json", body).header("Cache-Control", "no-store")
 }
 
 fn cors(response: Response) -> Response {

@@ -145,6 +145,9 @@ const SUPPORT_RECHECK_MS: u64 = 60_000;
 /// Clients tracked for trials in one day; past it, no more trials that day (memory stays bounded).
 const TRIAL_CLIENTS_MAX: usize = 100_000;
 
+/// A `/supported` answer and when it came (Unix ms).
+type Checked = (Support, u64);
+
 pub struct Gate {
     terms: Option<Terms>,
     facilitator: Facilitator,
@@ -155,7 +158,9 @@ pub struct Gate {
     stats: Stats,
     /// The facilitator's last `/supported` answer for the terms' network and when it came (Unix ms); `None` before
     /// the first. Never locked across the call.
-    support: Mutex<Option<(Support, u64)>>,
+    support: Mutex<Option<Checked>>,
+    /// The `/supported` answer `/health` last reported, and its JSON.
+    health_memo: Mutex<Option<(Option<Checked>, Vec<u8>)>>,
     /// The fleet's trial counters, when nodes share a store (its replay guard is the ledger's).
     store: Option<Arc<crate::store::Store>>,
 }
@@ -191,6 +196,7 @@ impl Gate {
             trial: Mutex::new((0, HashMap::new())),
             stats: Stats::default(),
             support: Mutex::new(None),
+            health_memo: Mutex::new(None),
             store: None,
         }
     }
@@ -240,10 +246,24 @@ impl Gate {
         Some(support)
     }
 
-    /// The facilitator's `/supported` answer as `/health` reports it (payments on only).
-    pub fn facilitator_health(&self) -> Option<Value> {
-        let terms = self.terms.as_ref()?;
+    /// The facilitator's `/supported` answer as `/health` reports it, as JSON (payments on only; `false` and nothing
+    /// written with payments off). Rendered again only when the answer it reports changed: the reactor answers
+    /// `/health`, often.
+    pub fn write_facilitator_health(&self, out: &mut Vec<u8>) -> bool {
+        let Some(terms) = self.terms.as_ref() else { return false };
         let last = self.support.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut memo = self.health_memo.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.as_ref().is_none_or(|(of, _)| *of != last) {
+            let json = serde_json::to_vec(&self.facilitator_health(terms, last.clone())).unwrap_or_default();
+            *memo = Some((last, json));
+        }
+        if let Some((_, json)) = memo.as_ref() {
+            out.extend_from_slice(json);
+        }
+        true
+    }
+
+    fn facilitator_health(&self, terms: &Terms, last: Option<Checked>) -> Value {
         let (supports, detail) = match last.as_ref().map(|(s, _)| s) {
             None => (Value::Null, "not asked yet".to_owned()),
             Some(s) => {
@@ -256,13 +276,13 @@ impl Gate {
                 }
             }
         };
-        Some(json!({
+        json!({
             "url": self.facilitator.url(),
             "network": terms.network.caip2(),
             "supports_network": supports,
             "checked_at": last.map(|(_, at)| crate::clock::rfc3339(at)),
             "detail": detail,
-        }))
+        })
     }
 
     /// Before a payment is verified: a facilitator known not to serve the network is not asked (503
@@ -817,5 +837,33 @@ mod tests {
         }
         assert_eq!(asked.load(SeqCst), 1, "/supported asked once");
         assert!(matches!(gate.support.lock().expect("lock").as_ref(), Some((Support::Yes, _))));
+    }
+
+    /// `/health`'s facilitator member is rendered once per answer it reports: the same bytes while the answer holds,
+    /// the new answer as soon as it changes; nothing with payments off.
+    #[test]
+    fn the_facilitators_health_follows_its_answer() {
+        let terms = Terms { network: Network::Base, pay_to: [7; 20], price: 1, max_timeout_s: 60 };
+        let gate = |terms| {
+            let facilitator = Facilitator::new("http://127.0.0.1:9", None, Duration::from_secs(1));
+            let free = FreeRules { trial_calls_per_day: 0, loopback: false };
+            Gate::new(terms, facilitator, None, Arc::new(FixedClock(0)), free)
+        };
+        let health = |gate: &Gate| {
+            let mut out = Vec::new();
+            gate.write_facilitator_health(&mut out).then(|| serde_json::from_slice::<Value>(&out).expect("JSON"))
+        };
+        assert_eq!(health(&gate(None)), None);
+        let gate = gate(Some(terms));
+        let before = health(&gate).expect("payments on");
+        assert_eq!(before["detail"], "not asked yet");
+        assert_eq!(health(&gate).as_ref(), Some(&before));
+        *gate.support.lock().expect("lock") = Some((Support::Yes, 0));
+        let after = health(&gate).expect("payments on");
+        assert_eq!(after["supports_network"], true, "{after}");
+        *gate.support.lock().expect("lock") = Some((Support::Unknown("refused".into()), 60_000));
+        let again = health(&gate).expect("payments on");
+        assert_eq!(again["supports_network"], Value::Null, "{again}");
+        assert!(again["detail"].as_str().is_some_and(|d| d.contains("refused")), "{again}");
     }
 }
