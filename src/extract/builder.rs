@@ -133,6 +133,9 @@ struct Open {
     node: u32,
     boiler: bool,
     content: bool,
+    /// A boilerplate class or id hint inside a content region (a shop's "related products" inside `<main>`): what
+    /// it holds is not content, whatever encloses it (see `Builder::in_content`).
+    masks: bool,
     skip: bool,
     /// For `ol`/`ul`: the next item number.
     counter: u32,
@@ -200,6 +203,7 @@ struct Depths {
     lists: u32,
     noscript: u32,
     forms: u32,
+    masks: u32,
 }
 
 impl Depths {
@@ -221,6 +225,7 @@ impl Depths {
         step(&mut self.lists, o.name == "ul" || o.name == "ol");
         step(&mut self.noscript, o.name == "noscript");
         step(&mut self.forms, o.name == "form");
+        step(&mut self.masks, o.masks);
     }
 }
 
@@ -336,6 +341,9 @@ fn token_hint(token: &str) -> u8 {
     if NEGATIVE.contains(&token) {
         h |= HINT_NEGATIVE;
     }
+    if ASIDE_WORDS.contains(&token) {
+        h |= HINT_ASIDE;
+    }
     if POSITIVE.contains(&token) {
         h |= HINT_POSITIVE;
     }
@@ -393,6 +401,30 @@ const HINT_REVIEWS: u8 = 8;
 /// A token naming a cookie or consent banner: never content, whatever else its classes say
 /// (`vertical-align-content` on OneTrust's banner).
 const HINT_CONSENT: u8 = 16;
+/// A token that is one of `ASIDE_WORDS` itself: a hint that holds inside a content region.
+const HINT_ASIDE: u8 = 32;
+
+/// Class or id tokens (whole, not inside longer ones) naming what sits beside a page's content even inside the
+/// region marked as content (`<main>`, `<article>`): other pages' teasers, share and follow bars, sign-up boxes,
+/// sidebars. Utility and layout words (`hidden`, a page builder's `widget` on every block, `menu`) and component
+/// names (Adobe's `promo` cards of a service page) are not among them: inside content they say nothing.
+const ASIDE_WORDS: &[&str] = &[
+    "related",
+    "share",
+    "sharing",
+    "social",
+    "sidebar",
+    "newsletter",
+    "subscribe",
+    "advert",
+    "sponsor",
+    "recommend",
+    "trending",
+    "most-popular",
+    "mostpopular",
+    "outbrain",
+    "taboola",
+];
 
 /// What names a cookie or consent banner inside a class or id token.
 const CONSENT: &[&str] = &[
@@ -492,11 +524,12 @@ const HINT_TOKENS_MAX: usize = 4_096;
 
 impl Hints {
     /// The hint weight (positive for content, negative for boilerplate), whether the element is a comments
-    /// section, whether it is a section of customers' reviews, and whether it is a cookie or consent banner.
-    fn of(&mut self, tag: &Tag) -> (i32, bool, bool, bool) {
+    /// section, whether it is a section of customers' reviews, whether it is a cookie or consent banner, and
+    /// whether a token names what sits beside content even inside it (`HINT_ASIDE`).
+    fn of(&mut self, tag: &Tag) -> (i32, bool, bool, bool, bool) {
         let comments = is_comments(tag);
         if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
-            return (40, comments, false, false);
+            return (40, comments, false, false, false);
         }
         let mut hints = 0;
         let mut reviews = false;
@@ -518,7 +551,7 @@ impl Hints {
                     }
                 };
                 if h & HINT_BODY != 0 {
-                    return (40, comments, false, false);
+                    return (40, comments, false, false, false);
                 }
                 reviews |= h & HINT_REVIEWS != 0;
                 consent |= h & HINT_CONSENT != 0;
@@ -538,7 +571,7 @@ impl Hints {
         if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
             w -= 25;
         }
-        (w, comments, reviews, consent)
+        (w, comments, reviews, consent, hints & HINT_ASIDE != 0)
     }
 }
 
@@ -764,6 +797,11 @@ impl Builder {
         self.cur.push_str(markup);
     }
 
+    /// Inside an element whose tag, class or id says content, and not inside a boilerplate hint within it.
+    fn in_content(&self) -> bool {
+        self.depths.content > 0 && self.depths.masks == 0
+    }
+
     fn skipping(&self) -> bool {
         self.stack.last().is_some_and(|o| o.skip)
     }
@@ -807,8 +845,8 @@ impl Builder {
         let kind = self.block_kind();
         let comments = self.depths.comments > 0;
         let boiler = comments || self.depths.boiler > 0;
-        let content = !comments && self.depths.content > 0;
-        let plain = (self.depths.boiler > 0, self.depths.content > 0);
+        let content = !comments && self.in_content();
+        let plain = (self.depths.boiler > 0, self.in_content());
         self.blocks.push(Block {
             kind,
             quote_depth,
@@ -894,8 +932,8 @@ impl Builder {
             commas: 0,
             path: self.path(),
             boiler: self.depths.boiler > 0 || self.depths.comments > 0,
-            content: self.depths.comments == 0 && self.depths.content > 0,
-            plain: (self.depths.boiler > 0, self.depths.content > 0),
+            content: self.depths.comments == 0 && self.in_content(),
+            plain: (self.depths.boiler > 0, self.in_content()),
             noscript: self.depths.noscript > 0,
             reviews: self.depths.reviews > 0,
             form: self.depths.forms > 0,
@@ -1099,6 +1137,7 @@ impl Sink for Builder {
                     node: NO_NODE,
                     boiler: false,
                     content: false,
+                    masks: false,
                     skip: true,
                     counter: 0,
                     href: None,
@@ -1198,14 +1237,18 @@ impl Sink for Builder {
         // Hints matter on containers; inline elements (links, spans, emphasis) are many and carry none we use.
         // The classes of `html` and `body` describe the whole page's layout (`has-sidebar`, `no-comments`), not a
         // part of it.
-        let (weight, comments, reviews, consent) =
-            if inline || matches!(name, "html" | "body") { (0, false, false, false) } else { self.hints.of(tag) };
+        let (weight, comments, reviews, consent, aside) = if inline || matches!(name, "html" | "body") {
+            (0, false, false, false, false)
+        } else {
+            self.hints.of(tag)
+        };
         // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
         // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's).
         let words = if inline || matches!(name, "html" | "body") { 0 } else { self.words.of(tag) };
         let skip = hidden || consent || words & WORD_CAPTION != 0;
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = CONTENT_TAGS.contains(&name) || weight > 0;
+        let masks = aside && !content && self.depths.content > 0;
         let node = if inline
             || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre")
             || name == "li" && tag.attr("class").is_none_or(|c| c.trim().is_empty())
@@ -1218,7 +1261,9 @@ impl Sink for Builder {
             let parent = self.stack.iter().rev().find(|o| o.node != NO_NODE).map_or(NO_NODE, |o| o.node);
             let in_comments = comments || self.depths.comments > 0;
             let boiler_ctx = in_comments || boiler || self.depths.boiler > 0;
-            let content_ctx = !in_comments && (content || self.depths.content > 0);
+            // Content by its own tag or hint inside a boilerplate hint within content (an `<article>` card in a
+            // "related" grid) is still not content.
+            let content_ctx = !in_comments && !masks && self.depths.masks == 0 && (content || self.depths.content > 0);
             // A post marked up by forum software counts towards a thread unless it sits in another post.
             let forum_post = words & WORD_POST != 0
                 || tag.attr("data-role").is_some_and(|r| r.eq_ignore_ascii_case(INVISION_POST_ROLE));
@@ -1234,7 +1279,10 @@ impl Sink for Builder {
                 weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
                 boiler: boiler_ctx,
                 content: content_ctx,
-                plain: (boiler || self.depths.boiler > 0, content || self.depths.content > 0),
+                plain: (
+                    boiler || self.depths.boiler > 0,
+                    !masks && self.depths.masks == 0 && (content || self.depths.content > 0),
+                ),
                 class_key: class_key(tag),
                 card_key: card_key(tag),
                 post: is_post_text(tag) || forum_post,
@@ -1251,6 +1299,7 @@ impl Sink for Builder {
             node,
             boiler,
             content,
+            masks,
             skip,
             counter: 1,
             href: None,

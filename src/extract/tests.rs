@@ -606,3 +606,27 @@ fn a_paragraph_set_as_a_heading_is_body_text() {
     let out = md(&html);
     assert!(out.contains("#### For more than forty years") && out.contains("Visit the gallery"), "{out}");
 }
+
+#[test]
+fn a_boilerplate_section_inside_the_main_landmark_is_left_out() {
+    // A shop's theme puts its "related products" grid inside `<main>`: the section's own class says what it is,
+    // which the landmark around it does not undo (nor do the `<article>` cards inside it).
+    let card = |n: u32| {
+        format!(
+            r#"<article class="product"><h3><a href="/p/{n}">Linen Summer Dress number {n}</a></h3>
+<p class="price">A dress of washed linen, cut loose, in four colours and six sizes, number {n}.</p></article>"#
+        )
+    };
+    let cards: String = (1..=6).map(card).collect();
+    let html = format!(
+        r#"<html><head><title>Hemp Dress</title></head><body><main>
+<div class="product-summary"><h1>Hemp Dress</h1>
+<p>A dress of three layers of hemp, dyed without azo dyes, with a pocket on the right side and a side zip.</p>
+<p>Made to order: it ships within eight to fourteen days, from the workshop where it is sewn by hand.</p></div>
+<section class="related products"><h2>Related products</h2>{cards}</section>
+</main></body></html>"#
+    );
+    let out = md(&html);
+    assert!(out.contains("three layers of hemp") && out.contains("Made to order"), "{out}");
+    assert!(!out.contains("Linen Summer Dress") && !out.contains("washed linen"), "{out}");
+}
