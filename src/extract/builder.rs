@@ -406,7 +406,7 @@ const HINT_ASIDE: u8 = 32;
 
 /// Class or id tokens (whole, not inside longer ones) naming what sits beside a page's content even inside the
 /// region marked as content (`<main>`, `<article>`): other pages' teasers, share and follow bars, sign-up boxes,
-/// sidebars. Utility and layout words (`hidden`, a page builder's `widget` on every block, `menu`) and component
+/// sidebars, a navigation, breadcrumb or pagination bar, a modal, a footer of tags. Utility and layout words (`hidden`, a page builder's `widget` on every block, `menu`) and component
 /// names (Adobe's `promo` cards of a service page) are not among them: inside content they say nothing.
 const ASIDE_WORDS: &[&str] = &[
     "related",
@@ -424,6 +424,19 @@ const ASIDE_WORDS: &[&str] = &[
     "mostpopular",
     "outbrain",
     "taboola",
+    "navigation",
+    "navbar",
+    "breadcrumb",
+    "pagination",
+    "modal",
+    "popup",
+    "toolbar",
+    "footer",
+    "masthead",
+    "signup",
+    "sign-up",
+    "author-bio",
+    "tags",
 ];
 
 /// What names a cookie or consent banner inside a class or id token.

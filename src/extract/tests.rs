@@ -629,4 +629,13 @@ fn a_boilerplate_section_inside_the_main_landmark_is_left_out() {
     let out = md(&html);
     assert!(out.contains("three layers of hemp") && out.contains("Made to order"), "{out}");
     assert!(!out.contains("Linen Summer Dress") && !out.contains("washed linen"), "{out}");
+    // So does a modal's prose inside `<article>`; a page builder's `widget` class on every block says nothing.
+    let html = r#"<html><head><title>Hull Cleaning</title></head><body><article>
+<div class="widget text"><p>We clean hulls of sailing boats and motor boats in the harbour, by hand and without any solvents.</p>
+<p>A hull of ten metres takes half a day, and we send photographs of the hull before and after the work.</p></div>
+<div class="modal"><p>Before you go: leave us your address and we will send you our seasonal offers and our news by post.</p></div>
+</article></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("without any solvents") && out.contains("half a day"), "{out}");
+    assert!(!out.contains("Before you go"), "{out}");
 }
