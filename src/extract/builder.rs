@@ -136,6 +136,8 @@ struct Open {
     /// A boilerplate class or id hint inside a content region (a shop's "related products" inside `<main>`): what
     /// it holds is not content, whatever encloses it (see `Builder::in_content`).
     masks: bool,
+    /// The element holds one post's text (`Node::post`).
+    post: bool,
     skip: bool,
     /// For `ol`/`ul`: the next item number.
     counter: u32,
@@ -204,6 +206,7 @@ struct Depths {
     noscript: u32,
     forms: u32,
     masks: u32,
+    posts: u32,
 }
 
 impl Depths {
@@ -226,6 +229,7 @@ impl Depths {
         step(&mut self.noscript, o.name == "noscript");
         step(&mut self.forms, o.name == "form");
         step(&mut self.masks, o.masks);
+        step(&mut self.posts, o.post);
     }
 }
 
@@ -406,8 +410,9 @@ const HINT_ASIDE: u8 = 32;
 
 /// Class or id tokens (whole, not inside longer ones) naming what sits beside a page's content even inside the
 /// region marked as content (`<main>`, `<article>`): other pages' teasers, share and follow bars, sign-up boxes,
-/// sidebars, a navigation, breadcrumb or pagination bar, a modal, a footer of tags. Utility and layout words (`hidden`, a page builder's `widget` on every block, `menu`) and component
-/// names (Adobe's `promo` cards of a service page) are not among them: inside content they say nothing.
+/// sidebars, a navigation, breadcrumb or pagination bar, a modal, a footer of tags. Utility and layout words
+/// (`hidden`, a page builder's `widget` on every block, `menu`) and component names (Adobe's `promo` cards of a
+/// service page) are not among them: inside content they say nothing.
 const ASIDE_WORDS: &[&str] = &[
     "related",
     "share",
@@ -1151,6 +1156,7 @@ impl Sink for Builder {
                     boiler: false,
                     content: false,
                     masks: false,
+                    post: false,
                     skip: true,
                     counter: 0,
                     href: None,
@@ -1276,26 +1282,19 @@ impl Sink for Builder {
             let boiler_ctx = in_comments || boiler || self.depths.boiler > 0;
             // Content by its own tag or hint inside a boilerplate hint within content (an `<article>` card in a
             // "related" grid) is still not content.
-            let content_ctx = !in_comments && !masks && self.depths.masks == 0 && (content || self.depths.content > 0);
+            let content_here = !masks && self.depths.masks == 0 && (content || self.depths.content > 0);
             // A post marked up by forum software counts towards a thread unless it sits in another post.
             let forum_post = words & WORD_POST != 0
                 || tag.attr("data-role").is_some_and(|r| r.eq_ignore_ascii_case(INVISION_POST_ROLE));
-            if forum_post
-                && !std::iter::successors(Some(parent), |&p| self.nodes.get(p as usize).map(|n| n.parent))
-                    .take(DEPTH_MAX)
-                    .any(|p| self.nodes.get(p as usize).is_some_and(|n| n.post))
-            {
+            if forum_post && self.depths.posts == 0 {
                 self.signals.forum_posts += 1;
             }
             self.nodes.push(Node {
                 parent,
                 weight: weight + if CONTENT_TAGS.contains(&name) { 25 } else { 0 },
                 boiler: boiler_ctx,
-                content: content_ctx,
-                plain: (
-                    boiler || self.depths.boiler > 0,
-                    !masks && self.depths.masks == 0 && (content || self.depths.content > 0),
-                ),
+                content: !in_comments && content_here,
+                plain: (boiler || self.depths.boiler > 0, content_here),
                 class_key: class_key(tag),
                 card_key: card_key(tag),
                 post: is_post_text(tag) || forum_post,
@@ -1313,6 +1312,7 @@ impl Sink for Builder {
             boiler,
             content,
             masks,
+            post: self.nodes.get(node as usize).is_some_and(|n| n.post),
             skip,
             counter: 1,
             href: None,

@@ -125,9 +125,7 @@ fn link_density(b: &Block) -> f64 {
 
 /// Whether a block is body text: a paragraph (or code, or a list item) that is not mostly links.
 fn is_body(b: &Block) -> bool {
-    (matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. }) || long_heading(b))
-        && link_density(b) < 0.3
-        && (!b.boiler || b.content)
+    body_kind(b) && link_density(b) < 0.3 && (!b.boiler || b.content)
 }
 
 /// Characters from which a heading is a paragraph set in a heading's type (a landing page's introduction in an
@@ -136,6 +134,11 @@ const LONG_HEADING_MIN: u32 = 120;
 
 fn long_heading(b: &Block) -> bool {
     matches!(b.kind, Kind::Heading(_)) && b.text_len >= LONG_HEADING_MIN
+}
+
+/// A paragraph, code, a list item, a table row, or a long heading: the kinds of block that are body text and vote.
+fn body_kind(b: &Block) -> bool {
+    matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. }) || long_heading(b)
 }
 
 /// Indices of the blocks to keep, in order.
@@ -161,9 +164,7 @@ fn choose(page: &Page) -> Vec<usize> {
             }
         }
         // Only body-like blocks vote: paragraphs, code, items and the rows of data tables; headings do not.
-        if b.text_len < SCORING_TEXT_MIN
-            || !(matches!(b.kind, Kind::Para | Kind::Pre | Kind::Item { .. } | Kind::Row { .. }) || long_heading(b))
-        {
+        if b.text_len < SCORING_TEXT_MIN || !body_kind(b) {
             continue;
         }
         let s =

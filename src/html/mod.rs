@@ -528,11 +528,7 @@ impl Tokenizer {
             decode_into(piece, false, &mut self.decoded);
             sink.text(&self.decoded);
         }
-        if end >= self.text.len() {
-            self.text.clear();
-        } else {
-            self.text.drain(..end);
-        }
+        self.text.drain(..end);
     }
 }
 
