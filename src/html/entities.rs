@@ -2392,14 +2392,23 @@ pub fn entry(i: usize) -> Option<(&'static str, &'static str)> {
     Some((parts.next()?, parts.next()?))
 }
 
+/// The name of entry `i`, as bytes (the search compares names only; the value is read once a name matches).
+fn name_at(i: usize) -> Option<&'static [u8]> {
+    let rest = PACKED.as_bytes().get(usize::from(*OFFSETS.get(i)?)..)?;
+    rest.get(..rest.iter().position(|&b| b == 0)?)
+}
+
+/// The longest name that browsers accept without its `;` (the legacy forms, `frac12`, `middot`, ...).
+pub const LEGACY_NAME_MAX: usize = 6;
+
 /// The value of a name, by binary search.
 pub fn lookup(name: &str) -> Option<&'static str> {
+    let wanted = name.as_bytes();
     let (mut lo, mut hi) = (0, OFFSETS.len());
     while lo < hi {
         let mid = (lo + hi) / 2;
-        let (k, v) = entry(mid)?;
-        match k.cmp(name) {
-            std::cmp::Ordering::Equal => return Some(v),
+        match name_at(mid)?.cmp(wanted) {
+            std::cmp::Ordering::Equal => return entry(mid).map(|(_, v)| v),
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
         }

@@ -14,8 +14,6 @@
 
 mod entities;
 
-use std::borrow::Cow;
-
 /// Receives tokens in document order. Text arrives entity-decoded (raw in `script` and `style`) and may come in
 /// several pieces between two tags.
 pub trait Sink {
@@ -475,7 +473,7 @@ impl Tokenizer {
     fn emit_tag(&mut self, sink: &mut impl Sink) {
         self.flush_text(sink);
         self.tag.name.clear();
-        self.tag.name.push_str(&String::from_utf8_lossy(&self.name));
+        push_lossy(&self.name, &mut self.tag.name);
         self.state = State::Data;
         if self.is_end_tag {
             sink.end_tag(&self.tag.name);
@@ -521,13 +519,13 @@ impl Tokenizer {
         if piece.is_empty() {
             return;
         }
+        self.decoded.clear();
         if matches!(self.raw, Some(RawKind::Raw(_))) {
-            sink.text(&String::from_utf8_lossy(piece));
+            push_lossy(piece, &mut self.decoded);
         } else {
-            self.decoded.clear();
             decode_into(piece, false, &mut self.decoded);
-            sink.text(&self.decoded);
         }
+        sink.text(&self.decoded);
         self.text.drain(..end);
     }
 }
@@ -593,17 +591,14 @@ pub fn decode_into(raw: &[u8], in_attr: bool, out: &mut String) {
     let mut i = 0;
     while i < raw.len() {
         let rest = raw.get(i..).unwrap_or_default();
-        let Some(amp) = rest.iter().position(|&b| b == b'&') else {
-            out.push_str(&String::from_utf8_lossy(rest));
+        let Some(amp) = find(rest, b'&') else {
+            push_lossy(rest, out);
             return;
         };
-        out.push_str(&String::from_utf8_lossy(rest.get(..amp).unwrap_or_default()));
+        push_lossy(rest.get(..amp).unwrap_or_default(), out);
         let after = rest.get(amp + 1..).unwrap_or_default();
-        match decode_reference(after, in_attr) {
-            Some((consumed, text)) => {
-                out.push_str(&text);
-                i += amp + 1 + consumed;
-            }
+        match decode_reference(after, in_attr, out) {
+            Some(consumed) => i += amp + 1 + consumed,
             None => {
                 out.push('&');
                 i += amp + 1;
@@ -612,10 +607,21 @@ pub fn decode_into(raw: &[u8], in_attr: bool, out: &mut String) {
     }
 }
 
-/// The reference after a `&`: how many bytes it takes and what it stands for.
-fn decode_reference(after: &[u8], in_attr: bool) -> Option<(usize, Cow<'static, str>)> {
+/// Appends `bytes` as text (invalid UTF-8 becomes U+FFFD). Valid text, nearly all of it, is checked by
+/// `str::from_utf8`, which takes ASCII a word at a time (`from_utf8_lossy` looks at each byte).
+pub fn push_lossy(bytes: &[u8], out: &mut String) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => out.push_str(text),
+        Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
+    }
+}
+
+/// The reference after a `&`: appends what it stands for to `out` and says how many bytes it takes.
+fn decode_reference(after: &[u8], in_attr: bool, out: &mut String) -> Option<usize> {
     if after.first() == Some(&b'#') {
-        return decode_numeric(after);
+        let (consumed, c) = decode_numeric(after)?;
+        out.push(c);
+        return Some(consumed);
     }
     let name_len = after.iter().take(32).take_while(|b| b.is_ascii_alphanumeric()).count();
     if name_len == 0 {
@@ -625,29 +631,39 @@ fn decode_reference(after: &[u8], in_attr: bool) -> Option<(usize, Cow<'static, 
     if after.get(name_len) == Some(&b';') {
         let with_semi = after.get(..=name_len)?;
         if let Some(v) = lookup(with_semi) {
-            return Some((name_len + 1, Cow::Borrowed(v)));
+            out.push_str(v);
+            return Some(name_len + 1);
         }
     }
-    // Legacy references without `;`: the longest known prefix.
-    for len in (2..=name_len).rev() {
+    // Legacy references without `;`: the longest known prefix (no legacy name is longer than `LEGACY_NAME_MAX`).
+    for len in (2..=name_len.min(entities::LEGACY_NAME_MAX)).rev() {
         let prefix = name.get(..len)?;
         if let Some(v) = lookup(prefix) {
             let next = after.get(len).copied();
             if in_attr && next.is_some_and(|n| n == b'=' || n.is_ascii_alphanumeric()) {
                 return None;
             }
-            return Some((len, Cow::Borrowed(v)));
+            out.push_str(v);
+            return Some(len);
         }
     }
     None
 }
 
+/// A name's value: the references most pages use are matched directly, the others searched in the table.
 fn lookup(name: &[u8]) -> Option<&'static str> {
-    entities::lookup(std::str::from_utf8(name).ok()?)
+    match name {
+        b"amp;" | b"amp" => Some("&"),
+        b"quot;" | b"quot" => Some("\""),
+        b"nbsp;" | b"nbsp" => Some("\u{a0}"),
+        b"lt;" | b"lt" => Some("<"),
+        b"gt;" | b"gt" => Some(">"),
+        _ => entities::lookup(std::str::from_utf8(name).ok()?),
+    }
 }
 
-/// `#123;` or `#x1F600;` (the `;` optional), with the replacements browsers apply.
-fn decode_numeric(after: &[u8]) -> Option<(usize, Cow<'static, str>)> {
+/// `#123;` or `#x1F600;` (the `;` optional), with the replacements browsers apply: the bytes taken and the character.
+fn decode_numeric(after: &[u8]) -> Option<(usize, char)> {
     let (hex, start) = match after.get(1) {
         Some(b'x' | b'X') => (true, 2),
         _ => (false, 1),
@@ -671,7 +687,7 @@ fn decode_numeric(after: &[u8]) -> Option<(usize, Cow<'static, str>)> {
         0x80..=0x9F => windows_1252(value),
         _ => char::from_u32(value).unwrap_or('\u{FFFD}'),
     };
-    Some((consumed, Cow::Owned(c.to_string())))
+    Some((consumed, c))
 }
 
 /// The C1 range, read as Windows-1252 (what the page author meant).

@@ -65,6 +65,8 @@ fn character_references() {
     check("&notit; &nosuch; & &#; &#x;", &["\"¬it; &nosuch; & &#; &#x;\""]);
     check("&#0;&#x110000;&#128;&#150;", &["\"\u{FFFD}\u{FFFD}€–\""]);
     check("&NotEqualTilde; &nbsp;", &["\"≂̸ \u{a0}\""]);
+    // Without `;`, the longest legacy name that starts the run of letters and digits, however long the run.
+    check("&frac12345 &middotted &ampersand &quotes &ltgt", &["\"½345 ·ted &ersand \"es <gt\""]);
     // In attributes a legacy reference followed by `=` or a letter stays as written.
     check(r#"<a href="?a=1&copy=2&amp;b=&lt3&gt;">"#, &[r#"<a href="?a=1&copy=2&b=&lt3>">"#]);
 }
@@ -167,13 +169,18 @@ fn raw_text_a_sink_does_not_want_is_skipped_but_ends_the_element() {
 fn the_packed_entity_table() {
     assert_eq!(entities::OFFSETS.len(), 2231);
     let mut previous = "";
+    let mut legacy_longest = 0;
     for i in 0..entities::OFFSETS.len() {
         let (name, value) = entities::entry(i).unwrap();
         assert!(name > previous, "sorted at {i}: {previous} then {name}");
+        if !name.ends_with(';') {
+            legacy_longest = legacy_longest.max(name.len());
+        }
         assert!(!value.is_empty());
         assert_eq!(entities::lookup(name), Some(value));
         previous = name;
     }
+    assert_eq!(legacy_longest, entities::LEGACY_NAME_MAX, "the legacy forms' longest name");
     assert_eq!(entities::lookup("amp;"), Some("&"));
     assert_eq!(entities::lookup("AElig"), Some("\u{c6}"));
     assert_eq!(entities::lookup("NotNestedGreaterGreater;"), Some("\u{2aa2}\u{338}"));
