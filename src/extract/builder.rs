@@ -254,6 +254,11 @@ const SKIP: &[&str] = &[
     "dialog",
     "figcaption",
 ];
+
+/// The class a CMS gives the `body` of a page listing its posts or products by category, tag, author or date
+/// (WordPress's archive templates, WooCommerce's shop and categories): a listing, whatever Open Graph says.
+const ARCHIVE_CLASS: &str = "archive";
+
 /// What the head may hold; any other element starts the body.
 const HEAD_CONTENT: &[&str] = &["title", "meta", "link", "style", "script", "noscript", "base", "template"];
 const INLINE: &[&str] = &[
@@ -1129,6 +1134,9 @@ impl Sink for Builder {
         }
         if name == "meta" && tag.attr("property") == Some("article:published_time") {
             self.signals.published = true;
+        }
+        if name == "body" && tag.attr("class").is_some_and(|c| c.split_whitespace().any(|t| t == ARCHIVE_CLASS)) {
+            self.signals.archive = true;
         }
         if let Some(types) = tag.attr("itemtype") {
             // A microdata item that is another's property is something the page holds, not what it is.

@@ -229,6 +229,42 @@ mod tests {
     }
 
     #[test]
+    fn a_cms_archive_is_a_listing_whatever_open_graph_says() {
+        let titles = [
+            "Crispy Air Fryer Salmon Bowls",
+            "Honey Chipotle Chicken Skewers",
+            "Crispy Gochujang Chicken Thighs",
+            "Smashed Potato Salad with Herbs",
+        ];
+        let cards: String = titles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                format!(
+                    "<article class=\"card post-{i}\"><a href=\"/r/{i}\"><div>{i}0 reviews / 5 average</div>\
+                     <h3>{t}</h3></a></article>"
+                )
+            })
+            .collect();
+        let page = |body_class: &str| {
+            format!(
+                "<html><head><meta property=\"og:type\" content=\"article\"></head><body class=\"{body_class}\">\
+                 <main><div class=\"intro\"><h1>Air Fryer Recipes</h1><p>I love a meal with crispiness and crunch, \
+                 and these air fryer recipes deliver, from perfectly cooked proteins to the crispiest vegetables, \
+                 every night of the week.</p></div><div class=\"grid\">{cards}</div></main></body></html>"
+            )
+        };
+        let out = md(&page("archive category category-air-fryer"));
+        for t in titles {
+            assert!(out.contains(t), "{t} missing from:\n{out}");
+        }
+        assert!(out.contains("crispiness and crunch"), "{out}");
+        // Without the archive's class the page is the article Open Graph says it is: its cards are teasers.
+        let out = md(&page("single single-post"));
+        assert!(!out.contains(titles[0]), "{out}");
+    }
+
+    #[test]
     fn a_shells_furniture_is_an_empty_extract() {
         let shell = |body: &str| {
             format!(

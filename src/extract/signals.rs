@@ -24,6 +24,9 @@ pub struct Signals {
     /// The page's own JSON-LD says it is a `WebPage` (microdata's `WebPage` is a theme's default on every page's
     /// `body`, posts included, and does not count).
     pub ld_web_page: bool,
+    /// The page's `body` has the class of a CMS's archive template (`builder::ARCHIVE_CLASS`): it lists posts or
+    /// products.
+    pub archive: bool,
     /// The page's own schema.org types (top-level JSON-LD objects, members of `@graph`, the `mainEntity` of one:
     /// what the page is about, as a `WebPage`'s thread or question; microdata items that are no other item's
     /// property), lowercase, without their vocabulary prefix.
@@ -97,10 +100,10 @@ impl Signals {
     }
 
     /// Whether the page's own types say it is not an article whatever its Open Graph type says: a collection, a
-    /// list or a product, or a plain `WebPage` by its JSON-LD without an article's publication date (a CMS sets
+    /// list or a product, or a CMS's archive of posts (`archive`), or a plain `WebPage` by its JSON-LD without an article's publication date (a CMS sets
     /// `og:type` article on its service and landing pages too, but dates only what it publishes as articles).
     fn not_article(&self) -> bool {
-        self.has(NOT_ARTICLE_TYPES) || self.ld_web_page && !self.published
+        self.has(NOT_ARTICLE_TYPES) || self.ld_web_page && !self.published || self.archive
     }
 
     /// Adds a type (its last path segment, lowercase), as the page's own or as nested, unless known or past
