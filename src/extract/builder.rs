@@ -138,6 +138,8 @@ struct Open {
     masks: bool,
     /// The element holds one post's text (`Node::post`).
     post: bool,
+    /// A page's frame (see `FRAME_TAGS`) opened outside any content region.
+    frame: bool,
     skip: bool,
     /// For `ol`/`ul`: the next item number.
     counter: u32,
@@ -207,6 +209,7 @@ struct Depths {
     forms: u32,
     masks: u32,
     posts: u32,
+    frames: u32,
 }
 
 impl Depths {
@@ -230,6 +233,7 @@ impl Depths {
         step(&mut self.forms, o.name == "form");
         step(&mut self.masks, o.masks);
         step(&mut self.posts, o.post);
+        step(&mut self.frames, o.frame);
     }
 }
 
@@ -267,6 +271,12 @@ const INLINE: &[&str] = &[
     "picture", "output", "meter", "progress",
 ];
 const BOILER_TAGS: &[&str] = &["nav", "footer", "aside", "form", "menu", "header"];
+
+/// Boilerplate tags that frame a page (its header, footer, menus and sidebars; not `form`, which ASP.NET wraps
+/// around every page). Opened outside any content region, a content hint inside one names one of the frame's
+/// parts (`component-content` of a footer's columns, `widget-content` of a sidebar), not the page's content; inside
+/// content (an `<article>`'s own `<header>`) it is the article's.
+const FRAME_TAGS: &[&str] = &["nav", "footer", "aside", "menu", "header"];
 const CONTENT_TAGS: &[&str] = &["article", "main"];
 
 /// Class/id words that mark boilerplate, and words that mark content.
@@ -1165,6 +1175,7 @@ impl Sink for Builder {
                     content: false,
                     masks: false,
                     post: false,
+                    frame: false,
                     skip: true,
                     counter: 0,
                     href: None,
@@ -1274,7 +1285,8 @@ impl Sink for Builder {
         let words = if inline || matches!(name, "html" | "body") { 0 } else { self.words.of(tag) };
         let skip = hidden || consent || words & WORD_CAPTION != 0;
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
-        let content = CONTENT_TAGS.contains(&name) || weight > 0;
+        let content = (CONTENT_TAGS.contains(&name) || weight > 0) && self.depths.frames == 0;
+        let frame = FRAME_TAGS.contains(&name) && self.depths.content == 0;
         let masks = aside && !content && self.depths.content > 0;
         let node = if inline
             || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre")
@@ -1321,6 +1333,7 @@ impl Sink for Builder {
             content,
             masks,
             post: self.nodes.get(node as usize).is_some_and(|n| n.post),
+            frame,
             skip,
             counter: 1,
             href: None,

@@ -639,3 +639,41 @@ fn a_boilerplate_section_inside_the_main_landmark_is_left_out() {
     assert!(out.contains("without any solvents") && out.contains("half a day"), "{out}");
     assert!(!out.contains("Before you go"), "{out}");
 }
+
+#[test]
+fn a_content_class_inside_the_pages_frame_is_the_frames() {
+    // A theme names every block of its header and footer `component-content`: the offers there are the frame's,
+    // not the page's, where a `<header>` inside an `<article>` is the article's own.
+    let offer = |what: &str| {
+        format!(
+            "<div class=\"component-content\"><p>{what}: ten dollars off your first order of fifty dollars or more, \
+             valid this week only, with free store pickup and free returns to any of our stores.</p></div>"
+        )
+    };
+    let cards: String = (1..=4)
+        .map(|n| {
+            format!(
+                "<div class=\"product-tile\"><h3><a href=\"/p/{n}\">Classic Clog number {n} in bright colours</a></h3>\
+                 <p>$4{n}.99</p></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><head><title>Classic Clogs</title></head><body><div id=\"wrapper\"><header>{}</header>\
+         <div class=\"listing\"><h1>Classic Clogs</h1><p>Light, comfortable and easy to clean, our classic clogs come in \
+         every colour and in sizes for the whole family.</p><div class=\"grid\">{cards}</div></div>\
+         <footer>{}</footer></div></body></html>",
+        offer("Header offer"),
+        offer("Footer offer")
+    );
+    let out = md(&html);
+    assert!(out.contains("Classic Clog number 3") && out.contains("easy to clean"), "{out}");
+    assert!(!out.contains("Header offer") && !out.contains("Footer offer"), "{out}");
+    let html = "<html><body><nav><a href=\"/\">Home</a></nav><article><header class=\"entry-header\">\
+                <p class=\"entry-content\">By Ann Lee, who has tested clogs, sandals and boots for twelve years, in \
+                the shop and on the trail.</p></header><p>Clogs are light and comfortable and easy to clean, and they \
+                come in every colour and in sizes for the whole family, from toddlers to grandparents.</p>\
+                </article></body></html>";
+    let out = md(html);
+    assert!(out.contains("By Ann Lee") && out.contains("easy to clean"), "{out}");
+}
