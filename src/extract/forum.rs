@@ -1,6 +1,6 @@
 //! Rules for forum threads and Q&A pages (pages whose own types say so, see `signals::PageKind::Forum`).
 
-use super::builder::{contains_ignore_ascii_case, ends_ignore_ascii_case, Page};
+use super::builder::{contains_ignore_ascii_case, ends_ignore_ascii_case, Block, Kind, Page};
 
 /// The region grown to hold every post the page marks up as one (`itemprop="text"`, see `Node::post`) outside
 /// boilerplate: the innermost container holding `best` and all of them. A question is shorter than its answers
@@ -118,6 +118,80 @@ pub fn leave_poster_details_out(page: &mut Page) {
             (b.boiler, b.content) = (true, false);
         }
     }
+}
+
+/// What forum software counts beside a post or a thread, as the noun of a count alone on its line ("7 Likes",
+/// "19 Answers", "Replies: 56", "14 participants", "Posts: 1,077", "189 points").
+const COUNTED: &[&str] = &[
+    "like",
+    "likes",
+    "answer",
+    "answers",
+    "reply",
+    "replies",
+    "view",
+    "views",
+    "participant",
+    "participants",
+    "post",
+    "posts",
+    "comment",
+    "comments",
+    "vote",
+    "votes",
+    "point",
+    "points",
+    "reaction",
+    "reactions",
+    "message",
+    "messages",
+];
+
+/// How a line of a post's furniture opens, in any case: XenForo's and phpBB's edit notes ("Last edited: Jul 9,
+/// 2022", "Last edited by ann on ..."), XenForo's reactions bar ("Reactions: bob, cat and 3 others"), vBulletin's
+/// and others' poster details ("Join Date: Mar 2016", "Joined: ...", "Registered: ...").
+const FURNITURE_LABELS: &[&str] = &["last edited", "reactions:", "join date:", "joined:", "registered:"];
+
+/// Words of a line that opens with one of `FURNITURE_LABELS` (a longer one is a post that happens to start so).
+const FURNITURE_LABEL_WORDS_MAX: usize = 12;
+
+/// Characters of a count ("1,077", "4.2k"); a longer number is data, not a counter.
+const COUNT_CHARS_MAX: usize = 9;
+
+/// Whether a word is a count as forums print them: digits with group or decimal marks, a `k` or `m` after.
+fn is_count(w: &str) -> bool {
+    let digits = w.strip_suffix(['k', 'K', 'm', 'M']).unwrap_or(w);
+    w.len() <= COUNT_CHARS_MAX
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
+}
+
+/// Whether a kept block of a thread is its software's furniture rather than what a poster wrote: a count alone
+/// (a post's votes, "7 Likes", "19 Answers", "Replies: 56") or a line of edit notes, reactions or poster details
+/// (see `FURNITURE_LABELS`). Only short blocks are looked at, word by word; code is never furniture.
+pub fn thread_furniture(b: &Block) -> bool {
+    if matches!(b.kind, Kind::Pre) {
+        return false;
+    }
+    let mut words =
+        b.md.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty());
+    let (first, second, third) = (words.next(), words.next(), words.next());
+    let counted = |w: &str| COUNTED.iter().any(|c| w.eq_ignore_ascii_case(c));
+    let count = match (first, second, third) {
+        (Some(a), None, _) => is_count(a),
+        (Some(a), Some(b), None) => is_count(a) && counted(b) || counted(a) && is_count(b),
+        _ => false,
+    };
+    count || {
+        let start = b.md.trim_start_matches(|c: char| !c.is_alphanumeric()).as_bytes();
+        FURNITURE_LABELS.iter().any(|l| start.get(..l.len()).is_some_and(|s| s.eq_ignore_ascii_case(l.as_bytes())))
+            && b.md.split_whitespace().nth(FURNITURE_LABEL_WORDS_MAX).is_none()
+    }
+}
+
+/// Drops the kept blocks that are a thread's furniture (see `thread_furniture`). Linear in the kept blocks.
+pub fn leave_furniture_out(page: &Page, keep: &mut Vec<usize>) {
+    keep.retain(|&i| !page.blocks.get(i).is_some_and(thread_furniture));
 }
 
 #[cfg(test)]
@@ -252,5 +326,34 @@ mod tests {
         assert!(md.contains("which rope to buy") && md.contains("Dyneema is lighter"), "{md}");
         assert!(md.contains("bob"), "{md}");
         assert!(!md.contains("My boats") && !md.contains("Joined") && !md.contains("Well-known"), "{md}");
+    }
+
+    #[test]
+    fn a_threads_counts_and_edit_notes_stay_out() {
+        let post = |who: &str, text: &str, extra: &str| {
+            format!(
+                "<article class=\"message\"><p class=\"username\">{who}</p><div class=\"bbWrapper\"><p>{text}, \
+                 and more to say about it, with a comma or two, and a reason.</p></div><div class=\"message-lastEdit\">\
+                 Last edited: Jul 9, 2022</div><div class=\"likes\">{extra}</div></article>"
+            )
+        };
+        let html = format!(
+            "<html><head><title>Which rope for a main sheet?</title></head><body><main><h1>Which rope for a main \
+             sheet?</h1><div class=\"stats\">14 participants</div>{}{}{}</main></body></html>",
+            post("ann", "I need a new main sheet for my dinghy and wonder which rope to buy", "7 Likes"),
+            post("bob", "A braided polyester line of eight millimetres runs well through the blocks", "Reactions: ann"),
+            post("cat", "Dyneema is lighter but slips in the cleats unless it has a cover", "12"),
+        );
+        let md = Extractor::run(html.as_bytes(), Options::default()).markdown();
+        assert!(md.contains("which rope to buy") && md.contains("Dyneema is lighter"), "{md}");
+        for furniture in ["Last edited", "7 Likes", "Reactions", "participants", "\n\n12"] {
+            assert!(!md.contains(furniture), "{furniture}: {md}");
+        }
+        // Not furniture: a post that says more than a count, or a count that is not one of a forum's.
+        let html = html
+            .replace("7 Likes", "7 likes is what my last post got, oddly")
+            .replace("\"stats\">14 participants", "\"stats\">14 knots");
+        let md = Extractor::run(html.as_bytes(), Options::default()).markdown();
+        assert!(md.contains("7 likes is what") && md.contains("14 knots"), "{md}");
     }
 }

@@ -406,6 +406,7 @@ fn choose(page: &Page) -> Vec<usize> {
     let mut keep: Vec<usize> = keep.into_iter().zip(drop).filter(|(_, d)| !d).map(|(i, _)| i).collect();
     if is_forum(&page.signals) {
         super::forum::end_at_last_post(page, &mut keep);
+        super::forum::leave_furniture_out(page, &mut keep);
     }
     // Headings with no body text after them (a "Related" or "Topics" tail) go too.
     while keep.last().is_some_and(is_heading) {
