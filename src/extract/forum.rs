@@ -121,7 +121,7 @@ pub fn leave_poster_details_out(page: &mut Page) {
 }
 
 /// What forum software counts beside a post or a thread, as the noun of a count alone on its line ("7 Likes",
-/// "19 Answers", "Replies: 56", "14 participants", "Posts: 1,077", "189 points").
+/// "19 Answers", "Replies: 56", "14 participants", MyBB's "Posts: 1,077", "Threads: 23" and "Reputation: 7").
 const COUNTED: &[&str] = &[
     "like",
     "likes",
@@ -135,6 +135,8 @@ const COUNTED: &[&str] = &[
     "participants",
     "post",
     "posts",
+    "thread",
+    "threads",
     "comment",
     "comments",
     "vote",
@@ -145,15 +147,35 @@ const COUNTED: &[&str] = &[
     "reactions",
     "message",
     "messages",
+    "reputation",
 ];
 
 /// How a line of a post's furniture opens, in any case: XenForo's and phpBB's edit notes ("Last edited: Jul 9,
-/// 2022", "Last edited by ann on ..."), XenForo's reactions bar ("Reactions: bob, cat and 3 others"), vBulletin's
-/// and others' poster details ("Join Date: Mar 2016", "Joined: ...", "Registered: ...").
+/// 2022", "Last edited by ann on ..."), XenForo's reactions bar ("Reactions: bob, cat and 3 others"), vBulletin's,
+/// MyBB's and others' poster details ("Join Date: Mar 2016", "Joined: ...", "Registered: ...").
 const FURNITURE_LABELS: &[&str] = &["last edited", "reactions:", "join date:", "joined:", "registered:"];
 
 /// Words of a line that opens with one of `FURNITURE_LABELS` (a longer one is a post that happens to start so).
 const FURNITURE_LABEL_WORDS_MAX: usize = 12;
+
+/// Lines (any case, without their punctuation) that forum software prints about a post or a thread: a poster's
+/// state (phpBB's and FluxBB's "Offline"), a post's role ("Thread starter", "Original poster"), a quote's or a
+/// long post's button, a closed thread's status, Invision's heading over the replies.
+const FURNITURE_LINES: &[&str] = &[
+    "offline",
+    "online",
+    "quote",
+    "thread starter",
+    "original poster",
+    "click to expand",
+    "status",
+    "not open for further replies",
+    "featured replies",
+    "sort by",
+];
+
+/// Characters of a block looked at for furniture: a longer block is something a poster wrote.
+const FURNITURE_CHARS_MAX: u32 = 160;
 
 /// Characters of a count ("1,077", "4.2k"); a longer number is data, not a counter.
 const COUNT_CHARS_MAX: usize = 9;
@@ -166,15 +188,14 @@ fn is_count(w: &str) -> bool {
         && digits.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
 }
 
-/// Whether a kept block of a thread is its software's furniture rather than what a poster wrote: a count alone
-/// (a post's votes, "7 Likes", "19 Answers", "Replies: 56") or a line of edit notes, reactions or poster details
-/// (see `FURNITURE_LABELS`). Only short blocks are looked at, word by word; code is never furniture.
-pub fn thread_furniture(b: &Block) -> bool {
-    if matches!(b.kind, Kind::Pre) {
-        return false;
-    }
-    let mut words =
-        b.md.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| !w.is_empty());
+/// Whether one line is a thread's furniture: a count alone, a labelled line of edit notes, reactions or poster
+/// details, or one of `FURNITURE_LINES`.
+fn furniture_line(line: &str) -> bool {
+    // A word's link target is not a word (`[**7**](https://...)` is the count 7).
+    let mut words = line
+        .split_whitespace()
+        .map(|w| w.split("](").next().unwrap_or(w).trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty());
     let (first, second, third) = (words.next(), words.next(), words.next());
     let counted = |w: &str| COUNTED.iter().any(|c| w.eq_ignore_ascii_case(c));
     let count = match (first, second, third) {
@@ -182,11 +203,21 @@ pub fn thread_furniture(b: &Block) -> bool {
         (Some(a), Some(b), None) => is_count(a) && counted(b) || counted(a) && is_count(b),
         _ => false,
     };
-    count || {
-        let start = b.md.trim_start_matches(|c: char| !c.is_alphanumeric()).as_bytes();
-        FURNITURE_LABELS.iter().any(|l| start.get(..l.len()).is_some_and(|s| s.eq_ignore_ascii_case(l.as_bytes())))
-            && b.md.split_whitespace().nth(FURNITURE_LABEL_WORDS_MAX).is_none()
-    }
+    let bare = line.trim_matches(|c: char| !c.is_alphanumeric());
+    count
+        || FURNITURE_LINES.iter().any(|l| bare.eq_ignore_ascii_case(l))
+        || FURNITURE_LABELS.iter().any(|l| bare.get(..l.len()).is_some_and(|s| s.eq_ignore_ascii_case(l)))
+            && line.split_whitespace().nth(FURNITURE_LABEL_WORDS_MAX).is_none()
+}
+
+/// Whether a kept block of a thread is its software's furniture rather than what a poster wrote: each of its
+/// lines is (see `furniture_line`; MyBB prints a poster's statistics as one block of lines). Only short blocks
+/// are looked at; code is never furniture.
+pub fn thread_furniture(b: &Block) -> bool {
+    !matches!(b.kind, Kind::Pre)
+        && b.text_len <= FURNITURE_CHARS_MAX
+        && b.md.lines().any(|l| !l.trim().is_empty())
+        && b.md.lines().filter(|l| !l.trim().is_empty()).all(furniture_line)
 }
 
 /// Drops the kept blocks that are a thread's furniture (see `thread_furniture`). Linear in the kept blocks.
@@ -334,7 +365,9 @@ mod tests {
             format!(
                 "<article class=\"message\"><p class=\"username\">{who}</p><div class=\"bbWrapper\"><p>{text}, \
                  and more to say about it, with a comma or two, and a reason.</p></div><div class=\"message-lastEdit\">\
-                 Last edited: Jul 9, 2022</div><div class=\"likes\">{extra}</div></article>"
+                 Last edited: Jul 9, 2022</div><div class=\"likes\">{extra}</div><div class=\"author_statistics\">\
+                 Posts: 116<br>Threads: 23<br>Joined: Feb 2019<br>Reputation: <a href=\"/rep\"><strong>7</strong></a>\
+                 </div><p class=\"status\">Offline</p></article>"
             )
         };
         let html = format!(
@@ -346,7 +379,9 @@ mod tests {
         );
         let md = Extractor::run(html.as_bytes(), Options::default()).markdown();
         assert!(md.contains("which rope to buy") && md.contains("Dyneema is lighter"), "{md}");
-        for furniture in ["Last edited", "7 Likes", "Reactions", "participants", "\n\n12"] {
+        for furniture in
+            ["Last edited", "7 Likes", "Reactions", "participants", "\n\n12", "Posts: 116", "Reputation", "Offline"]
+        {
             assert!(!md.contains(furniture), "{furniture}: {md}");
         }
         // Not furniture: a post that says more than a count, or a count that is not one of a forum's.
