@@ -174,6 +174,20 @@ const FURNITURE_LINES: &[&str] = &[
     "sort by",
 ];
 
+/// What the path of a tag's page holds: a link alone on its line to one is one of the thread's tags (Stack
+/// Exchange's `/questions/tagged/python`, Discourse's `/tag/`, XenForo's and Invision's `/tags/`).
+const TAG_PATHS: &[&str] = &["/tagged/", "/tag/", "/tags/"];
+
+/// Whether a line is one link, to a tag's page (see `TAG_PATHS`).
+fn tag_link(line: &str) -> bool {
+    let line = line.trim();
+    line.strip_prefix('[').and_then(|l| l.strip_suffix(')')).and_then(|l| l.split_once("](")).is_some_and(
+        |(text, href)| {
+            !text.contains(']') && !href.contains(char::is_whitespace) && TAG_PATHS.iter().any(|p| href.contains(p))
+        },
+    )
+}
+
 /// Characters of a block looked at for furniture: a longer block is something a poster wrote.
 const FURNITURE_CHARS_MAX: u32 = 160;
 
@@ -188,8 +202,8 @@ fn is_count(w: &str) -> bool {
         && digits.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
 }
 
-/// Whether one line is a thread's furniture: a count alone, a labelled line of edit notes, reactions or poster
-/// details, or one of `FURNITURE_LINES`.
+/// Whether one line is a thread's furniture: a count alone, a link to a tag, a labelled line of edit notes,
+/// reactions or poster details, or one of `FURNITURE_LINES`.
 fn furniture_line(line: &str) -> bool {
     // A word's link target is not a word (`[**7**](https://...)` is the count 7).
     let mut words = line
@@ -205,6 +219,7 @@ fn furniture_line(line: &str) -> bool {
     };
     let bare = line.trim_matches(|c: char| !c.is_alphanumeric());
     count
+        || tag_link(line)
         || FURNITURE_LINES.iter().any(|l| bare.eq_ignore_ascii_case(l))
         || FURNITURE_LABELS.iter().any(|l| bare.get(..l.len()).is_some_and(|s| s.eq_ignore_ascii_case(l)))
             && line.split_whitespace().nth(FURNITURE_LABEL_WORDS_MAX).is_none()
@@ -372,16 +387,25 @@ mod tests {
         };
         let html = format!(
             "<html><head><title>Which rope for a main sheet?</title></head><body><main><h1>Which rope for a main \
-             sheet?</h1><div class=\"stats\">14 participants</div>{}{}{}</main></body></html>",
+             sheet?</h1><ul class=\"post-taglist\"><li><a href=\"https://example.com/questions/tagged/sailing-ropes\">sailing-ropes</a>\
+             </li></ul><div class=\"stats\">14 participants</div>{}{}{}</main></body></html>",
             post("ann", "I need a new main sheet for my dinghy and wonder which rope to buy", "7 Likes"),
             post("bob", "A braided polyester line of eight millimetres runs well through the blocks", "Reactions: ann"),
             post("cat", "Dyneema is lighter but slips in the cleats unless it has a cover", "12"),
         );
         let md = Extractor::run(html.as_bytes(), Options::default()).markdown();
         assert!(md.contains("which rope to buy") && md.contains("Dyneema is lighter"), "{md}");
-        for furniture in
-            ["Last edited", "7 Likes", "Reactions", "participants", "\n\n12", "Posts: 116", "Reputation", "Offline"]
-        {
+        for furniture in [
+            "Last edited",
+            "7 Likes",
+            "Reactions",
+            "participants",
+            "\n\n12",
+            "Posts: 116",
+            "Reputation",
+            "Offline",
+            "sailing-ropes",
+        ] {
             assert!(!md.contains(furniture), "{furniture}: {md}");
         }
         // Not furniture: a post that says more than a count, or a count that is not one of a forum's.
