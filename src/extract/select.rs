@@ -75,10 +75,17 @@ pub fn extract(mut page: Page) -> Extract {
     let title = page.og_title.clone().or_else(|| page.title.clone()).map(|t| clean_title(&t, page.title.as_deref()));
     let chosen = choose(&page);
     let mut blocks: Vec<&Block> = chosen.iter().filter_map(|&i| page.blocks.get(i)).collect();
-    // The title is shown once, first: drop headings that repeat it.
-    if let Some(t) = &title {
-        let t = normalized(t);
-        blocks.retain(|b| !(matches!(b.kind, Kind::Heading(_)) && same_text(&normalized(&b.md), &t)));
+    // The title is shown once, first: drop headings that repeat it, and paragraphs that are nothing but it (a
+    // template's second title line, a gallery's caption bar).
+    if let Some(title) = &title {
+        let t = normalized(title);
+        // A paragraph's markdown more than twice the title's bytes (emphasis, escapes) is not the title: only
+        // short ones are normalized and compared.
+        blocks.retain(|b| match b.kind {
+            Kind::Heading(_) => !same_text(&normalized(&b.md), &t),
+            Kind::Para => t.is_empty() || b.md.len() > 2 * title.len() || normalized(&b.md) != t,
+            _ => true,
+        });
     }
     let mut out = Vec::with_capacity(blocks.len() + 1);
     // The title's line and the blank line after it count towards the cap too.

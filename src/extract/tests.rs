@@ -677,3 +677,18 @@ fn a_content_class_inside_the_pages_frame_is_the_frames() {
     let out = md(html);
     assert!(out.contains("By Ann Lee") && out.contains("easy to clean"), "{out}");
 }
+
+#[test]
+fn a_paragraph_repeating_the_title_is_left_out() {
+    // A template prints the title again as a paragraph (a second title line, a gallery's caption bar): the title
+    // is shown once, first. A paragraph that only begins with the title's words is the text's own.
+    let html = r#"<html><head><title>Storm Closes the Harbour</title></head><body><article>
+<div class="titulo"><p>Storm Closes the Harbour</p></div>
+<p>The harbour was closed on Monday morning as the storm reached the coast, and the ferries stayed in port.</p>
+<p>Storm closes the harbour for the third time this year, the harbour master said, and it will open on Friday.</p>
+<div class="gallery-bar"><p><strong>Storm closes the harbour</strong></p></div>
+</article></body></html>"#;
+    let out = md(html);
+    assert_eq!(out.matches("Storm Closes the Harbour").count() + out.matches("**Storm closes").count(), 1, "{out}");
+    assert!(out.contains("ferries stayed in port") && out.contains("for the third time this year"), "{out}");
+}
