@@ -87,6 +87,10 @@ pub fn extract(mut page: Page) -> Extract {
             _ => true,
         });
     }
+    // An article's dateline ("Updated 10:01 pm PST, Tuesday, November 19, 2019") says when, not what.
+    if is_article(&page.signals) {
+        blocks.retain(|b| !(b.kind == Kind::Para && is_dateline(&b.md)));
+    }
     let mut out = Vec::with_capacity(blocks.len() + 1);
     // The title's line and the blank line after it count towards the cap too.
     let title_bytes = title.as_ref().map_or(0, |t| "# ".len() + t.len() + "\n\n".len());
@@ -97,6 +101,41 @@ pub fn extract(mut page: Page) -> Extract {
     }
     out.extend(rendered);
     Extract { title, blocks: out, truncated: page.truncated || cut }
+}
+
+/// Bytes of a paragraph's markdown that can be a dateline: a longer one is text that happens to start with a word
+/// of `DATELINE_WORDS`.
+const DATELINE_BYTES_MAX: usize = 100;
+
+/// Words that open a dateline, lowercase (a news system prints when a story was published or last changed).
+const DATELINE_WORDS: &[&str] = &[
+    "updated",
+    "published",
+    "posted",
+    "last updated",
+    "last modified",
+    "publicado",
+    "atualizado",
+    "actualizado",
+    "aktualisiert",
+    "veröffentlicht",
+    "publié",
+    "mis à jour",
+];
+
+/// A short paragraph (emphasis marks aside) that is a word of `DATELINE_WORDS`, then a space or a colon, then a text
+/// with a digit in it: the time or date of the story, not its text.
+fn is_dateline(md: &str) -> bool {
+    if md.len() > DATELINE_BYTES_MAX {
+        return false;
+    }
+    let text = md.trim_start_matches(['*', '_', ' ']);
+    DATELINE_WORDS.iter().any(|w| {
+        text.get(..w.len()).is_some_and(|head| head.eq_ignore_ascii_case(w))
+            && text
+                .get(w.len()..)
+                .is_some_and(|rest| rest.starts_with([' ', ':']) && rest.bytes().any(|c| c.is_ascii_digit()))
+    })
 }
 
 /// Letters and digits, lowercased: what two texts are compared on.

@@ -692,3 +692,19 @@ fn a_paragraph_repeating_the_title_is_left_out() {
     assert_eq!(out.matches("Storm Closes the Harbour").count() + out.matches("**Storm closes").count(), 1, "{out}");
     assert!(out.contains("ferries stayed in port") && out.contains("for the third time this year"), "{out}");
 }
+
+#[test]
+fn an_articles_dateline_is_left_out() {
+    // A news system prints when the story was published or changed as a paragraph of its own: on an article it is
+    // left out; a paragraph that starts with such a word and goes on is the story's text.
+    let html = r#"<html><head><title>Ferry Service Resumes</title><meta property="og:type" content="article"></head>
+<body><article><h1>Ferry Service Resumes</h1>
+<p>Updated 10:01 pm PST, Tuesday, November 19, 2019</p>
+<p><em>Published: Nov 19, 2019</em></p>
+<p>The ferries to the islands sailed again on Tuesday after three days in port, the operator said in a statement.</p>
+<p>Published in 1998, the timetable has not changed since, and the first boat still leaves at seven in the morning.</p>
+</article></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("sailed again on Tuesday") && out.contains("Published in 1998, the timetable"), "{out}");
+    assert!(!out.contains("10:01 pm") && !out.contains("Nov 19, 2019"), "{out}");
+}
