@@ -87,6 +87,8 @@ pub fn extract(mut page: Page) -> Extract {
             _ => true,
         });
     }
+    // An advertisement's label ("Advertisement", "Story continues below") frames an ad, whatever the page.
+    blocks.retain(|b| !is_ad_label(b));
     // An article's dateline ("Updated 10:01 pm PST, Tuesday, November 19, 2019") says when, not what.
     if is_article(&page.signals) {
         blocks.retain(|b| !(b.kind == Kind::Para && is_dateline(&b.md)));
@@ -101,6 +103,40 @@ pub fn extract(mut page: Page) -> Extract {
     }
     out.extend(rendered);
     Extract { title, blocks: out, truncated: page.truncated || cut }
+}
+
+/// Bytes of a block's markdown that can be an advertisement's label (the longest of `AD_LABELS` with marks).
+const AD_LABEL_BYTES_MAX: usize = 48;
+
+/// What pages print over, under or in place of an advertisement, as `normalized` leaves it (lowercase letters and
+/// digits only), in the languages of the benchmarks' pages.
+const AD_LABELS: &[&str] = &[
+    "advertisement",
+    "advert",
+    "advertising",
+    "ads",
+    "anzeige",
+    "werbung",
+    "publicidade",
+    "publicidad",
+    "publicité",
+    "pubblicità",
+    "iklan",
+    "reklama",
+    "реклама",
+    "storycontinuesbelow",
+    "storycontinuesbelowadvertisement",
+    "articlecontinuesbelow",
+    "continuereadingbelow",
+    "scrolltocontinue",
+    "scrolltocontinuewithcontent",
+];
+
+/// A paragraph or heading that is nothing but an advertisement's label: the ad's frame, not the page's text.
+fn is_ad_label(b: &Block) -> bool {
+    matches!(b.kind, Kind::Para | Kind::Heading(_))
+        && b.md.len() <= AD_LABEL_BYTES_MAX
+        && AD_LABELS.contains(&normalized(&b.md).as_str())
 }
 
 /// Bytes of a paragraph's markdown that can be a dateline: a longer one is text that happens to start with a word

@@ -708,3 +708,19 @@ fn an_articles_dateline_is_left_out() {
     assert!(out.contains("sailed again on Tuesday") && out.contains("Published in 1998, the timetable"), "{out}");
     assert!(!out.contains("10:01 pm") && !out.contains("Nov 19, 2019"), "{out}");
 }
+
+#[test]
+fn an_advertisements_label_is_left_out() {
+    // What frames an ad inside the text ("Advertisement", "Story continues below") is not the text; a sentence
+    // that speaks of advertising is.
+    let html = r#"<html><head><title>The Harbour Reopens</title></head><body><article><h1>The Harbour Reopens</h1>
+<p>The harbour reopened on Friday after the storm, and the fishing boats went out before dawn for the first time.</p>
+<p>ADVERTISEMENT</p>
+<p><strong>Story continues below</strong></p>
+<h3>Advert</h3>
+<p>The town council will spend its advertising budget on the harbour festival in June, the mayor said.</p>
+</article></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("before dawn") && out.contains("advertising budget"), "{out}");
+    assert!(!out.contains("ADVERTISEMENT") && !out.contains("Story continues") && !out.contains("Advert\n"), "{out}");
+}
