@@ -571,7 +571,8 @@ impl Hints {
             let Some(v) = tag.attr(a) else { continue };
             for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
                 self.token.clear();
-                self.token.extend(raw.chars().map(|c| c.to_ascii_lowercase()));
+                self.token.push_str(raw);
+                self.token.make_ascii_lowercase();
                 let h = match self.tokens.get(self.token.as_str()) {
                     Some(&h) => h,
                     None => {
