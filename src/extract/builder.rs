@@ -702,6 +702,15 @@ fn caption_token(t: &str) -> bool {
             || CAPTION_OF.iter().any(|w| contains_ignore_ascii_case(named, w.as_bytes())))
 }
 
+/// Class token endings (any case) of a form's outcome messages, shown only once the form is sent: Webflow's
+/// `w-form-done` ("Thank you! Your submission has been received!") and `w-form-fail` ("Oops! Something went
+/// wrong while submitting the form."), and the like (`form-success`, `form-error`). Never the page's text.
+const FORM_STATE_ENDS: &[&str] = &["form-done", "form-fail", "form-success", "form-error"];
+
+fn form_state_token(t: &str) -> bool {
+    FORM_STATE_ENDS.iter().any(|w| ends_ignore_ascii_case(t.as_bytes(), w.as_bytes()))
+}
+
 /// Verdicts on whole class and id tokens for the rules that look for words inside them: a poster's details
 /// (`forum::poster_token`, class only), a listing's filters (`listing::facet_token`) and an image's caption
 /// (`caption_token`). Remembered per token like `Hints`'s: templates repeat the same few tokens thousands of times,
@@ -715,6 +724,7 @@ const WORD_POSTER: u8 = 1;
 const WORD_FACETS: u8 = 2;
 const WORD_CAPTION: u8 = 4;
 const WORD_POST: u8 = 8;
+const WORD_FORM_STATE: u8 = 16;
 
 impl Words {
     fn token(&mut self, t: &str) -> u8 {
@@ -724,7 +734,8 @@ impl Words {
         let f = if super::forum::poster_token(t) { WORD_POSTER } else { 0 }
             | if super::listing::facet_token(t) { WORD_FACETS } else { 0 }
             | if caption_token(t) { WORD_CAPTION } else { 0 }
-            | if super::forum::post_token(t) { WORD_POST } else { 0 };
+            | if super::forum::post_token(t) { WORD_POST } else { 0 }
+            | if form_state_token(t) { WORD_FORM_STATE } else { 0 };
         if self.tokens.len() >= HINT_TOKENS_MAX {
             self.tokens.clear();
         }
@@ -1282,9 +1293,10 @@ impl Sink for Builder {
             self.hints.of(tag)
         };
         // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
-        // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's).
+        // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's), and
+        // a form's outcome message (`FORM_STATE_ENDS`).
         let words = if inline || matches!(name, "html" | "body") { 0 } else { self.words.of(tag) };
-        let skip = hidden || consent || words & WORD_CAPTION != 0;
+        let skip = hidden || consent || words & (WORD_CAPTION | WORD_FORM_STATE) != 0;
         let boiler = BOILER_TAGS.contains(&name) || weight < 0;
         let content = (CONTENT_TAGS.contains(&name) || weight > 0) && self.depths.frames == 0;
         let frame = FRAME_TAGS.contains(&name) && self.depths.content == 0;

@@ -401,6 +401,21 @@ block onto the wall on Monday morning.</div><div class="InlineImage-imageEmbedCr
 }
 
 #[test]
+fn a_forms_outcome_messages_are_left_out() {
+    let out = md(r#"<html><head><title>Pest control in Phoenix</title></head><body><main>
+<h2>Pest control that lasts</h2>
+<p>Our technicians treat the inside and the outside of your home, and come back free of charge if the pests do.</p>
+<p>Every plan starts with an inspection, a written report and a quote, with no obligation to go ahead with it.</p>
+<div class="w-form"><form><input name="email"><input type="submit" value="Book an inspection"></form>
+<div class="w-form-done"><div>Thank you! Your submission has been received!</div></div>
+<div class="w-form-fail"><div>Oops! Something went wrong while submitting the form.</div></div></div>
+<p class="form-note">We answer within one working day, and never share your address with anyone else.</p>
+</main></body></html>"#);
+    assert!(out.contains("free of charge") && out.contains("never share your address"), "{out}");
+    assert!(!out.contains("Thank you!") && !out.contains("Oops!"), "{out}");
+}
+
+#[test]
 fn markdown_is_capped_whatever_the_last_block() {
     // Short rows padded to a wide header render far more than they cost: the table renders to just under the cap,
     // and a large paragraph after it must not carry the markdown past it.
