@@ -80,10 +80,10 @@ pub fn extract(mut page: Page) -> Extract {
     if let Some(title) = &title {
         let t = normalized(title);
         // A paragraph's markdown more than twice the title's bytes (emphasis, escapes) is not the title: only
-        // short ones are normalized and compared.
+        // short ones are compared, letter by letter up to the first that differs (no copy of each paragraph).
         blocks.retain(|b| match b.kind {
             Kind::Heading(_) => !same_text(&normalized(&b.md), &t),
-            Kind::Para => t.is_empty() || b.md.len() > 2 * title.len() || normalized(&b.md) != t,
+            Kind::Para => t.is_empty() || b.md.len() > 2 * title.len() || !letters(&b.md).eq(t.chars()),
             _ => true,
         });
     }
@@ -136,7 +136,7 @@ const AD_LABELS: &[&str] = &[
 fn is_ad_label(b: &Block) -> bool {
     matches!(b.kind, Kind::Para | Kind::Heading(_))
         && b.md.len() <= AD_LABEL_BYTES_MAX
-        && AD_LABELS.contains(&normalized(&b.md).as_str())
+        && AD_LABELS.iter().any(|label| letters(&b.md).eq(label.chars()))
 }
 
 /// Bytes of a paragraph's markdown that can be a dateline: a longer one is text that happens to start with a word
@@ -176,7 +176,12 @@ fn is_dateline(md: &str) -> bool {
 
 /// Letters and digits, lowercased: what two texts are compared on.
 fn normalized(s: &str) -> String {
-    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+    letters(s).collect()
+}
+
+/// The letters and digits of `s`, lowercased, one by one: `normalized` without the copy.
+fn letters(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase)
 }
 
 /// Whether two normalized texts are the same, or one begins the other.
