@@ -25,6 +25,20 @@ const COVERAGE_MIN: f64 = 0.6;
 /// thread's posts), and the text around it is teasers, promotions and lists of other threads.
 const ARTICLE_COVERAGE_MIN: f64 = 0.35;
 
+/// The most text a container just before the region may hold and still be taken in as the introduction of a
+/// page of many items (a shop's category text above its grid); more is another section, which the coverage climb
+/// decides about.
+const INTRO_TEXT_MAX: u64 = 1200;
+
+/// How many ancestors of the region are looked at for a container just before them (see `introduction`).
+const INTRO_LEVELS_MAX: usize = 3;
+
+/// The most of the introduction's text that may be link text (a filter's or a menu's list is all links).
+const INTRO_LINK_SHARE_MAX: f64 = 0.25;
+
+/// The least text of the introduction's longest paragraph: a sentence or two, not a heading or a count alone.
+const INTRO_TEXT_MIN: u64 = 100;
+
 /// Whether the page says it is a forum thread or a question with answers.
 fn is_forum(s: &Signals) -> bool {
     s.kind() == PageKind::Forum
@@ -362,11 +376,13 @@ fn choose(page: &Page) -> Vec<usize> {
     if is_forum(&page.signals) {
         best = super::forum::thread_region(page, best);
     }
+    let intro = if page.signals.kind() == PageKind::Other { introduction(page, best, &body) } else { None };
     let best_score = final_score(best);
     let parent = page.nodes.get(best).map_or(NO_NODE, |n| n.parent);
     // Siblings of the best container that hold content too.
     let threshold = (best_score * 0.2).max(10.0);
     let mut chosen_nodes = vec![best as u32];
+    chosen_nodes.extend(intro.map(|i| i as u32));
     if parent != NO_NODE {
         for (i, node) in page.nodes.iter().enumerate() {
             if i != best && node.parent == parent && final_score(i) >= threshold {
@@ -595,6 +611,47 @@ fn cards(page: &Page) -> Vec<bool> {
 
 /// The share of the page's body text a group of cards holds at least to be the listing.
 const GRID_SHARE_MIN: f64 = 0.25;
+
+/// The container just before the region, or just before the nearest of its `INTRO_LEVELS_MAX` ancestors that has
+/// one, that introduces it on a page of many items or sections: a shop category's text beside its product grid, in a
+/// sibling container the coverage climb stopped short of. Clean (not the frame), prose (a paragraph of
+/// `INTRO_TEXT_MIN` characters or more, under `INTRO_LINK_SHARE_MAX` of link text) and short (`INTRO_TEXT_MAX`
+/// characters at most, less than the region's body text). One pass over the nodes and one over the blocks.
+fn introduction(page: &Page, best: usize, body: &[u64]) -> Option<usize> {
+    // The region and its ancestors, nearest first; nodes come in document order, parents first.
+    let mut chain = [NO_NODE; INTRO_LEVELS_MAX + 1];
+    let mut at = best as u32;
+    for slot in chain.iter_mut() {
+        let Some(node) = page.nodes.get(at as usize).filter(|n| n.parent != NO_NODE) else { break };
+        *slot = at;
+        at = node.parent;
+    }
+    let mut before = [None; INTRO_LEVELS_MAX + 1];
+    for (i, node) in page.nodes.iter().enumerate().take(best) {
+        for (level, &c) in chain.iter().enumerate() {
+            if c != NO_NODE && i < c as usize && page.nodes.get(c as usize).is_some_and(|n| n.parent == node.parent) {
+                if let Some(b) = before.get_mut(level) {
+                    *b = Some(i);
+                }
+            }
+        }
+    }
+    let own = body.get(best).copied().unwrap_or(0);
+    let (level, i) = before.into_iter().enumerate().find_map(|(level, b)| b.map(|i| (level, i)))?;
+    if page.nodes.get(i).is_none_or(|n| n.boiler && !n.content) {
+        return None;
+    }
+    // Its blocks are those of the nodes from it to the ancestor it comes before: prose, a paragraph at least, and
+    // few links (not a filter's or a menu's list).
+    let end = chain.get(level).map_or(i, |&c| c as usize);
+    let (mut text, mut links, mut prose) = (0u64, 0u64, false);
+    for b in page.blocks.iter().filter(|b| b.path.first().is_some_and(|&n| (i..end).contains(&(n as usize)))) {
+        text += u64::from(b.text_len);
+        links += u64::from(b.link_len);
+        prose |= matches!(b.kind, Kind::Para) && u64::from(b.text_len) >= INTRO_TEXT_MIN;
+    }
+    (prose && text <= INTRO_TEXT_MAX && text < own && (links as f64) < INTRO_LINK_SHARE_MAX * text as f64).then_some(i)
+}
 
 /// The parent of the group of cards (siblings of one template) holding the most body text, and that text; not a
 /// group inside boilerplate.

@@ -739,3 +739,26 @@ fn an_advertisements_label_is_left_out() {
     assert!(out.contains("before dawn") && out.contains("advertising budget"), "{out}");
     assert!(!out.contains("ADVERTISEMENT") && !out.contains("Story continues") && !out.contains("Advert\n"), "{out}");
 }
+
+#[test]
+fn a_categorys_introduction_beside_the_region_is_kept() {
+    // A shop category: its introduction in one container, its longer text (where the region settles) in the next
+    // one, a few levels deep; the introduction is kept, the filters and the footer are not.
+    let para = "Standing desks let you change position through the day, which eases the strain on your back, your \
+                neck and your wrists, and keeps you alert in the long afternoon hours at work. ";
+    let long = format!("<p>{}</p>", para.repeat(2)).repeat(5);
+    let html = format!(
+        "<html><body><aside class=\"sidebar\"><ul><li><a href=\"/f1\">Under $500</a></li>\
+         <li><a href=\"/f2\">In stock</a></li></ul></aside>\
+         <div><h1>Standing Desks</h1><div class=\"intro-wrap\"><div class=\"txt\"><p>Our standing desks are chosen \
+         by our ergonomist for people who sit too long: sturdy frames, quiet motors and tops in every size.</p>\
+         <a href=\"#more\">learn more</a></div></div>\
+         <div id=\"more\"><div class=\"row\"><div class=\"columns\"><h2>Learn more about standing desks</h2>{long}\
+         </div></div></div></div>\
+         <footer><p>Copyright Desk Shop, all rights reserved, call us any day of the week.</p></footer></body></html>"
+    );
+    let md = md(&html);
+    assert!(md.contains("Our standing desks are chosen"), "{md}");
+    assert!(md.contains("Learn more about standing desks"), "{md}");
+    assert!(!md.contains("Under $500") && !md.contains("Copyright"), "{md}");
+}
