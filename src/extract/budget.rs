@@ -214,8 +214,9 @@ fn is_cjk(c: char) -> bool {
 }
 
 /// The longest prefix of `text` ending at a word boundary (before a whitespace character, or after a CJK character:
-/// those scripts do not separate words with spaces) whose estimate fits in `room`. The estimate grows with the prefix, so the boundary is found by doubling, then halving: O(n log n) in
-/// the prefix that fits, where estimating every prefix in turn was quadratic in the block's length.
+/// those scripts do not separate words with spaces) whose estimate fits in `room`. The estimate grows with the
+/// prefix, so the boundary is found by doubling, then halving: O(n log n) in the prefix that fits, where estimating
+/// every prefix in turn was quadratic in the block's length.
 fn cut_words(text: &str, room: usize) -> String {
     // The last word boundary at or before byte `at`.
     let boundary = |at: usize| -> Option<usize> {

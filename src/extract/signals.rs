@@ -100,8 +100,9 @@ impl Signals {
     }
 
     /// Whether the page's own types say it is not an article whatever its Open Graph type says: a collection, a
-    /// list or a product, or a CMS's archive of posts (`archive`), or a plain `WebPage` by its JSON-LD without an article's publication date (a CMS sets
-    /// `og:type` article on its service and landing pages too, but dates only what it publishes as articles).
+    /// list or a product, a CMS's archive of posts (`archive`), or a plain `WebPage` by its JSON-LD without an
+    /// article's publication date (a CMS sets `og:type` article on its service and landing pages too, but dates only
+    /// what it publishes as articles).
     fn not_article(&self) -> bool {
         self.has(NOT_ARTICLE_TYPES) || self.ld_web_page && !self.published || self.archive
     }
