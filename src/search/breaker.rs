@@ -31,15 +31,17 @@ impl Pace {
         self.interval
     }
 
-    /// Takes the provider's turn now, or says how long until it is ready.
+    /// Takes the provider's turn now, or says how long until it is ready. `now` may be a little older than the
+    /// last request (a caller reads the clock before the lock, and another may take the turn in between): that is
+    /// no time since it, so without an interval the turn is always free, and the last request never goes back.
     pub fn take(&mut self, now: Instant) -> Result<(), Skip> {
         if let Some(last) = self.last_request {
-            let ready_at = last + self.interval;
-            if now < ready_at {
-                return Err(Skip::NotReady(ready_at - now));
+            let since = now.saturating_duration_since(last);
+            if since < self.interval {
+                return Err(Skip::NotReady(self.interval - since));
             }
         }
-        self.last_request = Some(now);
+        self.last_request = Some(self.last_request.map_or(now, |last| last.max(now)));
         Ok(())
     }
 
@@ -147,6 +149,14 @@ mod tests {
         assert_eq!(p.take(t0), Ok(()));
         assert_eq!(p.take(t0 + Duration::from_secs(1)), Err(Skip::NotReady(Duration::from_secs(1))));
         assert_eq!(p.take(t0 + Duration::from_secs(2)), Ok(()));
+        // A caller that read the clock before another took the turn: no time since it.
+        let late = t0 + Duration::from_secs(10);
+        assert_eq!(p.take(late), Ok(()));
+        assert_eq!(p.take(late - Duration::from_millis(1)), Err(Skip::NotReady(Duration::from_secs(2))));
+        let mut free = Pace::new(Duration::ZERO);
+        assert_eq!(free.take(late), Ok(()));
+        assert_eq!(free.take(late - Duration::from_millis(1)), Ok(()), "no interval: always free");
+        assert_eq!(free.take(late), Ok(()), "the last request never goes back");
     }
 
     #[test]
