@@ -270,9 +270,7 @@ const INLINE: &[&str] = &[
     "small", "span", "strong", "sub", "sup", "time", "u", "var", "label", "strike", "del", "ins", "big", "tt", "nobr",
     "picture", "output", "meter", "progress",
 ];
-const BOILER_TAGS: &[&str] = &["nav", "footer", "aside", "form", "menu", "header"];
-
-/// Boilerplate tags that frame a page (its header, footer, menus and sidebars; not `form`, which ASP.NET wraps
+/// Boilerplate tags (with `form`) that frame a page (its header, footer, menus and sidebars; not `form`, which ASP.NET wraps
 /// around every page). Opened outside any content region, a content hint inside one names one of the frame's
 /// parts (`component-content` of a footer's columns, `widget-content` of a sidebar), not the page's content; inside
 /// content (an `<article>`'s own `<header>`) it is the article's.
@@ -555,14 +553,28 @@ struct Hints {
 /// Distinct tokens remembered; past it the memory starts over (bounded on hostile pages).
 const HINT_TOKENS_MAX: usize = 4_096;
 
+/// What an element's class, id, role and `itemprop` say of it (`Hints::of`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Hinted {
+    /// Positive for content, negative for boilerplate.
+    weight: i32,
+    /// A readers' comments section.
+    comments: bool,
+    /// A section of customers' reviews.
+    reviews: bool,
+    /// A cookie or consent banner.
+    consent: bool,
+    /// A token names what sits beside content, even inside it (`HINT_ASIDE`).
+    aside: bool,
+}
+
 impl Hints {
-    /// The hint weight (positive for content, negative for boilerplate), whether the element is a comments
-    /// section, whether it is a section of customers' reviews, whether it is a cookie or consent banner, and
-    /// whether a token names what sits beside content even inside it (`HINT_ASIDE`).
-    fn of(&mut self, tag: &Tag) -> (i32, bool, bool, bool, bool) {
+    /// What the element's tokens say (see `Hinted`).
+    fn of(&mut self, tag: &Tag) -> Hinted {
         let comments = is_comments(tag);
+        let body = Hinted { weight: 40, comments, ..Hinted::default() };
         if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
-            return (40, comments, false, false, false);
+            return body;
         }
         let mut hints = 0;
         let mut reviews = false;
@@ -585,7 +597,7 @@ impl Hints {
                     }
                 };
                 if h & HINT_BODY != 0 {
-                    return (40, comments, false, false, false);
+                    return body;
                 }
                 reviews |= h & HINT_REVIEWS != 0;
                 consent |= h & HINT_CONSENT != 0;
@@ -605,7 +617,7 @@ impl Hints {
         if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
             w -= 25;
         }
-        (w, comments, reviews, consent, hints & HINT_ASIDE != 0)
+        Hinted { weight: w, comments, reviews, consent, aside: hints & HINT_ASIDE != 0 }
     }
 }
 
@@ -1157,7 +1169,7 @@ impl Sink for Builder {
         if name == "meta" && tag.attr("property") == Some("article:published_time") {
             self.signals.published = true;
         }
-        if name == "body" && tag.attr("class").is_some_and(|c| c.split_whitespace().any(|t| t == ARCHIVE_CLASS)) {
+        if name == "body" && tag.has_class(ARCHIVE_CLASS) {
             self.signals.archive = true;
         }
         if let Some(types) = tag.attr("itemtype") {
@@ -1287,19 +1299,18 @@ impl Sink for Builder {
         // Hints matter on containers; inline elements (links, spans, emphasis) are many and carry none we use.
         // The classes of `html` and `body` describe the whole page's layout (`has-sidebar`, `no-comments`), not a
         // part of it.
-        let (weight, comments, reviews, consent, aside) = if inline || matches!(name, "html" | "body") {
-            (0, false, false, false, false)
-        } else {
-            self.hints.of(tag)
-        };
+        let hinted = !inline && !matches!(name, "html" | "body");
+        let Hinted { weight, comments, reviews, consent, aside } =
+            if hinted { self.hints.of(tag) } else { Hinted::default() };
         // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
         // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's), and
         // a form's outcome message (`FORM_STATE_ENDS`).
-        let words = if inline || matches!(name, "html" | "body") { 0 } else { self.words.of(tag) };
+        let words = if hinted { self.words.of(tag) } else { 0 };
         let skip = hidden || consent || words & (WORD_CAPTION | WORD_FORM_STATE) != 0;
-        let boiler = BOILER_TAGS.contains(&name) || weight < 0;
+        let frame_tag = FRAME_TAGS.contains(&name);
+        let boiler = frame_tag || name == "form" || weight < 0;
         let content = (CONTENT_TAGS.contains(&name) || weight > 0) && self.depths.frames == 0;
-        let frame = FRAME_TAGS.contains(&name) && self.depths.content == 0;
+        let frame = frame_tag && self.depths.content == 0;
         let masks = aside && !content && self.depths.content > 0;
         let node = if inline
             || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre")

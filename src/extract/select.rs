@@ -89,24 +89,17 @@ pub fn extract(mut page: Page) -> Extract {
     let title = page.og_title.clone().or_else(|| page.title.clone()).map(|t| clean_title(&t, page.title.as_deref()));
     let chosen = choose(&page);
     let mut blocks: Vec<&Block> = chosen.iter().filter_map(|&i| page.blocks.get(i)).collect();
-    // The title is shown once, first: drop headings that repeat it, and paragraphs that are nothing but it (a
-    // template's second title line, a gallery's caption bar).
-    if let Some(title) = &title {
-        let t = normalized(title);
-        // A paragraph's markdown more than twice the title's bytes (emphasis, escapes) is not the title: only
-        // short ones are compared, letter by letter up to the first that differs (no copy of each paragraph).
-        blocks.retain(|b| match b.kind {
-            Kind::Heading(_) => !same_text(&normalized(&b.md), &t),
-            Kind::Para => t.is_empty() || b.md.len() > 2 * title.len() || !letters(&b.md).eq(t.chars()),
-            _ => true,
-        });
-    }
-    // An advertisement's label ("Advertisement", "Story continues below") frames an ad, whatever the page.
-    blocks.retain(|b| !is_ad_label(b));
-    // An article's dateline ("Updated 10:01 pm PST, Tuesday, November 19, 2019") says when, not what.
-    if is_article(&page.signals) {
-        blocks.retain(|b| !(b.kind == Kind::Para && is_dateline(&b.md)));
-    }
+    // The title is shown once, first: headings that repeat it go, and paragraphs that are nothing but it (a
+    // template's second title line, a gallery's caption bar). So do an advertisement's label ("Advertisement",
+    // "Story continues below"), whatever the page, and an article's dateline ("Updated 10:01 pm PST, Tuesday,
+    // November 19, 2019"): it says when, not what.
+    let t = title.as_deref().map(|title| (title.len(), normalized(title)));
+    let article = is_article(&page.signals);
+    blocks.retain(|b| {
+        !(t.as_ref().is_some_and(|(bytes, t)| repeats_title(b, *bytes, t))
+            || is_ad_label(b)
+            || article && b.kind == Kind::Para && is_dateline(&b.md))
+    });
     let mut out = Vec::with_capacity(blocks.len() + 1);
     // The title's line and the blank line after it count towards the cap too.
     let title_bytes = title.as_ref().map_or(0, |t| "# ".len() + t.len() + "\n\n".len());
@@ -117,6 +110,17 @@ pub fn extract(mut page: Page) -> Extract {
     }
     out.extend(rendered);
     Extract { title, blocks: out, truncated: page.truncated || cut }
+}
+
+/// A heading that repeats the title (`normalized` as `t`, of `bytes` bytes), or a paragraph that is nothing but it.
+/// A paragraph's markdown more than twice the title's bytes (emphasis, escapes) is not the title: only short ones
+/// are compared, letter by letter up to the first that differs (no copy of each paragraph).
+fn repeats_title(b: &Block, bytes: usize, t: &str) -> bool {
+    match b.kind {
+        Kind::Heading(_) => same_text(&normalized(&b.md), t),
+        Kind::Para => !t.is_empty() && b.md.len() <= 2 * bytes && letters(&b.md).eq(t.chars()),
+        _ => false,
+    }
 }
 
 /// Bytes of a block's markdown that can be an advertisement's label (the longest of `AD_LABELS` with marks).
@@ -626,13 +630,13 @@ fn introduction(page: &Page, best: usize, body: &[u64]) -> Option<usize> {
         *slot = at;
         at = node.parent;
     }
+    let parents = chain.map(|c| page.nodes.get(c as usize).map_or(NO_NODE, |n| n.parent));
+    // The last sibling before each of them.
     let mut before = [None; INTRO_LEVELS_MAX + 1];
     for (i, node) in page.nodes.iter().enumerate().take(best) {
-        for (level, &c) in chain.iter().enumerate() {
-            if c != NO_NODE && i < c as usize && page.nodes.get(c as usize).is_some_and(|n| n.parent == node.parent) {
-                if let Some(b) = before.get_mut(level) {
-                    *b = Some(i);
-                }
+        for ((b, &c), &parent) in before.iter_mut().zip(&chain).zip(&parents) {
+            if c != NO_NODE && i < c as usize && node.parent == parent {
+                *b = Some(i);
             }
         }
     }

@@ -2398,6 +2398,10 @@ fn name_at(i: usize) -> Option<&'static [u8]> {
     rest.get(..rest.iter().position(|&b| b == 0)?)
 }
 
+/// The longest name, its `;` included (`CounterClockwiseContourIntegral;`): after a `&`, at most this many letters
+/// and digits are read as a reference's name (a longer run is no name in the table).
+pub const NAME_MAX: usize = 32;
+
 /// The longest name that browsers accept without its `;` (the legacy forms, `frac12`, `middot`, ...).
 pub const LEGACY_NAME_MAX: usize = 6;
 

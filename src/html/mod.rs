@@ -623,7 +623,7 @@ fn decode_reference(after: &[u8], in_attr: bool, out: &mut String) -> Option<usi
         out.push(c);
         return Some(consumed);
     }
-    let name_len = after.iter().take(32).take_while(|b| b.is_ascii_alphanumeric()).count();
+    let name_len = after.iter().take(entities::NAME_MAX).take_while(|b| b.is_ascii_alphanumeric()).count();
     if name_len == 0 {
         return None;
     }

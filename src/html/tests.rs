@@ -169,10 +169,11 @@ fn raw_text_a_sink_does_not_want_is_skipped_but_ends_the_element() {
 fn the_packed_entity_table() {
     assert_eq!(entities::OFFSETS.len(), 2231);
     let mut previous = "";
-    let mut legacy_longest = 0;
+    let (mut legacy_longest, mut longest) = (0, 0);
     for i in 0..entities::OFFSETS.len() {
         let (name, value) = entities::entry(i).unwrap();
         assert!(name > previous, "sorted at {i}: {previous} then {name}");
+        longest = longest.max(name.len());
         if !name.ends_with(';') {
             legacy_longest = legacy_longest.max(name.len());
         }
@@ -181,6 +182,7 @@ fn the_packed_entity_table() {
         previous = name;
     }
     assert_eq!(legacy_longest, entities::LEGACY_NAME_MAX, "the legacy forms' longest name");
+    assert_eq!(longest, entities::NAME_MAX, "the longest name");
     assert_eq!(entities::lookup("amp;"), Some("&"));
     assert_eq!(entities::lookup("AElig"), Some("\u{c6}"));
     assert_eq!(entities::lookup("NotNestedGreaterGreater;"), Some("\u{2aa2}\u{338}"));
