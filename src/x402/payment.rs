@@ -14,6 +14,10 @@ pub const HEADER_BYTES_MAX: usize = 8_192;
 pub const OBJECT_BYTES_MAX: usize = HEADER_BYTES_MAX / 4 * 3;
 /// An authorization must stay valid at least this long after it is checked, to leave time for settlement.
 pub const VALIDITY_MARGIN_S: u64 = 6;
+/// An authorization may stay valid at most this long after it is checked: the replay guard holds it in memory until
+/// its `validBefore`, so one valid for years would be held for years. An hour is the longest `maxTimeoutSeconds` the
+/// terms can state (`WEBSEARCHD_MAX_TIMEOUT_S`), which x402 clients add to the time they sign.
+pub const VALIDITY_MAX_S: u64 = 3_600;
 
 /// A decoded payment.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +53,11 @@ pub enum Error {
         valid_before: u64,
         now: u64,
     },
+    /// Valid for longer than `VALIDITY_MAX_S`.
+    ValidTooLong {
+        valid_before: u64,
+        now: u64,
+    },
     SignatureHighS,
     /// The signature is over another EIP-712 domain (named here): usually the testnet/mainnet USDC name mix-up.
     DomainMismatch {
@@ -69,6 +78,7 @@ impl Error {
             Error::AmountMismatch { .. } => "payment_amount_mismatch",
             Error::NotYetValid { .. } => "payment_not_yet_valid",
             Error::Expired { .. } => "payment_expired",
+            Error::ValidTooLong { .. } => "payment_valid_too_long",
             Error::SignatureHighS => "payment_signature_high_s",
             Error::DomainMismatch { .. } => "payment_domain_mismatch",
             Error::SignatureInvalid => "payment_signature_invalid",
@@ -94,6 +104,11 @@ impl std::fmt::Display for Error {
             Error::Expired { valid_before, now } => write!(
                 f,
                 "the authorization expires at {valid_before}, less than {VALIDITY_MARGIN_S} s after now ({now})"
+            ),
+            Error::ValidTooLong { valid_before, now } => write!(
+                f,
+                "the authorization is valid until {valid_before}, more than {VALIDITY_MAX_S} s after now ({now}): sign \
+                 one with validBefore at most now + {VALIDITY_MAX_S}"
             ),
             Error::SignatureHighS => f.write_str("the signature has a high s value (malleable); re-sign"),
             Error::DomainMismatch { signed_for } => write!(
@@ -229,6 +244,9 @@ pub fn check(p: &Payment, terms: &Terms, now_s: u64) -> Result<(), Error> {
     }
     if a.valid_before < now_s.saturating_add(VALIDITY_MARGIN_S) {
         return Err(Error::Expired { valid_before: a.valid_before, now: now_s });
+    }
+    if a.valid_before > now_s.saturating_add(VALIDITY_MAX_S) {
+        return Err(Error::ValidTooLong { valid_before: a.valid_before, now: now_s });
     }
     let domain = terms.network.domain();
     match eip712::recover(&eip712::digest(&domain, a), &p.signature) {

@@ -108,6 +108,11 @@ fn each_fault_has_its_code() {
     check_code(&Build { accepted_amount: "1".into(), ..Build::default() }.header(), 2, "payment_amount_mismatch");
     check_code(&Build { valid_before: NOW - 1, ..Build::default() }.header(), 2, "payment_expired");
     check_code(&Build { valid_before: NOW + 3, ..Build::default() }.header(), 2, "payment_expired");
+    // Held by the replay guard until then: at most an hour ahead (issue 18).
+    let an_hour = decode(&Build { valid_before: NOW + 3_600, ..Build::default() }.header(), 2).unwrap();
+    assert_eq!(check(&an_hour, &terms(), NOW), Ok(()));
+    check_code(&Build { valid_before: NOW + 3_601, ..Build::default() }.header(), 2, "payment_valid_too_long");
+    check_code(&Build { valid_before: u64::MAX, ..Build::default() }.header(), 2, "payment_valid_too_long");
     check_code(&Build { valid_after: NOW + 100, ..Build::default() }.header(), 2, "payment_not_yet_valid");
     check_code("not base64!", 2, "payment_malformed");
     check_code(&base64_encode(b"{\"x402Version\":3}"), 2, "payment_version_unsupported");
@@ -130,9 +135,12 @@ fn shared_fixed_headers_verify() {
     };
     let v: Value = serde_json::from_slice(&bytes).unwrap();
     let v2 = decode(v["headers"]["PAYMENT-SIGNATURE (v2)"].as_str().unwrap(), 2).unwrap();
-    assert_eq!(check(&v2, &terms(), NOW), Ok(()));
+    // The vectors are valid until 1900000000: checked within `VALIDITY_MAX_S` of it.
+    let now = v2.authorization.valid_before - 600;
+    assert_eq!(check(&v2, &terms(), now), Ok(()));
     let v1 = decode(v["headers"]["X-PAYMENT (v1)"].as_str().unwrap(), 1).unwrap();
-    assert_eq!(check(&v1, &terms(), NOW), Ok(()));
+    assert_eq!(check(&v1, &terms(), now), Ok(()));
+    assert_eq!(check(&v2, &terms(), NOW).map_err(|e| e.code()), Err("payment_valid_too_long"));
     assert_eq!(v1.authorization, v2.authorization);
     // At 1900000000 the same payment has expired; against Base Sepolia terms it is for the wrong network.
     assert_eq!(check(&v2, &terms(), 1_900_000_000).map_err(|e| e.code()), Err("payment_expired"));
