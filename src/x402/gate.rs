@@ -138,6 +138,9 @@ pub const LEDGER_FILE: &str = "payments.journal";
 /// `Retry-After` when the facilitator could not be asked, and when the ledger could not be written.
 const FACILITATOR_RETRY_AFTER_S: u32 = 5;
 const LEDGER_RETRY_AFTER_S: u32 = 30;
+/// `Retry-After` when the replay guard is full (`ledger::HELD_MAX`): its authorizations expire one by one, and the
+/// guard is swept once a second while full.
+const GUARD_FULL_RETRY_AFTER_S: u32 = 5;
 
 /// How long after a `/supported` that got no answer it is asked again, at the next payment.
 const SUPPORT_RECHECK_MS: u64 = 60_000;
@@ -465,6 +468,16 @@ impl Gate {
                 challenge(Some(("payment_replayed", why)))
             }
             Refused::Unshared(why) => Refusal::Error(self.store_unavailable(&why)),
+            Refused::Full => {
+                self.refuse("guard_full");
+                log::warn!("a payment was refused: the replay guard holds {} authorizations", super::ledger::HELD_MAX);
+                Refusal::Error(ApiError::unavailable(
+                    "guard_full",
+                    "this node holds as many payment authorizations as it can until some expire; no payment was \
+                     taken, retry shortly",
+                    GUARD_FULL_RETRY_AFTER_S,
+                ))
+            }
         })?;
         let requirements = if version == 2 { terms.requirement_v2() } else { terms.requirement_v1(resource) };
         let started = Instant::now();

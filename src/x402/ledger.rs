@@ -109,6 +109,8 @@ struct State {
     /// Entries held past which expired ones are swept: `SWEEP_AT`, or twice what a sweep left, so that a guard of
     /// many live entries is not scanned at every reservation.
     sweep_at: usize,
+    /// When the last sweep ran (Unix seconds): a guard at `HELD_MAX` is swept at most once a second.
+    swept_s: u64,
     summary: Summary,
 }
 
@@ -128,10 +130,19 @@ pub enum Refused {
     Replayed,
     /// The shared store could not be asked: no payment is admitted without the fleet's guard.
     Unshared(String),
+    /// The guard holds `HELD_MAX` authorizations, none expired: no other is admitted until some expire (it is never
+    /// made room for by forgetting one that could still be replayed).
+    Full,
 }
 
 /// Entries held past this many trigger a sweep of expired ones (and past twice what the last sweep left).
 const SWEEP_AT: usize = 4_096;
+/// Authorizations the replay guard holds at most; past it reservations are refused (`Refused::Full`). Each is held
+/// until its `validBefore`, at most `payment::VALIDITY_MAX_S` ahead, in a table of 73 bytes per slot (the key, 52
+/// bytes, its `Held`, 16, padding and a control byte) kept at most 7/8 full: at this many (7/8 of 2^16) the table
+/// has 65,536 slots, 4.8 MB, and never grows past them. A node admitting 100 payments a second whose clients sign
+/// for `maxTimeoutSeconds` (60 s by default) holds about 6,000.
+pub const HELD_MAX: usize = 57_344;
 /// The fleet's hold on an authorization outlives its `validBefore` by this much (by the clock of the node that took
 /// it): a node whose clock is behind still finds it while it would admit the payment (a skew up to this plus
 /// `VALIDITY_MARGIN_S`), and so does one after Redis's own clock jumps ahead (its expiry is by wall time).
@@ -217,8 +228,11 @@ impl Ledger {
         {
             let mut s = self.lock();
             s.sweep(now_s);
-            if s.held.get(&key).is_some_and(|h| h.valid_before > now_s) {
-                return Err(Refused::Replayed);
+            match s.held.get(&key) {
+                Some(h) if h.valid_before > now_s => return Err(Refused::Replayed),
+                Some(_) => {}
+                None if s.held.len() >= HELD_MAX => return Err(Refused::Full),
+                None => {}
             }
             s.held.insert(key, Held { valid_before, event: None });
         }
@@ -367,13 +381,16 @@ pub fn standing(records: &[Value]) -> Vec<&Value> {
 }
 
 impl State {
-    /// Drops expired entries once the guard has grown past its sweep point.
+    /// Drops expired entries once the guard has grown past its sweep point, or, at `HELD_MAX`, once a second.
     fn sweep(&mut self, now_s: u64) {
-        if self.held.len() < self.sweep_at.max(SWEEP_AT) {
+        let due = self.held.len() >= self.sweep_at.max(SWEEP_AT);
+        let full = self.held.len() >= HELD_MAX && now_s != self.swept_s;
+        if !due && !full {
             return;
         }
         self.held.retain(|_, h| h.valid_before > now_s);
         self.sweep_at = self.held.len().saturating_mul(2);
+        self.swept_s = now_s;
     }
 
     fn apply(&mut self, r: &Value) {
@@ -514,6 +531,24 @@ mod tests {
         }
         s.sweep(2_000);
         assert_eq!((s.held.len(), s.sweep_at), (live, 2 * live), "the expired went at the sweep point");
+    }
+
+    /// Issue 18: the guard holds at most `HELD_MAX` authorizations; past it a new one is refused (none held is
+    /// dropped to make room), until a sweep finds expired ones (at most once a second while it is full).
+    #[test]
+    fn a_full_guard_refuses_until_authorizations_expire() {
+        assert_eq!(std::mem::size_of::<(Key, Held)>(), 72, "the slot HELD_MAX's bytes are counted for");
+        let ledger = Ledger::open(&temp("full"), 0).unwrap();
+        for i in 0..HELD_MAX {
+            let valid_before = if i % 2 == 0 { 1_000 } else { 2_000 };
+            ledger.lock().held.insert(([3; 20], key_nonce(i)), Held { valid_before, event: Some(Event::Settled) });
+        }
+        assert_eq!(ledger.reserve([4; 20], [0; 32], 3_000, 500).unwrap_err(), Refused::Full);
+        assert_eq!(ledger.reserve([3; 20], key_nonce(0), 3_000, 500).unwrap_err(), Refused::Replayed, "still held");
+        assert_eq!(ledger.lock().held.len(), HELD_MAX);
+        // At 1,000 the first half has expired: swept, so there is room again.
+        assert!(ledger.reserve([4; 20], [0; 32], 3_000, 1_000).is_ok());
+        assert_eq!(ledger.lock().held.len(), HELD_MAX / 2 + 1);
     }
 
     fn key_nonce(i: usize) -> [u8; 32] {
