@@ -138,11 +138,13 @@ pub enum Refused {
 /// Entries held past this many trigger a sweep of expired ones (and past twice what the last sweep left).
 const SWEEP_AT: usize = 4_096;
 /// Authorizations the replay guard holds at most; past it reservations are refused (`Refused::Full`). Each is held
-/// until its `validBefore`, at most `payment::VALIDITY_MAX_S` ahead, in a table of 73 bytes per slot (the key, 52
-/// bytes, its `Held`, 16, padding and a control byte) kept at most 7/8 full: at this many (7/8 of 2^16) the table
-/// has 65,536 slots, 4.8 MB, and never grows past them. A node admitting 100 payments a second whose clients sign
-/// for `maxTimeoutSeconds` (60 s by default) holds about 6,000.
-pub const HELD_MAX: usize = 57_344;
+/// until its `validBefore`, at most `payment::VALIDITY_MAX_S` ahead, in a table slot of 73 bytes (the key, 52 bytes,
+/// its `Held`, 16, padding and a control byte). The table grows only when its free slots are used up (by entries or
+/// by the marks removed ones leave) while it is more than half full of entries, so at this many (half of 7/8 of
+/// 2^16) it never passes 65,536 slots, 4.8 MB; with payments coming and going, twice as many grew it to 131,072
+/// slots, 9.6 MB. A node admitting 100 payments a second whose clients sign for `maxTimeoutSeconds` (60 s by
+/// default) holds about 6,000.
+pub const HELD_MAX: usize = 28_672;
 /// The fleet's hold on an authorization outlives its `validBefore` by this much (by the clock of the node that took
 /// it): a node whose clock is behind still finds it while it would admit the payment (a skew up to this plus
 /// `VALIDITY_MARGIN_S`), and so does one after Redis's own clock jumps ahead (its expiry is by wall time).
