@@ -19,7 +19,8 @@ pub enum Kind {
         index: u32,
     },
     Pre,
-    /// A row of a data table; `table` identifies the table, `header` a row of `th` cells.
+    /// A row of a data table; `table` identifies the table, `header` a row of `th` cells only (a row whose first
+    /// cell is a `th` naming it is data).
     Row {
         table: u32,
         header: bool,
@@ -163,9 +164,10 @@ pub struct Builder {
     cur_text: u32,
     cur_links: u32,
     cur_commas: u32,
-    /// The current table row's cells, and whether it had `th`.
+    /// The current table row's cells, and whether it had `th` and `td` cells.
     row: Vec<String>,
     row_header: bool,
+    row_data: bool,
     /// Characters of link text in the current row's cells.
     row_links: u32,
     tables: u32,
@@ -799,6 +801,7 @@ impl Builder {
             cur_commas: 0,
             row: Vec::new(),
             row_header: false,
+            row_data: false,
             row_links: 0,
             tables: 0,
             title: None,
@@ -963,6 +966,7 @@ impl Builder {
         let cells = std::mem::take(&mut self.row);
         if cells.iter().all(|c| c.trim().is_empty()) {
             self.row_header = false;
+            self.row_data = false;
             self.row_links = 0;
             return;
         }
@@ -980,7 +984,7 @@ impl Builder {
         self.text_bytes += md.len();
         let table = self.tables;
         self.blocks.push(Block {
-            kind: Kind::Row { table, header: self.row_header },
+            kind: Kind::Row { table, header: self.row_header && !self.row_data },
             quote_depth: 0,
             md,
             cells,
@@ -996,6 +1000,7 @@ impl Builder {
             form: self.depths.forms > 0,
         });
         self.row_header = false;
+        self.row_data = false;
     }
 
     fn push_text(&mut self, text: &str) {
@@ -1387,6 +1392,7 @@ impl Sink for Builder {
                 }
             }
             "th" => self.row_header = true,
+            "td" => self.row_data = true,
             "tr" => self.row.clear(),
             _ => {}
         }

@@ -465,9 +465,10 @@ fn choose(page: &Page) -> Vec<usize> {
             continue;
         }
         // The same text again (a promise repeated in a banner, a price box and a footer note) is said once; code
-        // is not (a doc page shows the same command again where it is used).
+        // is not (a doc page shows the same command again where it is used), nor a table's header row (a doc
+        // page's tables of parameters share their columns' names).
         if b.text_len >= REPEAT_TEXT_MIN
-            && !matches!(b.kind, Kind::Heading(_) | Kind::Pre)
+            && !matches!(b.kind, Kind::Heading(_) | Kind::Pre | Kind::Row { header: true, .. })
             && !seen.insert(b.md.as_str())
         {
             continue;

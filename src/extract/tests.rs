@@ -762,3 +762,27 @@ fn a_categorys_introduction_beside_the_region_is_kept() {
     assert!(md.contains("Learn more about standing desks"), "{md}");
     assert!(!md.contains("Under $500") && !md.contains("Copyright"), "{md}");
 }
+
+#[test]
+fn every_table_keeps_its_header_row() {
+    // A doc page's tables of parameters share their columns' names: the header row said again is each table's
+    // own, not a repeated line; a row led by a `th` naming it is data and is said once.
+    let table = |name: &str, about: &str| {
+        format!(
+            "<table><tr><th>Attribute</th><th>Data type</th><th>Description</th></tr>\
+             <tr><th>{name}</th><td>String</td><td>{about}</td></tr>\
+             <tr><th>Required field</th><td>Yes</td><td>Every feed must supply this one, or it is refused</td></tr>\
+             </table>"
+        )
+    };
+    let html = format!(
+        "<html><head><title>Feed specification</title></head><body><main><h1>Feed specification</h1>\
+         <p>Each table below groups the attributes of a feed by category, with their types and what they mean.</p>\
+         <h2>Basic data</h2>{}<h2>Media</h2>{}</main></body></html>",
+        table("item_id", "The merchant's own identifier of the item, stable over time"),
+        table("image_url", "The address of the item's main image, served over HTTPS")
+    );
+    let out = md(&html);
+    assert_eq!(out.matches("| Attribute | Data type | Description |\n| --- |").count(), 2, "{out}");
+    assert_eq!(out.matches("| Required field | Yes |").count(), 1, "{out}");
+}
