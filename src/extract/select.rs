@@ -256,6 +256,13 @@ fn choose(page: &Page) -> Vec<usize> {
     // An article's cards are teasers for other articles, not its content.
     let card = if is_article(&page.signals) { vec![false; n] } else { cards(page) };
     let in_card = |b: &Block| b.path.iter().any(|&x| card.get(x as usize).copied().unwrap_or(false));
+    // What a block of a card holds as the item's own (its linked title, its price) may lie deeper than a block's
+    // path reaches, on a page of many items; a product's rails and a thread's posts keep to the path.
+    let within = (page.signals.kind() == PageKind::Other).then(|| within_cards(page, &card));
+    let card_own = |b: &Block| {
+        in_card(b)
+            || within.as_ref().zip(b.path.first()).is_some_and(|(w, &x)| w.get(x as usize).copied().unwrap_or(false))
+    };
     for b in &page.blocks {
         // Counted on the innermost container, then summed up the tree below.
         if let Some(&node) = b.path.first().filter(|&&n| n != NO_NODE) {
@@ -444,7 +451,7 @@ fn choose(page: &Page) -> Vec<usize> {
         // In a card of a listing, the linked title is the item.
         let own_words = b.text_len.saturating_sub(b.link_len);
         let own_sentence = own_words >= 45
-            || in_card(b) && b.text_len >= CARD_TITLE_MIN
+            || card_own(b) && b.text_len >= CARD_TITLE_MIN
             || !article && b.content && !b.boiler && own_words >= LINKED_ITEM_OWN_MIN
             || content_link_item(b, article)
             || super::listing::in_long_list(b, &long_lists);
@@ -461,7 +468,7 @@ fn choose(page: &Page) -> Vec<usize> {
             continue;
         }
         // A card's short lines (a price, a date) are the item's own.
-        if !in_card(b) && is_chrome(b) || is_residue(b) {
+        if !card_own(b) && is_chrome(b) || is_residue(b) {
             continue;
         }
         // The same text again (a promise repeated in a banner, a price box and a footer note) is said once; code
@@ -588,10 +595,18 @@ const CARD_TITLE_MIN: u32 = 15;
 /// The containers that are cards of a listing: at least `CARDS_MIN` siblings built from one template, outside
 /// boilerplate, each holding some text. Linear: one count per (parent, template).
 fn cards(page: &Page) -> Vec<bool> {
+    // Marked on each block's innermost container, then up the tree (children come after their parents): a card's
+    // text may lie deeper than a block's path reaches.
     let mut holds_text = vec![false; page.nodes.len()];
     for b in &page.blocks {
-        for &x in b.path.iter().take_while(|&&x| x != NO_NODE) {
-            if let Some(h) = holds_text.get_mut(x as usize) {
+        if let Some(h) = b.path.first().and_then(|&x| holds_text.get_mut(x as usize)) {
+            *h = true;
+        }
+    }
+    for (i, node) in page.nodes.iter().enumerate().rev() {
+        let p = node.parent as usize;
+        if p < i && holds_text.get(i).copied().unwrap_or(false) {
+            if let Some(h) = holds_text.get_mut(p) {
                 *h = true;
             }
         }
@@ -612,6 +627,32 @@ fn cards(page: &Page) -> Vec<bool> {
                 && counts.get(&(node.parent, node.card_key)).is_some_and(|&c| c >= CARDS_MIN)
         })
         .collect()
+}
+
+/// How many containers below a card its contents may lie and still be the card's own: a shop's grid nests the
+/// item's linked title a dozen wrappers deep, under its cell, its badge and its faceout.
+const CARD_DEPTH_MAX: u32 = 16;
+
+/// The containers that are a card or lie inside one, at most `CARD_DEPTH_MAX` containers below it. One pass over
+/// the nodes, which come parents first.
+fn within_cards(page: &Page, card: &[bool]) -> Vec<bool> {
+    // Containers below the nearest card, for each node; `u32::MAX` outside every card.
+    let mut below = vec![u32::MAX; page.nodes.len()];
+    for (i, node) in page.nodes.iter().enumerate() {
+        let here = if card.get(i).copied().unwrap_or(false) {
+            0
+        } else {
+            let p = node.parent as usize;
+            match below.get(p) {
+                Some(&d) if p < i && d < CARD_DEPTH_MAX => d + 1,
+                _ => u32::MAX,
+            }
+        };
+        if let Some(b) = below.get_mut(i) {
+            *b = here;
+        }
+    }
+    below.into_iter().map(|d| d != u32::MAX).collect()
 }
 
 /// The share of the page's body text a group of cards holds at least to be the listing.

@@ -439,6 +439,30 @@ fn a_listing_whose_cards_are_numbered_keeps_its_items() {
 }
 
 #[test]
+fn a_listing_keeps_what_its_cards_hold_deep_inside() {
+    // A shop's grid nests each item's lines a dozen wrappers below its cell (column, card, faceout, price box):
+    // deeper than a block's path reaches, and a price there is still the item's own, not a bare number of chrome.
+    let card = |(t, p): &(&str, u32)| {
+        format!(
+            r#"<li class="cell"><div class="col"><div class="ui"><div class="wrap"><div class="face"><div class="inner">
+<h3><a href="/dp/{p}">{t}</a></h3><p>The {t}, hand-thrown and glazed in small batches at the pottery.</p>
+<div class="buy"><div class="box"><div class="amount"><div class="now">&euro;{p}</div></div></div></div>
+</div></div></div></div></div></div></li>"#
+        )
+    };
+    let cards: String = [("Stoneware mug", 88), ("Porcelain cup", 114), ("Espresso cup", 26), ("Latte bowl", 28)]
+        .iter()
+        .map(card)
+        .collect();
+    let html = format!(
+        r#"<html><head><title>Cups and mugs</title></head><body><main><h1>Cups and mugs</h1><ol>{cards}</ol>
+</main></body></html>"#
+    );
+    let out = md(&html);
+    assert!(out.contains("€88") && out.contains("€28") && out.contains("Latte bowl"), "{out}");
+}
+
+#[test]
 fn a_listing_reads_on_past_a_latest_news_heading() {
     // On an article, "Latest news" starts the related links after it; on a listing it is one more list of items.
     let card =
