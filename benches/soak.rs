@@ -4,8 +4,8 @@
 //! extracted (issue 13's shapes: 700,000 tiny paragraphs, 200,000 table rows, tags of 40,000 attributes), and
 //! hostile clients run beside (one that pipelines and reads slowly, another address that opens a hundred idle
 //! connections). A prober asks `/health` every 50 ms on a fresh connection. Every 10 s it samples the server's RSS,
-//! its peak RSS so far (VmHWM: the kernel's high-water mark, so no peak between two samples is missed), threads and
-//! open files. It fails (exit 1) when a client gets no answer at all, when threads pile up, when memory or file
+//! its peak RSS so far (VmHWM: the kernel's high-water mark, so no peak between two samples is missed), threads,
+//! open files and the authorizations its replay guard holds. It fails (exit 1) when a client gets no answer at all, when threads pile up, when memory or file
 //! descriptors keep growing, when a sample's RSS or the peak passes `RSS_MAX_KB`, when `/health` takes 100 ms or
 //! more at p99, or when the payment ledger or the notary journal is not consistent
 //! afterwards (every receipt a client got is in the chain, and the chain verifies). It starts the release build
@@ -272,9 +272,15 @@ fn main() {
     let started = Instant::now();
     let mut samples: Vec<(u64, u64, u64, u64)> = Vec::new();
     let mut peak = 0;
+    // The replay guard's size (`/metrics`; absent from builds before it was reported).
+    let guard = || -> String {
+        let text = server.get("/metrics").text();
+        let held = text.lines().find_map(|l| l.strip_prefix("websearchd_replay_guard_held "));
+        held.map_or_else(|| "-".to_owned(), |v| v.trim().to_owned())
+    };
     println!(
-        "{:>6} {:>10} {:>10} {:>8} {:>6} {:>10} {:>10}  facilitator",
-        "t (s)", "RSS kB", "peak kB", "threads", "fds", "answered", "no answer"
+        "{:>6} {:>10} {:>10} {:>8} {:>6} {:>10} {:>10} {:>7}  facilitator",
+        "t (s)", "RSS kB", "peak kB", "threads", "fds", "answered", "no answer", "guard"
     );
     let mut mode_i = 0;
     while started.elapsed() < total {
@@ -297,9 +303,10 @@ fn main() {
         peak = peak.max(field("VmHWM:"));
         samples.push((t, rss, threads, fds));
         println!(
-            "{t:>6} {rss:>10} {peak:>10} {threads:>8} {fds:>6} {:>10} {:>10}  {:?}",
+            "{t:>6} {rss:>10} {peak:>10} {threads:>8} {fds:>6} {:>10} {:>10} {:>7}  {:?}",
             answered.load(Relaxed),
             unanswered.load(Relaxed),
+            guard(),
             MODES[mode_i % MODES.len()]
         );
     }

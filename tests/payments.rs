@@ -523,6 +523,9 @@ fn a_paid_call_waits_for_one_ledger_sync_and_its_unsynced_records_outlive_a_kill
     assert_eq!(waits(&w.server), 0);
     assert_eq!(pay(&w, "one sync", &Payer::new(70)).status, 200);
     assert_eq!(waits(&w.server), 1, "only the `settling` waits for the disk");
+    // The settled authorization is held by the replay guard until its validBefore (a gauge, issue 18).
+    assert_eq!(w.server.metric("websearchd_replay_guard_held"), 1);
+    assert_eq!(w.server.metric("websearchd_replay_guard_capacity"), 28_672);
     let state = w.server.kill_keep_state();
     let (records, summary) = payments_listing(state.path());
     assert_eq!(events(&records), vec!["verified", "settling", "settled"], "{summary}");

@@ -764,6 +764,13 @@ impl Gate {
                 let _ = writeln!(out, "{name}{{event=\"{event}\"}} {n}");
             }
             ledger.sync_metric(&mut out);
+            let name = "websearchd_replay_guard_held";
+            let help = "Payment authorizations the replay guard holds; at its most, new payments are refused.";
+            crate::metrics::family(&mut out, name, "gauge", help);
+            let _ = writeln!(out, "{name} {}", ledger.held());
+            let name = "websearchd_replay_guard_capacity";
+            crate::metrics::family(&mut out, name, "gauge", "Payment authorizations the replay guard holds at most.");
+            let _ = writeln!(out, "{name} {}", super::ledger::HELD_MAX);
         }
         out
     }

@@ -318,6 +318,11 @@ impl Ledger {
         self.lock().summary
     }
 
+    /// Authorizations the replay guard holds (expired ones not yet swept among them): at most `HELD_MAX`.
+    pub fn held(&self) -> usize {
+        self.lock().held.len()
+    }
+
     /// `websearchd_ledger_sync_seconds`: the time payment records waited for the ledger's disk syncs.
     pub fn sync_metric(&self, out: &mut String) {
         let help = "Time payment records waited for the payment ledger's disk syncs.";
@@ -550,7 +555,7 @@ mod tests {
         assert_eq!(ledger.lock().held.len(), HELD_MAX);
         // At 1,000 the first half has expired: swept, so there is room again.
         assert!(ledger.reserve([4; 20], [0; 32], 3_000, 1_000).is_ok());
-        assert_eq!(ledger.lock().held.len(), HELD_MAX / 2 + 1);
+        assert_eq!(ledger.held(), HELD_MAX / 2 + 1);
     }
 
     fn key_nonce(i: usize) -> [u8; 32] {
