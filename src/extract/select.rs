@@ -36,6 +36,15 @@ const INTRO_LEVELS_MAX: usize = 3;
 /// The most of the introduction's text that may be link text (a filter's or a menu's list is all links).
 const INTRO_LINK_SHARE_MAX: f64 = 0.25;
 
+/// The most text the page's header (the container before the region holding the page's `h1`) may hold, as a share
+/// of the region's body text, to be taken in as its introduction: a title, a summary, prerequisites; more is a
+/// landing page's own section (a hero beside its features).
+const INTRO_HEADER_SHARE_MAX: f64 = 0.2;
+
+/// The most of the page's header's text that may be link text (a summary citing the terms it uses; a header of
+/// category links and tags is more).
+const INTRO_HEADER_LINK_SHARE_MAX: f64 = 0.5;
+
 /// The least text of the introduction's longest paragraph: a sentence or two, not a heading or a count alone.
 const INTRO_TEXT_MIN: u64 = 100;
 
@@ -660,9 +669,12 @@ const GRID_SHARE_MIN: f64 = 0.25;
 
 /// The container just before the region, or just before the nearest of its `INTRO_LEVELS_MAX` ancestors that has
 /// one, that introduces it on a page of many items or sections: a shop category's text beside its product grid, in a
-/// sibling container the coverage climb stopped short of. Clean (not the frame), prose (a paragraph of
-/// `INTRO_TEXT_MIN` characters or more, under `INTRO_LINK_SHARE_MAX` of link text) and short (`INTRO_TEXT_MAX`
-/// characters at most, less than the region's body text). One pass over the nodes and one over the blocks.
+/// sibling container the coverage climb stopped short of. Siblings that are the frame's or hold no body text (a
+/// table of contents in an aside between) are passed over. Clean (not the frame), prose (a paragraph of
+/// `INTRO_TEXT_MIN` characters or more) and short (`INTRO_TEXT_MAX` characters at most, under
+/// `INTRO_LINK_SHARE_MAX` of link text, less than the region's body text), or the page's header holding its `h1`
+/// (under `INTRO_HEADER_SHARE_MAX` of the region's text and `INTRO_HEADER_LINK_SHARE_MAX` of links). One pass over
+/// the nodes and one over the blocks.
 fn introduction(page: &Page, best: usize, body: &[u64]) -> Option<usize> {
     // The region and its ancestors, nearest first; nodes come in document order, parents first.
     let mut chain = [NO_NODE; INTRO_LEVELS_MAX + 1];
@@ -673,9 +685,13 @@ fn introduction(page: &Page, best: usize, body: &[u64]) -> Option<usize> {
         at = node.parent;
     }
     let parents = chain.map(|c| page.nodes.get(c as usize).map_or(NO_NODE, |n| n.parent));
-    // The last sibling before each of them.
+    // The last sibling before each of them that is not a part of the frame (a doc page's table of contents in
+    // an aside between its introduction and its body).
     let mut before = [None; INTRO_LEVELS_MAX + 1];
     for (i, node) in page.nodes.iter().enumerate().take(best) {
+        if node.boiler && !node.content || body.get(i).is_none_or(|&t| t == 0) {
+            continue;
+        }
         for ((b, &c), &parent) in before.iter_mut().zip(&chain).zip(&parents) {
             if c != NO_NODE && i < c as usize && node.parent == parent {
                 *b = Some(i);
@@ -690,13 +706,24 @@ fn introduction(page: &Page, best: usize, body: &[u64]) -> Option<usize> {
     // Its blocks are those of the nodes from it to the ancestor it comes before: prose, a paragraph at least, and
     // few links (not a filter's or a menu's list).
     let end = chain.get(level).map_or(i, |&c| c as usize);
-    let (mut text, mut links, mut prose) = (0u64, 0u64, false);
-    for b in page.blocks.iter().filter(|b| b.path.first().is_some_and(|&n| (i..end).contains(&(n as usize)))) {
+    let (mut text, mut links, mut prose, mut titled) = (0u64, 0u64, false, false);
+    for b in page
+        .blocks
+        .iter()
+        .filter(|b| (!b.boiler || b.content) && b.path.first().is_some_and(|&n| (i..end).contains(&(n as usize))))
+    {
         text += u64::from(b.text_len);
         links += u64::from(b.link_len);
         prose |= matches!(b.kind, Kind::Para) && u64::from(b.text_len) >= INTRO_TEXT_MIN;
+        titled |= matches!(b.kind, Kind::Heading(1));
     }
-    (prose && text <= INTRO_TEXT_MAX && text < own && (links as f64) < INTRO_LINK_SHARE_MAX * text as f64).then_some(i)
+    let short = text <= INTRO_TEXT_MAX && (links as f64) < INTRO_LINK_SHARE_MAX * text as f64;
+    // The page's header holding its `h1` (a doc page's title, its summary and prerequisites, in a container of
+    // their own before the body's) may be longer and cite more links.
+    let header = titled
+        && (text as f64) < INTRO_HEADER_SHARE_MAX * own as f64
+        && (links as f64) < INTRO_HEADER_LINK_SHARE_MAX * text as f64;
+    (prose && (short || header) && text < own).then_some(i)
 }
 
 /// The parent of the group of cards (siblings of one template) holding the most body text, and that text; not a

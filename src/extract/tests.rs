@@ -810,3 +810,30 @@ fn every_table_keeps_its_header_row() {
     assert_eq!(out.matches("| Attribute | Data type | Description |\n| --- |").count(), 2, "{out}");
     assert_eq!(out.matches("| Required field | Yes |").count(), 1, "{out}");
 }
+
+#[test]
+fn a_doc_pages_header_before_its_table_of_contents_is_kept() {
+    // A doc generator's layout: the title, the summary and the prerequisites in a header container of their own
+    // (longer than a shop's introduction), the table of contents in an aside, then the body. The header is the
+    // page's introduction; the table of contents is not.
+    let para = "Each call returns a promise at once, and the handlers attached to it run when the operation ends, \
+                whether it succeeded or failed, so that the caller never waits on the network itself. ";
+    let body: String =
+        (1..=12).map(|i| format!("<h2>Using the API, part {i}</h2><p>In part {i}: {}</p>", para.repeat(4))).collect();
+    let needs = "You should know how to write a function, how to call one and what a callback is, and have read the \
+                 earlier lessons on events and timers. ";
+    let html = format!(
+        "<html><head><title>Using promises</title></head><body><main><div class=\"layout-header\">\
+         <h1>Using promises</h1><section><p>A <a href=\"/promise\">promise</a> is an object returned by an \
+         asynchronous function, which represents the current state of the operation when it is returned.</p>\
+         <p>Prerequisites: {}</p></section></div>\
+         <aside class=\"toc\"><h2>In this article</h2><ul><li><a href=\"#using\">Using the API</a></li>\
+         <li><a href=\"#chaining\">Chaining promises</a></li></ul></aside>\
+         <div class=\"layout-body\">{body}</div></main></body></html>",
+        needs.repeat(8)
+    );
+    let out = md(&html);
+    assert!(out.contains("is an object returned by an") && out.contains("Prerequisites: You should"), "{out}");
+    assert!(out.contains("so that the caller never waits"), "{out}");
+    assert!(!out.contains("In this article"), "{out}");
+}
