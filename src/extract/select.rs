@@ -13,7 +13,7 @@
 //! linked). An article keeps its container. A page that says it is a forum thread or a Q&A keeps
 //! its posts even in a region named comments. A page that says it is a product leaves its customers' reviews out. Blocks said twice, unfilled template placeholders and bare URLs go.
 
-use super::builder::{Block, Kind, Page, NO_NODE};
+use super::builder::{ends_ignore_ascii_case, Block, Kind, Page, NO_NODE};
 use super::render;
 use super::signals::{PageKind, Signals};
 use super::{Extract, MARKDOWN_BYTES_MAX};
@@ -107,7 +107,9 @@ pub fn extract(mut page: Page) -> Extract {
     blocks.retain(|b| {
         !(t.as_ref().is_some_and(|(bytes, t)| repeats_title(b, *bytes, t))
             || is_ad_label(b)
-            || article && b.kind == Kind::Para && is_dateline(&b.md))
+            || article && b.kind == Kind::Para && is_dateline(&b.md)
+            || article && b.kind == Kind::Para && is_credit_line(&b.md)
+            || says_nothing(b))
     });
     let mut out = Vec::with_capacity(blocks.len() + 1);
     // The title's line and the blank line after it count towards the cap too.
@@ -130,6 +132,34 @@ fn repeats_title(b: &Block, bytes: usize, t: &str) -> bool {
         Kind::Para => !t.is_empty() && b.md.len() <= 2 * bytes && letters(&b.md).eq(t.chars()),
         _ => false,
     }
+}
+
+/// Bytes of a paragraph's markdown that can be a news agency's credit line; a longer one is the story's text.
+const CREDIT_LINE_BYTES_MAX: usize = 400;
+
+/// How a news agency's credit line opens (lowercase), after any marks: who reported, wrote and edited the story.
+const CREDIT_OPENINGS: &[&str] =
+    &["reporting by", "additional reporting by", "writing by", "editing by", "compiled by"];
+
+/// How the other form of credit line ends (lowercase), before any marks.
+const CREDIT_ENDING: &str = "contributed to this report";
+
+/// A short paragraph that credits a story's reporters and editors, as the news agencies print it at its end
+/// ("Reporting by Jane Roe; Editing by John Doe", "Associated Press writer Ann Lee contributed to this report."):
+/// who made the story, not what it says.
+fn is_credit_line(md: &str) -> bool {
+    if md.len() > CREDIT_LINE_BYTES_MAX {
+        return false;
+    }
+    let text = md.trim_matches(|c: char| !c.is_alphanumeric());
+    CREDIT_OPENINGS.iter().any(|w| text.get(..w.len()).is_some_and(|head| head.eq_ignore_ascii_case(w)))
+        || ends_ignore_ascii_case(text.as_bytes(), CREDIT_ENDING.as_bytes())
+}
+
+/// A paragraph, heading or list item without a letter or a digit: a rule drawn in text (`___`, `* * *`) or a lone
+/// mark, which says nothing (code and table rows keep their punctuation).
+fn says_nothing(b: &Block) -> bool {
+    matches!(b.kind, Kind::Para | Kind::Heading(_) | Kind::Item { .. }) && !b.md.chars().any(char::is_alphanumeric)
 }
 
 /// Bytes of a block's markdown that can be an advertisement's label (the longest of `AD_LABELS` with marks).

@@ -100,8 +100,8 @@ fn text_is_capped_and_the_block_being_filled_is_kept_up_to_the_cap() {
     let over = run_large(page(TEXT_BYTES_MAX).as_bytes());
     assert!(over.truncated, "{}", over.blocks.len());
     assert_eq!(over.blocks, vec!["a".repeat(TEXT_BYTES_MAX)]);
-    // Escapes count: `*` is written `\*`.
-    let stars = run_large(format!("<p>{}</p>", "*".repeat(TEXT_BYTES_MAX / 2 + 1)).as_bytes());
+    // Escapes count: `*` is written `\*` (after two letters: a paragraph of marks alone says nothing).
+    let stars = run_large(format!("<p>aa{}</p>", "*".repeat(TEXT_BYTES_MAX / 2)).as_bytes());
     assert!(stars.truncated && stars.blocks.first().is_some_and(|b| b.len() == TEXT_BYTES_MAX), "{}", stars.truncated);
 }
 
@@ -746,6 +746,36 @@ fn an_articles_dateline_is_left_out() {
     let out = md(html);
     assert!(out.contains("sailed again on Tuesday") && out.contains("Published in 1998, the timetable"), "{out}");
     assert!(!out.contains("10:01 pm") && !out.contains("Nov 19, 2019"), "{out}");
+}
+
+#[test]
+fn a_news_agencys_credit_line_is_left_out() {
+    // Who reported and edited a story, as the agencies print it at its end.
+    let html = r#"<html><head><title>Ferry Service Resumes</title><meta property="og:type" content="article"></head>
+<body><article><h1>Ferry Service Resumes</h1>
+<p>The ferries to the islands sailed again on Tuesday after three days in port, the operator said in a statement.</p>
+<p>The harbour board took a year over the new timetable, which has the first boat leaving at seven in the morning.</p>
+<p><em>Reporting by Jane Roe; additional reporting by Ann Lee; Editing by John Doe</em></p>
+<p>Associated Press writer Sam Poe contributed to this report.</p>
+</article></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("three days in port") && out.contains("took a year"), "{out}");
+    assert!(!out.contains("Jane Roe") && !out.contains("Sam Poe"), "{out}");
+}
+
+#[test]
+fn a_rule_drawn_in_text_is_left_out() {
+    // A news wire separates a story's parts with a paragraph of underscores; a heading of them is a rule too.
+    let html = r#"<html><head><title>Harbour Reopens</title></head><body><article><h1>Harbour Reopens</h1>
+<p>The harbour reopened on Friday after the storm, and the fishing boats went out before dawn for the first time.</p>
+<p>___</p>
+<h2>____________</h2>
+<p>The ferries follow on Monday, the operator said, with the first boat leaving at seven in the morning.</p>
+<p>* * *</p>
+</article></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("before dawn") && out.contains("the first boat"), "{out}");
+    assert!(!out.contains("\\_") && !out.contains("\\*"), "{out}");
 }
 
 #[test]
