@@ -705,9 +705,16 @@ fn is_collapsed_section(tag: &Tag) -> bool {
 /// (`product-caption`) or a type style's (`text-caption`).
 const CAPTION_OF: &[&str] = &["image", "photo", "img", "media", "figure", "gallery", "video", "pic"];
 
+/// The classes WordPress gives an image with a caption (`wp-caption`, around the image and its text) and the
+/// caption's text (`wp-caption-text`, `wp-caption-dd`): a caption's, whatever the theme.
+const WORDPRESS_CAPTIONS: &[&str] = &["wp-caption", "wp-caption-text", "wp-caption-dd"];
+
 /// An image's caption or credit by its class or id (as `figcaption` is by its tag): what a photo shows and who took
-/// it, not the article's text. A token alone (`caption`, `credit`) counts too.
+/// it, not the article's text. A token alone (`caption`, `credit`) counts too, and so do WordPress's names.
 fn caption_token(t: &str) -> bool {
+    if WORDPRESS_CAPTIONS.iter().any(|w| t.eq_ignore_ascii_case(w)) {
+        return true;
+    }
     let t = t.as_bytes();
     let named = t.strip_suffix(b"s").or_else(|| t.strip_suffix(b"S")).unwrap_or(t);
     (ends_ignore_ascii_case(named, b"caption") || ends_ignore_ascii_case(named, b"credit"))
@@ -739,6 +746,9 @@ const WORD_FACETS: u8 = 2;
 const WORD_CAPTION: u8 = 4;
 const WORD_POST: u8 = 8;
 const WORD_FORM_STATE: u8 = 16;
+/// The token ends with "caption": on a `<span>` (a run of text, never a card or a type style's block), a caption's
+/// text (`newsCaption`, `photo-caption`).
+const WORD_NAMED_CAPTION: u8 = 32;
 
 impl Words {
     fn token(&mut self, t: &str) -> u8 {
@@ -749,7 +759,8 @@ impl Words {
             | if super::listing::facet_token(t) { WORD_FACETS } else { 0 }
             | if caption_token(t) { WORD_CAPTION } else { 0 }
             | if super::forum::post_token(t) { WORD_POST } else { 0 }
-            | if form_state_token(t) { WORD_FORM_STATE } else { 0 };
+            | if form_state_token(t) { WORD_FORM_STATE } else { 0 }
+            | if ends_ignore_ascii_case(t.as_bytes(), b"caption") { WORD_NAMED_CAPTION } else { 0 };
         if self.tokens.len() >= HINT_TOKENS_MAX {
             self.tokens.clear();
         }
@@ -1310,7 +1321,19 @@ impl Sink for Builder {
         // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
         // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's), and
         // a form's outcome message (`FORM_STATE_ENDS`).
-        let words = if hinted { self.words.of(tag) } else { 0 };
+        let words = if hinted {
+            self.words.of(tag)
+        } else if name == "span" && tag.attr("class").is_some() {
+            // Of an inline element only the caption's verdict counts: a span that names a caption holds its text.
+            let w = self.words.of(tag);
+            if w & (WORD_CAPTION | WORD_NAMED_CAPTION) != 0 {
+                WORD_CAPTION
+            } else {
+                0
+            }
+        } else {
+            0
+        };
         let skip = hidden || consent || words & (WORD_CAPTION | WORD_FORM_STATE) != 0;
         let frame_tag = FRAME_TAGS.contains(&name);
         let boiler = frame_tag || name == "form" || weight < 0;

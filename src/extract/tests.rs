@@ -395,9 +395,20 @@ block onto the wall on Monday morning.</div><div class="InlineImage-imageEmbedCr
 </div>
 <p class="text-caption">The wall will be finished in the spring of next year, the council says, at a cost of four million.</p>
 <div class="caption">Workers on the quay at dawn.</div>
+<div id="attachment_7" class="wp-caption aligncenter"><img src="b.jpg" alt="">
+<p class="wp-caption-text">The harbour master on the new wall.</p></div>
 </article></body></html>"#);
     assert!(out.contains("two cranes") && out.contains("spring of next year"), "{out}");
     assert!(!out.contains("crane lifts") && !out.contains("Jane Doe") && !out.contains("at dawn"), "{out}");
+    assert!(!out.contains("harbour master"), "{out}");
+    // A caption in a span inside the text's paragraph, by its class alone.
+    let out = md(r#"<html><head><title>Harbour works begin</title></head><body><article>
+<p>Work on the new harbour wall began on Monday, with two cranes lifting the first concrete blocks into place.</p>
+<p><img src="c.jpg" alt=""><span class="newsCaption">The cranes at work (Image: Agency)</span></p>
+<p>The wall will be finished in the spring of next year, the council says, at a cost of four million.</p>
+</article></body></html>"#);
+    assert!(out.contains("two cranes") && out.contains("spring of next year"), "{out}");
+    assert!(!out.contains("cranes at work"), "{out}");
 }
 
 #[test]
