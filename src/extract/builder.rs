@@ -363,6 +363,14 @@ fn token_hint(token: &str) -> u8 {
     if ASIDE_WORDS.contains(&token) {
         h |= HINT_ASIDE;
     }
+    for part in token.split('-') {
+        if part == BYLINE {
+            h |= HINT_NEGATIVE | HINT_ASIDE;
+        }
+        if ASIDE_CLASS_PARTS.contains(&part) {
+            h |= HINT_ASIDE_PART;
+        }
+    }
     if POSITIVE.contains(&token) {
         h |= HINT_POSITIVE;
     }
@@ -422,6 +430,8 @@ const HINT_REVIEWS: u8 = 8;
 const HINT_CONSENT: u8 = 16;
 /// A token that is one of `ASIDE_WORDS` itself: a hint that holds inside a content region.
 const HINT_ASIDE: u8 = 32;
+/// A token with a part among `ASIDE_CLASS_PARTS`: `HINT_ASIDE` when the token is a class's.
+const HINT_ASIDE_PART: u8 = 64;
 
 /// Class or id tokens (whole, not inside longer ones) naming what sits beside a page's content even inside the
 /// region marked as content (`<main>`, `<article>`): other pages' teasers, share and follow bars, sign-up boxes,
@@ -458,6 +468,15 @@ const ASIDE_WORDS: &[&str] = &[
     "author-bio",
     "tags",
 ];
+
+/// A part of a class or id token (between hyphens) naming a story's byline (`byline`, `article-byline`,
+/// `byline-section`): who wrote it and when, boilerplate even inside the content region.
+const BYLINE: &str = "byline";
+
+/// Parts of a class token (between hyphens) naming other pages' teasers (`related-posts`, `rail--trending`,
+/// `recommend-list`): beside the content even inside its region, as `ASIDE_WORDS` alone are. Only a class counts:
+/// it names a template, where an id names one element (`map-and-related` around a page's whole text).
+const ASIDE_CLASS_PARTS: &[&str] = &["related", "trending", "recommend"];
 
 /// What names a cookie or consent banner inside a class or id token.
 const CONSENT: &[&str] = &[
@@ -605,7 +624,10 @@ impl Hints {
                 consent |= h & HINT_CONSENT != 0;
                 // A comments word marks a comments section (`comments`), not a negative hint.
                 if !comment_token(&self.token) {
-                    hints |= h;
+                    hints |= h & !HINT_ASIDE_PART;
+                }
+                if a == "class" && h & HINT_ASIDE_PART != 0 {
+                    hints |= HINT_ASIDE;
                 }
             }
         }
@@ -1339,7 +1361,9 @@ impl Sink for Builder {
         let boiler = frame_tag || name == "form" || weight < 0;
         let content = (CONTENT_TAGS.contains(&name) || weight > 0) && self.depths.frames == 0;
         let frame = frame_tag && self.depths.content == 0;
-        let masks = aside && !content && self.depths.content > 0;
+        // A `<footer>` inside the content is the article's footer (its tags, share bar, author's note), as the
+        // aside words say of what they name.
+        let masks = (aside || name == "footer") && !content && self.depths.content > 0;
         let node = if inline
             || matches!(name, "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre")
             || name == "li" && tag.attr("class").is_none_or(|c| c.trim().is_empty())

@@ -760,6 +760,30 @@ fn an_articles_dateline_is_left_out() {
 }
 
 #[test]
+fn an_articles_byline_footer_and_teasers_are_left_out() {
+    // Inside the article's own container: who wrote it (by a class part `byline`), the article's `<footer>`, and
+    // other stories' teasers in a rail named by a class part (`rail--trending`), where an id of that word names
+    // the one element around the text.
+    let html = r#"<html><head><title>Harbour Reopens</title></head><body><article><h1>Harbour Reopens</h1>
+<div class="byline-section"><span class="author">Jane Roe and John Doe, Harbour Times</span></div>
+<p>The harbour reopened on Friday after the storm, and the fishing boats went out before dawn for the first time.</p>
+<div class="rail rail--trending"><h3>Most read</h3><p>Ferry operator fined for sailing in the storm, the court said.</p>
+<p>A new lighthouse keeper is appointed for the winter months, after a search of a year.</p></div>
+<p>The ferries follow on Monday, the operator said, with the first boat leaving at seven in the morning.</p>
+<footer><p>Filed under harbour, storms and ferries; share this story with your friends and family.</p></footer>
+</article></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("before dawn") && out.contains("the first boat"), "{out}");
+    assert!(!out.contains("Jane Roe") && !out.contains("Ferry operator") && !out.contains("Filed under"), "{out}");
+    let html = r#"<html><head><title>Legal Aid</title></head><body><main><div id="map-and-related">
+<p>The harbour reopened on Friday after the storm, and the fishing boats went out before dawn for the first time.</p>
+<p>The ferries follow on Monday, the operator said, with the first boat leaving at seven in the morning.</p>
+</div></main></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("before dawn") && out.contains("the first boat"), "{out}");
+}
+
+#[test]
 fn a_news_agencys_credit_line_is_left_out() {
     // Who reported and edited a story, as the agencies print it at its end.
     let html = r#"<html><head><title>Ferry Service Resumes</title><meta property="og:type" content="article"></head>
