@@ -1358,7 +1358,10 @@ impl Sink for Builder {
         };
         let skip = hidden || consent || words & (WORD_CAPTION | WORD_FORM_STATE) != 0;
         let frame_tag = FRAME_TAGS.contains(&name);
-        let boiler = frame_tag || name == "form" || weight < 0;
+        // A form right inside `body` is the page's frame, not a form on it: ASP.NET WebForms wraps every page in
+        // one (`<form id="aspnetForm">`).
+        let page_form = name == "form" && self.stack.last().is_some_and(|o| o.name == "body");
+        let boiler = frame_tag || name == "form" && !page_form || weight < 0;
         let content = (CONTENT_TAGS.contains(&name) || weight > 0) && self.depths.frames == 0;
         let frame = frame_tag && self.depths.content == 0;
         // A `<footer>` inside the content is the article's footer (its tags, share bar, author's note), as the

@@ -633,6 +633,21 @@ fn a_forms_short_lines_are_left_out_of_the_content() {
 }
 
 #[test]
+fn a_form_right_inside_the_body_is_the_pages_frame() {
+    // ASP.NET WebForms wraps every page in a form right inside `body`: with no `main` in it, the whole page was
+    // boilerplate by that form, and its text was passed over for a line of the header.
+    let html = r#"<html><head><title>Moorings</title></head><body><form method="post" id="aspnetForm">
+<div class="top">Questions? Call us on 0800 123 456</div>
+<div class="page"><h1>Moorings</h1>
+<p>Our swinging moorings lie in the sheltered upper harbour, each laid and inspected by our own divers every spring.</p>
+<p>Pontoon berths have water and power, and a launch runs to the swinging moorings from eight until dusk.</p>
+<p>Visitors are welcome for a night or a season: call the office, or ask the harbour master on channel twelve.</p>
+</div></form></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("sheltered upper harbour") && out.contains("channel twelve"), "{out}");
+}
+
+#[test]
 fn code_with_a_div_per_line_is_one_block_and_is_never_dropped_as_repeated() {
     let code = r#"<pre><code><div class="line">cargo build --release</div><div class="line">cargo test</div><div class="line"></div><div class="line">cargo bench</div></code></pre>"#;
     let html = format!(
