@@ -1356,7 +1356,10 @@ impl Sink for Builder {
         } else {
             0
         };
-        let skip = hidden || consent || words & (WORD_CAPTION | WORD_FORM_STATE) != 0;
+        // An image's caption is not inside a link; Bootstrap's card holds its title in `div.caption` inside the
+        // item's link.
+        let caption = words & WORD_CAPTION != 0 && self.depths.links == 0;
+        let skip = hidden || consent || caption || words & WORD_FORM_STATE != 0;
         let frame_tag = FRAME_TAGS.contains(&name);
         // A form right inside `body` is the page's frame, not a form on it: ASP.NET WebForms wraps every page in
         // one (`<form id="aspnetForm">`).

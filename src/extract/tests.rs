@@ -648,6 +648,30 @@ fn a_form_right_inside_the_body_is_the_pages_frame() {
 }
 
 #[test]
+fn a_caption_inside_a_link_is_a_cards_text() {
+    // Bootstrap's thumbnail card holds its title and price in `div.caption`, here inside the item's link: that is
+    // the item, not an image's caption.
+    let card = |(t, p): &(&str, u32)| {
+        format!(
+            r#"<div class="product"><a href="/p/{p}"><img src="/i/{p}.jpg" alt=""></a><a class="box" href="/p/{p}">
+<div class="caption"><div class="name">{t}, laid by our divers</div><div class="price">Price: ${p}.00</div></div></a>
+</div>"#
+        )
+    };
+    let cards: String =
+        [("Swinging mooring", 900), ("Pontoon berth", 2400), ("Drying berth", 450), ("Winter hardstanding", 600)]
+            .iter()
+            .map(card)
+            .collect();
+    let html = format!(
+        r#"<html><head><title>Berths</title></head><body><main><h1>Berths</h1><div class="grid">{cards}</div>
+</main></body></html>"#
+    );
+    let out = md(&html);
+    assert!(out.contains("Pontoon berth, laid by our divers") && out.contains("Winter hardstanding, laid"), "{out}");
+}
+
+#[test]
 fn code_with_a_div_per_line_is_one_block_and_is_never_dropped_as_repeated() {
     let code = r#"<pre><code><div class="line">cargo build --release</div><div class="line">cargo test</div><div class="line"></div><div class="line">cargo bench</div></code></pre>"#;
     let html = format!(
