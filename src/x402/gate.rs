@@ -180,7 +180,13 @@ struct Stats {
     /// Calls that got no verdict (unreachable, timeout, a 5xx, an unreadable answer).
     facilitator_failures: AtomicU64,
     facilitator_last_ms: AtomicU64,
+    /// When a payment refused by a full replay guard was last logged (Unix seconds; see `FULL_LOG_EVERY_S`).
+    full_logged_s: AtomicU64,
 }
+
+/// A full replay guard refuses payments until some expire: it is logged at most this often (the refusals are
+/// counted one by one in `websearchd_payments_refused_total{reason="guard_full"}`).
+const FULL_LOG_EVERY_S: u64 = 60;
 
 impl Gate {
     pub fn new(
@@ -470,7 +476,15 @@ impl Gate {
             Refused::Unshared(why) => Refusal::Error(self.store_unavailable(&why)),
             Refused::Full => {
                 self.refuse("guard_full");
-                log::warn!("a payment was refused: the replay guard holds {} authorizations", super::ledger::HELD_MAX);
+                let last = self.stats.full_logged_s.load(Relaxed);
+                if now >= last.saturating_add(FULL_LOG_EVERY_S)
+                    && self.stats.full_logged_s.compare_exchange(last, now, Relaxed, Relaxed).is_ok()
+                {
+                    log::warn!(
+                        "payments are refused: the replay guard holds {} authorizations (logged at most once a minute)",
+                        super::ledger::HELD_MAX
+                    );
+                }
                 Refusal::Error(ApiError::unavailable(
                     "guard_full",
                     "this node holds as many payment authorizations as it can until some expire; no payment was \

@@ -161,6 +161,11 @@ impl Ledger {
         for r in &opened.records {
             state.apply(r);
         }
+        // The history holds every authorization ever settled: only those still valid need guarding (an expired one
+        // is refused as expired), and the table is sized for them, not for months of payments.
+        let now_s = now_ms / 1_000;
+        state.held.retain(|_, h| h.valid_before > now_s);
+        state.held.shrink_to_fit();
         let journal = Arc::new(journal);
         spawn_syncer(Arc::downgrade(&journal));
         let order = Mutex::new(last_seq(&opened.records));
@@ -230,13 +235,19 @@ impl Ledger {
         {
             let mut s = self.lock();
             s.sweep(now_s);
-            match s.held.get(&key) {
-                Some(h) if h.valid_before > now_s => return Err(Refused::Replayed),
-                Some(_) => {}
-                None if s.held.len() >= HELD_MAX => return Err(Refused::Full),
-                None => {}
+            let held = Held { valid_before, event: None };
+            // A key already held is updated in place: `insert` reserves room for one more entry even when the key
+            // is there, which at `HELD_MAX` with no free slot left would double the table.
+            if let Some(h) = s.held.get_mut(&key) {
+                if h.valid_before > now_s {
+                    return Err(Refused::Replayed);
+                }
+                *h = held;
+            } else if s.held.len() >= HELD_MAX {
+                return Err(Refused::Full);
+            } else {
+                s.held.insert(key, held);
             }
-            s.held.insert(key, Held { valid_before, event: None });
         }
         let mut ticket = Ticket { key, valid_before, shared: None };
         if let Some(store) = &self.store {
@@ -420,7 +431,14 @@ impl State {
             return;
         };
         if event.holds() {
-            self.held.insert(key, Held { valid_before, event: Some(event) });
+            // In place when held (see `reserve`): a key reserved, then recorded, is inserted once.
+            let held = Held { valid_before, event: Some(event) };
+            match self.held.get_mut(&key) {
+                Some(h) => *h = held,
+                None => {
+                    self.held.insert(key, held);
+                }
+            }
         } else {
             self.held.remove(&key);
         }
@@ -490,6 +508,28 @@ mod tests {
         assert!(ledger.reserve([9; 20], [3; 32], 1_000, 100).is_ok(), "a forgotten reservation is free");
         let s = ledger.summary();
         assert_eq!((s.verified, s.settled, s.released, s.settled_value), (2, 1, 1, 5_000));
+    }
+
+    /// A restart guards only the authorizations still valid: the history's settled ones are expired and would hold
+    /// their table's memory until the next restart (months of payments).
+    #[test]
+    fn a_restart_holds_no_expired_authorization() {
+        let path = temp("expired");
+        let ledger = Ledger::open(&path, 0).unwrap();
+        for i in 0..2_000u32 {
+            let mut nonce = [0; 32];
+            nonce[..4].copy_from_slice(&i.to_be_bytes());
+            let t = ledger.reserve([6; 20], nonce, if i == 0 { 9_000 } else { 1_000 }, 100).unwrap();
+            ledger.record(&t, Event::Settled, 5, json!({})).unwrap();
+        }
+        drop(ledger);
+        let ledger = Ledger::open(&path, 2_000_000).unwrap();
+        let state = ledger.lock();
+        assert_eq!(state.held.len(), 1, "only the one valid until 9,000 s");
+        assert!(state.held.capacity() < 64, "the table is sized for it: {}", state.held.capacity());
+        drop(state);
+        assert_eq!(ledger.reserve([6; 20], [0; 32], 9_000, 2_000).unwrap_err(), Refused::Replayed);
+        assert_eq!(ledger.summary().settled, 2_000, "the history is all counted");
     }
 
     /// Issue 18: only `settling` waits for the disk; the others are written and synced later. A power loss keeps

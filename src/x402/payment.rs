@@ -16,8 +16,9 @@ pub const OBJECT_BYTES_MAX: usize = HEADER_BYTES_MAX / 4 * 3;
 pub const VALIDITY_MARGIN_S: u64 = 6;
 /// An authorization may stay valid at most this long after it is checked: the replay guard holds it in memory until
 /// its `validBefore`, so one valid for years would be held for years. An hour is the longest `maxTimeoutSeconds` the
-/// terms can state (`WEBSEARCHD_MAX_TIMEOUT_S`), which x402 clients add to the time they sign.
-pub const VALIDITY_MAX_S: u64 = 3_600;
+/// terms can state (`WEBSEARCHD_MAX_TIMEOUT_S`), which x402 clients add to the time they sign; five minutes more
+/// allow for a client's clock ahead of ours.
+pub const VALIDITY_MAX_S: u64 = 3_600 + 300;
 
 /// A decoded payment.
 #[derive(Debug, Clone, PartialEq)]
