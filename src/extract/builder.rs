@@ -651,9 +651,10 @@ fn is_comments(tag: &Tag) -> bool {
 }
 
 /// A class or id token that names comments as a whole word (`comments`, `comment-list`, `comment_body`,
-/// `commentlist`, Disqus, WordPress's `respond`); not a word that merely contains it (`commentary`).
+/// `commentlist`, a nesting level's `comments1`, Disqus, WordPress's `respond`); not a word that merely contains it
+/// (`commentary`).
 fn comment_token(t: &str) -> bool {
-    let first = t.split(['-', '_']).next().unwrap_or("");
+    let first = t.split(['-', '_']).next().unwrap_or("").trim_end_matches(|c: char| c.is_ascii_digit());
     ["comment", "comments", "commentlist"].iter().any(|w| first.eq_ignore_ascii_case(w))
         || t.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("disqus"))
         || t.eq_ignore_ascii_case("respond")
@@ -858,7 +859,8 @@ impl Builder {
         self.flush();
         self.flush_row();
         let truncated = self.truncated;
-        let signals = std::mem::take(&mut self.signals);
+        let mut signals = std::mem::take(&mut self.signals);
+        signals.replies = super::forum::replies_outweigh(&self.blocks);
         Page { title: self.title, og_title: self.og_title, signals, blocks: self.blocks, nodes: self.nodes, truncated }
     }
 

@@ -18,6 +18,35 @@ pub fn comments_are_remarks(page: &Page) -> bool {
     page.signals.has(&["qapage"]) && page.nodes.iter().any(|n| n.post && !n.boiler)
 }
 
+/// Comments of some length (`REPLY_CHARS_MIN`) a page holds at least for them to make it a discussion.
+const REPLIES_MIN: usize = 5;
+
+/// Characters of a comment's paragraph that count it towards `REPLIES_MIN` (not a "Thanks!" or a vote count).
+const REPLY_CHARS_MIN: u32 = 25;
+
+/// Whether a page's comments (blocks inside a comments section or its parts, not otherwise boilerplate: see
+/// `Block::plain`) hold more body text (paragraphs, items, code and rows, mostly not links) than its other clean
+/// blocks, in at least `REPLIES_MIN` paragraphs: a discussion of a short post or of a link (a link aggregator's
+/// story, a news forum's thread, a forum software's replies marked up as comments), whose comments are what it is
+/// read for, not an article with its readers' remarks under it. One pass over the blocks.
+pub fn replies_outweigh(blocks: &[Block]) -> bool {
+    let (mut replies, mut rest, mut long) = (0u64, 0u64, 0usize);
+    for b in blocks {
+        if !matches!(b.kind, Kind::Para | Kind::Item { .. } | Kind::Pre | Kind::Row { .. })
+            || u64::from(b.link_len) * 10 >= u64::from(b.text_len) * 3
+        {
+            continue;
+        }
+        if b.boiler && !b.plain.0 {
+            replies += u64::from(b.text_len);
+            long += usize::from(b.text_len >= REPLY_CHARS_MIN);
+        } else if !b.boiler || b.content {
+            rest += u64::from(b.text_len);
+        }
+    }
+    long >= REPLIES_MIN && replies > rest
+}
+
 /// Posts marked up (see `Node::post`) that make a thread's markup trustworthy enough to end it at its last post.
 const MARKED_POSTS_MIN: usize = 2;
 
@@ -333,6 +362,37 @@ mod tests {
         let md = Extractor::run(software_thread(|_| "class=\"postbody-wide\"".into()).as_bytes(), Options::default())
             .markdown();
         assert!(md.contains("dinghy trailers"), "{md}");
+    }
+
+    /// A story (a link and a line about it) with its readers' comments under it, in a comments list of nesting
+    /// level 1 (`comments1`); `head` goes in the page's head.
+    fn discussion(head: &str, comments: usize) -> String {
+        let comment = |i: usize| {
+            format!(
+                "<li class=\"comments_subtree\"><div class=\"comment\"><a href=\"/~sailor{i}\">sailor{i}</a>\
+                 <div class=\"comment_text\"><p>Reply number {i}: I reefed early and it paid off, the boat stood up, \
+                 the helm went light, and we made the harbour before the squall, dry and calm.</p></div></div></li>"
+            )
+        };
+        let list: String = (0..comments).map(comment).collect();
+        format!(
+            "<html><head><title>Reefing early</title><meta property=\"og:type\" content=\"article\">{head}</head>\
+             <body><div id=\"inside\"><div class=\"story\"><a href=\"https://example.com/reef\">Reefing early, a \
+             guide</a><p>Via a sailing blog, about when to reef, shared for discussion here.</p></div>\
+             <ol class=\"comments comments1\">{list}</ol></div></body></html>"
+        )
+    }
+
+    #[test]
+    fn a_discussion_keeps_its_comments() {
+        let md = Extractor::run(discussion("", 6).as_bytes(), Options::default()).markdown();
+        assert!(md.contains("Reply number 0") && md.contains("Reply number 5"), "{md}");
+        // Too few comments, or an article dated as one, whose readers' comments are remarks on it.
+        let md = Extractor::run(discussion("", 4).as_bytes(), Options::default()).markdown();
+        assert!(!md.contains("Reply number"), "{md}");
+        let dated = "<meta property=\"article:published_time\" content=\"2024-05-01T10:00:00Z\">";
+        let md = Extractor::run(discussion(dated, 6).as_bytes(), Options::default()).markdown();
+        assert!(!md.contains("Reply number"), "{md}");
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct Signals {
     /// Posts marked up the way forum software marks them (see `forum::post_token`), none inside another: a page
     /// with `FORUM_POSTS_MIN` of them is a thread whatever it says of itself.
     pub forum_posts: u32,
+    /// The page's comments hold more of its text than the rest of it (`forum::replies_outweigh`): a discussion
+    /// whatever the page says of itself.
+    pub replies: bool,
 }
 
 /// The kinds of page extracted differently.
@@ -79,7 +82,9 @@ impl Signals {
 
     /// The page's kind: a forum or Q&A by its own types or Open Graph, or by the posts forum software marks up
     /// (at least `FORUM_POSTS_MIN`) unless its own types say it is an article or a product (whose readers'
-    /// comments or customers' reviews a forum's software may print); an article by its own types, or by Open
+    /// comments or customers' reviews a forum's software may print), or by its comments outweighing the rest of it
+    /// (`replies`) unless it is a product or Open Graph dates it as an article (`published`: a blog's post with
+    /// many readers' comments); an article by its own types, or by Open
     /// Graph unless its own types say otherwise (`not_article`); a product by its own types or Open
     /// Graph. Types of what the page holds do not count (an `ItemList` of `NewsArticle`s is a listing, a
     /// collection's `Product` items do not make it a product page).
@@ -88,6 +93,9 @@ impl Signals {
             return PageKind::Forum;
         }
         if self.forum_posts >= FORUM_POSTS_MIN && !self.has(ARTICLE_TYPES) && !self.has(PRODUCT_TYPES) {
+            return PageKind::Forum;
+        }
+        if self.replies && !self.published && !self.has(PRODUCT_TYPES) {
             return PageKind::Forum;
         }
         if self.has(ARTICLE_TYPES) || self.og_type.as_deref() == Some("article") && !self.not_article() {
