@@ -561,7 +561,8 @@ impl App {
             .ok_or_else(|| {
                 ApiError::bad_request("seq_invalid", "the receipt number must be a positive integer in plain decimal")
             })?;
-        let record = notary.get(seq).ok_or_else(|| {
+        // A receipt the journal cannot read back is the server's fault (logged), not a number never issued.
+        let record = notary.get(seq).map_err(|_| ApiError::internal())?.ok_or_else(|| {
             ApiError::new(404, "receipt_not_found", format!("there is no receipt {seq}"))
                 .detail("receipts", notary.head().receipts)
         })?;

@@ -298,6 +298,9 @@ impl Journal {
     /// when both fit), plus any keyless lines after that.
     pub fn find(&self, target: u64, key: impl Fn(&Value) -> Option<u64>) -> io::Result<Option<Value>> {
         let len = self.tail().len;
+        // A line damaged since the start (its checksum fails) is passed over like a keyless one, so that it costs only
+        // its own record: it is an error only when the record is not found elsewhere (it could be that line).
+        let mut damaged = None;
         // The record sought, if any, starts in [lo, hi).
         let (mut lo, mut hi) = (0, len);
         while lo < hi {
@@ -316,7 +319,13 @@ impl Journal {
                 let Some(line) = reader.line()? else {
                     break None;
                 };
-                let record = record_of(&line)?;
+                let record = match record_of(&line) {
+                    Ok(record) => record,
+                    Err(e) => {
+                        damaged = Some(e);
+                        continue;
+                    }
+                };
                 if let Some(k) = key(&record) {
                     break Some((k, reader.at(), record));
                 }
@@ -328,7 +337,7 @@ impl Journal {
                 _ => hi = mid,
             }
         }
-        Ok(None)
+        damaged.map_or(Ok(None), Err)
     }
 
     pub fn path(&self) -> &Path {
@@ -730,7 +739,6 @@ mod tests {
         assert_eq!(check(&path).unwrap().records, 3);
     }
 
-    /// A second repair that cuts the first one's marker counts the numbers that marker had cut, so none is reused.
     /// `find` bisects the file for a record by an increasing key, passing over keyless records (repair markers),
     /// whatever the records' lengths (one longer than a read, many shorter).
     #[test]
@@ -755,8 +763,20 @@ mod tests {
         }
         let (empty, _) = Journal::open(&temp("find-empty")).unwrap();
         assert_eq!(empty.find(1, key).unwrap(), None);
+
+        // A line damaged after the start costs its own record only: every other is still found, and the damaged
+        // one (or one that is nowhere) is an error, not "no such record", once the search passed the damage.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.windows(9).position(|w| w == br#"{"n":200,"#).unwrap() + 5;
+        bytes[at] = b'9';
+        std::fs::write(&path, &bytes).unwrap();
+        for &n in keys.iter().filter(|&&n| n != 200) {
+            assert_eq!(j.find(n, key).unwrap().and_then(|r| key(&r)), Some(n), "{n}");
+        }
+        assert!(j.find(200, key).is_err());
     }
 
+    /// A second repair that cuts the first one's marker counts the numbers that marker had cut, so none is reused.
     #[test]
     fn a_repair_that_cuts_an_earlier_marker_keeps_its_count() {
         let (path, offsets) = written("repair-twice", 3);

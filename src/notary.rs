@@ -147,19 +147,16 @@ impl Notary {
         Ok(record)
     }
 
-    /// A stored receipt record by its `seq` (`None` past the last one, and for numbers a repair cut).
-    pub fn get(&self, seq: u64) -> Option<Value> {
+    /// A stored receipt record by its `seq` (`None` past the last one, and for numbers a repair cut); an error when
+    /// the journal cannot be read there (a line damaged on disk since the start), logged.
+    pub fn get(&self, seq: u64) -> std::io::Result<Option<Value>> {
         let last = self.chain.lock().unwrap_or_else(|p| p.into_inner()).last;
         if seq == 0 || seq > last {
-            return None;
+            return Ok(None);
         }
-        match self.journal.find(seq, |record| record.get("receipt")?.get("seq")?.as_u64()) {
-            Ok(v) => v,
-            Err(e) => {
-                log::error!("notary: receipt {seq} cannot be read back: {e}");
-                None
-            }
-        }
+        self.journal
+            .find(seq, |record| record.get("receipt")?.get("seq")?.as_u64())
+            .inspect_err(|e| log::error!("notary: receipt {seq} cannot be read back: {e}"))
     }
 
     pub fn head(&self) -> Head {
