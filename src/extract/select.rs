@@ -296,11 +296,12 @@ fn choose(page: &Page) -> Vec<usize> {
     let card = if is_article(&page.signals) { vec![false; n] } else { cards(page) };
     let in_card = |b: &Block| b.path.iter().any(|&x| card.get(x as usize).copied().unwrap_or(false));
     // What a block of a card holds as the item's own (its linked title, its price) may lie deeper than a block's
-    // path reaches, on a page of many items; a product's rails and a thread's posts keep to the path.
+    // path reaches, on a page of many items (`within_cards` holds every block `in_card` finds, whose card is at most
+    // `PATH_LEN - 1` containers up); a product's rails and a thread's posts keep to the path.
     let within = (page.signals.kind() == PageKind::Other).then(|| within_cards(page, &card));
-    let card_own = |b: &Block| {
-        in_card(b)
-            || within.as_ref().zip(b.path.first()).is_some_and(|(w, &x)| w.get(x as usize).copied().unwrap_or(false))
+    let card_own = |b: &Block| match &within {
+        Some(w) => b.path.first().is_some_and(|&x| w.get(x as usize).copied().unwrap_or(false)),
+        None => in_card(b),
     };
     for b in &page.blocks {
         // Counted on the innermost container, then summed up the tree below.
