@@ -1043,7 +1043,10 @@ impl Builder {
         let in_link = self.depths.links > 0;
         let limit = self.cur.len() + self.room();
         for c in text.chars() {
-            let escaped = matches!(c, '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\');
+            let escaped = match c {
+                '_' => !self.in_word(),
+                _ => matches!(c, '*' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\'),
+            };
             let adds = if pre {
                 c.len_utf8()
             } else if c.is_whitespace() {
@@ -1083,6 +1086,18 @@ impl Builder {
             if c == ',' || c == '，' || c == '、' {
                 self.cur_commas += 1;
             }
+        }
+    }
+
+    /// Whether an `_` pushed now would be inside a word: after a letter or digit, or after an unescaped `_` that
+    /// was. Such an `_` cannot open emphasis (CommonMark's flanking rules), so it is left bare: `send_sms` stays one
+    /// word for a reader and for a word count, where `send\\_sms` reads as `send` and `_sms`.
+    fn in_word(&self) -> bool {
+        let mut rev = self.cur.chars().rev();
+        match rev.next() {
+            Some('_') => rev.next().is_some_and(|p| p != '\\'),
+            Some(p) => p.is_alphanumeric(),
+            None => false,
         }
     }
 

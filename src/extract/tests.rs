@@ -941,3 +941,16 @@ fn a_doc_pages_header_before_its_table_of_contents_is_kept() {
     assert!(out.contains("so that the caller never waits"), "{out}");
     assert!(!out.contains("In this article"), "{out}");
 }
+
+#[test]
+fn an_underscore_inside_a_word_is_not_escaped() {
+    // Code names in documentation (`send_sms`, `__init__`) are one word: only an `_` that could open emphasis, one
+    // not preceded by a letter or digit, is escaped.
+    let html = r#"<html><head><title>Sending a Message</title></head><body><main><h1>Sending a Message</h1>
+<p>Call send_sms with the account_sid and the auth_token of your account, as the quickstart showed before.</p>
+<p>The class defines __init__ and _private_helper, and keeps the snake__case names the library always used.</p>
+</main></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("Call send_sms with the account_sid and the auth_token of"), "{out}");
+    assert!(out.contains(r"defines \_\_init__ and \_private_helper, and keeps the snake__case names"), "{out}");
+}
