@@ -134,6 +134,80 @@ pub fn in_long_list(b: &Block, long: &[bool]) -> bool {
         && b.path.first().is_some_and(|&x| long.get(x as usize).copied().unwrap_or(false))
 }
 
+/// Characters of visible text above which a block is never one of a listing's controls.
+const CONTROL_TEXT_MAX: u32 = 40;
+
+/// What a listing's controls and its cards' buttons and badges say, alone in a block, as `visible_words` leaves
+/// it without its spaces (lowercase letters and digits): the sort bar, the filter toggle, a card's calls to action and
+/// merchandising badges. Never an item, and no reference keeps them.
+const CONTROL_LINES: &[&str] = &[
+    "sortby",
+    "sort",
+    "sortandfilter",
+    "filters",
+    "resultslist",
+    "compare",
+    "addtocompare",
+    "quickview",
+    "viewdetails",
+    "shopnow",
+    "addtocart",
+    "addtobag",
+    "toprated",
+    "bestseller",
+    "newarrival",
+    "backorder",
+    "preordernow",
+];
+
+/// Words a count of a listing's items or pages is made of, besides its numbers ("Showing 70 results", "1-24 items of
+/// 33", "Page 1/20"), and those of them one of which it names.
+const COUNT_WORDS: &[&str] = &["showing", "loaded", "of", "results", "result", "products", "items", "page", "pageof"];
+const COUNT_NOUNS: &[&str] = &["results", "result", "products", "items", "page", "pageof"];
+
+/// Words of a count of items, at most.
+const COUNT_WORDS_MAX: usize = 6;
+
+/// A block's markdown as its visible words: letters and digits lowercased, every other character a space, link
+/// targets (`](...)`) passed over.
+fn visible_words(md: &str) -> impl Iterator<Item = char> + '_ {
+    let mut target = false;
+    let mut prev = ' ';
+    md.chars().filter_map(move |c| {
+        let was = std::mem::replace(&mut prev, c);
+        if target {
+            target = c != ')';
+            return None;
+        }
+        target = c == '(' && was == ']';
+        Some(if c.is_alphanumeric() { c.to_ascii_lowercase() } else { ' ' })
+    })
+}
+
+/// Whether a short paragraph, heading or list entry is one of a listing's controls (`CONTROL_LINES`) or its count
+/// of items or pages: furniture around and on the cards, not the items.
+pub fn is_control(b: &Block) -> bool {
+    if b.text_len > CONTROL_TEXT_MAX || !matches!(b.kind, Kind::Para | Kind::Heading(_) | Kind::Item { .. }) {
+        return false;
+    }
+    if CONTROL_LINES.iter().any(|w| visible_words(&b.md).filter(|&c| c != ' ').eq(w.chars())) {
+        return true;
+    }
+    let words: String = visible_words(&b.md).collect();
+    let (mut count, mut number, mut noun) = (0, false, false);
+    for w in words.split_whitespace() {
+        count += 1;
+        if w.bytes().all(|c| c.is_ascii_digit()) {
+            number = true;
+        } else if COUNT_WORDS.contains(&w) {
+            noun |= COUNT_NOUNS.contains(&w);
+        } else {
+            return false;
+        }
+    }
+    count <= COUNT_WORDS_MAX && number && noun
+}
+
 #[cfg(test)]
 mod tests {
     use crate::extract::{Extractor, Options};
@@ -175,6 +249,29 @@ mod tests {
         // A wrapper named for its filters that holds the products too is not the filters.
         let out = md(&shop("filter-panel", "filtering-and-products"));
         assert!(out.contains("Forest Path Pro walking shoe") && !out.contains("Bolt Footwear"), "{out}");
+    }
+
+    #[test]
+    fn a_listings_controls_and_card_badges_are_left_out() {
+        let mut html = String::from(
+            "<html><body><main><h1>Walking Shoes</h1><p>Showing <b>4</b> results</p><p>Sort by:</p>\
+             <div class=\"grid\">",
+        );
+        for (i, name) in ["Trail Walker Classic", "City Stroller Deluxe", "Forest Path Pro", "Harbour Loafer Lite"]
+            .iter()
+            .enumerate()
+        {
+            html.push_str(&format!(
+                "<div class=\"card\"><p>Top Rated</p><h3><a href=\"/p/{i}\">{name} walking shoe</a></h3>\
+                 <p>$9{i}.00</p><p><a href=\"/p/{i}#cart\">Add to cart</a></p><p>Compare</p></div>"
+            ));
+        }
+        html.push_str("</div><p>Page 1 of 3</p></main></body></html>");
+        let out = md(&html);
+        assert!(out.contains("Forest Path Pro walking shoe") && out.contains("$92.00"), "{out}");
+        for furniture in ["Showing", "Sort by", "Top Rated", "Add to cart", "Compare", "Page 1"] {
+            assert!(!out.contains(furniture), "{furniture} kept in:\n{out}");
+        }
     }
 
     #[test]

@@ -508,7 +508,7 @@ fn choose(page: &Page) -> Vec<usize> {
             continue;
         }
         // A card's short lines (a price, a date) are the item's own.
-        if !card_own(b) && is_chrome(b) || is_residue(b) {
+        if !card_own(b) && is_chrome(b) || is_residue(b) || super::listing::is_control(b) {
             continue;
         }
         // The same text again (a promise repeated in a banner, a price box and a footer note) is said once; code
