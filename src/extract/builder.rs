@@ -193,6 +193,11 @@ pub struct Builder {
     truncated: bool,
     /// A cap on blocks, containers or text was reached: nothing more is collected, every token is ignored.
     full: bool,
+    /// The open element hidden from screen readers (`aria-hidden`), as its index in `stack`.
+    muted: Option<usize>,
+    /// The `stack` length at which an element hidden from screen readers closed: a sibling of it for screen readers
+    /// only says to them what it shows (`usize::MAX` when none).
+    voiced_at: usize,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -772,6 +777,29 @@ const WORD_FORM_STATE: u8 = 16;
 /// The token ends with "caption": on a `<span>` (a run of text, never a card or a type style's block), a caption's
 /// text (`newsCaption`, `photo-caption`).
 const WORD_NAMED_CAPTION: u8 = 32;
+/// The token is one of `SCREEN_READER_ONLY`.
+const WORD_SCREEN_READER: u8 = 64;
+
+/// Class tokens (any case) of text shown only to screen readers, clipped to a pixel or moved off screen
+/// (Bootstrap's `sr-only`, WordPress's `screen-reader-text`, `visually-hidden`): a label for a control or a
+/// section ("Sort and Filter", "Open menu"), which a reader of the page never sees.
+const SCREEN_READER_ONLY: &[&str] = &[
+    "sr-only",
+    "screen-reader-text",
+    "screen-reader-only",
+    "screenreader-only",
+    "visually-hidden",
+    "visuallyhidden",
+    "hidden-visually",
+    "u-hidden-visually",
+    "off-screen",
+    "offscreen",
+    "sr-text",
+    "show-for-sr",
+    "element-invisible",
+    "a11y-hidden",
+    "assistive-text",
+];
 
 impl Words {
     fn token(&mut self, t: &str) -> u8 {
@@ -783,7 +811,8 @@ impl Words {
             | if caption_token(t) { WORD_CAPTION } else { 0 }
             | if super::forum::post_token(t) { WORD_POST } else { 0 }
             | if form_state_token(t) { WORD_FORM_STATE } else { 0 }
-            | if ends_ignore_ascii_case(t.as_bytes(), b"caption") { WORD_NAMED_CAPTION } else { 0 };
+            | if ends_ignore_ascii_case(t.as_bytes(), b"caption") { WORD_NAMED_CAPTION } else { 0 }
+            | if SCREEN_READER_ONLY.iter().any(|w| t.eq_ignore_ascii_case(w)) { WORD_SCREEN_READER } else { 0 };
         if self.tokens.len() >= HINT_TOKENS_MAX {
             self.tokens.clear();
         }
@@ -852,6 +881,8 @@ impl Builder {
             text_bytes: 0,
             truncated: false,
             full: false,
+            muted: None,
+            voiced_at: usize::MAX,
         }
     }
 
@@ -1197,6 +1228,14 @@ impl Builder {
         if let Some(o) = self.stack.pop() {
             self.depths.add(&o, false);
         }
+        let len = self.stack.len();
+        if self.muted == Some(len) {
+            self.voiced_at = len;
+            self.muted = None;
+        }
+        if len < self.voiced_at {
+            self.voiced_at = usize::MAX;
+        }
     }
 
     fn push(&mut self, open: Open) {
@@ -1363,20 +1402,24 @@ impl Sink for Builder {
         let words = if hinted {
             self.words.of(tag)
         } else if name == "span" && tag.attr("class").is_some() {
-            // Of an inline element only the caption's verdict counts: a span that names a caption holds its text.
+            // Of an inline element only the caption's and the screen reader's verdicts count: a span that names a
+            // caption holds its text.
             let w = self.words.of(tag);
-            if w & (WORD_CAPTION | WORD_NAMED_CAPTION) != 0 {
-                WORD_CAPTION
-            } else {
-                0
-            }
+            let caption = if w & (WORD_CAPTION | WORD_NAMED_CAPTION) != 0 { WORD_CAPTION } else { 0 };
+            caption | w & WORD_SCREEN_READER
         } else {
             0
         };
         // An image's caption is not inside a link; Bootstrap's card holds its title in `div.caption` inside the
         // item's link.
         let caption = words & WORD_CAPTION != 0 && self.depths.links == 0;
-        let skip = hidden || consent || caption || words & WORD_FORM_STATE != 0;
+        // Text for screen readers goes, unless it says what the element just before it shows to sighted readers
+        // only (`aria-hidden`, left out): WooCommerce's prices ("Original price was: $30.00."), an icon's "Yes".
+        let screen_reader = words & WORD_SCREEN_READER != 0 && self.voiced_at != self.stack.len();
+        let skip = hidden || consent || caption || screen_reader || words & WORD_FORM_STATE != 0;
+        if skip && tag.attr("aria-hidden") == Some("true") {
+            self.muted = Some(self.stack.len());
+        }
         let frame_tag = FRAME_TAGS.contains(&name);
         // A form right inside `body` is the page's frame, not a form on it: ASP.NET WebForms wraps every page in
         // one (`<form id="aspnetForm">`).

@@ -823,6 +823,52 @@ fn an_articles_byline_footer_and_teasers_are_left_out() {
 }
 
 #[test]
+fn text_for_screen_readers_only_is_left_out() {
+    // Labels clipped off screen for screen readers: a listing's "Sort and Filter" heading, a control's name.
+    let cards: String = (1..=4)
+        .map(|n| {
+            format!(
+                "<div class=\"product-tile\"><h3><a href=\"/p/{n}\">Oak Bookcase number {n} with five shelves</a></h3>\
+                 <p><span class=\"sr-only\">Open the options of this bookcase</span>$4{n}9.00</p></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><head><title>Bookcases</title></head><body><main><h1>Bookcases</h1>\
+         <h2 class=\"visually-hidden\">Sort and Filter</h2><p>Solid oak bookcases, oiled by hand, in four widths and \
+         three heights for every room.</p><div class=\"grid\">{cards}</div></main></body></html>"
+    );
+    let out = md(&html);
+    assert!(out.contains("Oak Bookcase number 3") && out.contains("oiled by hand") && out.contains("$429.00"), "{out}");
+    assert!(!out.contains("Sort and Filter") && !out.contains("Open the options"), "{out}");
+}
+
+#[test]
+fn text_for_screen_readers_stands_for_what_is_hidden_from_them() {
+    // WooCommerce shows a sale's prices to sighted readers only (`aria-hidden`) and says them again for screen
+    // readers: the latter are the prices left; a control's label after a visible one still goes.
+    let cards: String = (1..=4)
+        .map(|n| {
+            format!(
+                "<li class=\"product\"><h2><a href=\"/p/{n}\">Canvas gear bag number {n} with straps</a></h2>\
+                 <span class=\"price\"><del aria-hidden=\"true\"><bdi>$3{n}.00</bdi></del> \
+                 <span class=\"screen-reader-text\">Original price was: $3{n}.00.</span>\
+                 <ins aria-hidden=\"true\"><bdi>$2{n}.00</bdi></ins>\
+                 <span class=\"screen-reader-text\">Current price is: $2{n}.00.</span></span>\
+                 <p><span>Add</span><span class=\"screen-reader-text\">to your cart</span></p></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><head><title>Gear bags</title></head><body><main><h1>Gear bags</h1><p>Bags of waxed canvas for \
+         every vehicle, sewn in our own workshop.</p><ul class=\"products\">{cards}</ul></main></body></html>"
+    );
+    let out = md(&html);
+    assert!(out.contains("Original price was: $33.00.") && out.contains("Current price is: $23.00."), "{out}");
+    assert!(!out.contains("to your cart"), "{out}");
+}
+
+#[test]
 fn a_news_agencys_credit_line_is_left_out() {
     // Who reported and edited a story, as the agencies print it at its end.
     let html = r#"<html><head><title>Ferry Service Resumes</title><meta property="og:type" content="article"></head>
