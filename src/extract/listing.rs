@@ -138,8 +138,9 @@ pub fn in_long_list(b: &Block, long: &[bool]) -> bool {
 const CONTROL_TEXT_MAX: u32 = 40;
 
 /// What a listing's controls and its cards' buttons and badges say, alone in a block, as `visible_words` leaves
-/// it without its spaces (lowercase letters and digits): the sort bar, the filter toggle, a card's calls to action and
-/// merchandising badges. Never an item, and no reference keeps them.
+/// it without its spaces (lowercase letters and digits): the sort bar, the filter toggle, a card's calls to action,
+/// merchandising badges and delivery promises, and a widget's own labels (a placeholder's "Loading", a dialog's
+/// "Close", a share button). Never an item, and no reference keeps them.
 const CONTROL_LINES: &[&str] = &[
     "sortby",
     "sort",
@@ -158,6 +159,15 @@ const CONTROL_LINES: &[&str] = &[
     "newarrival",
     "backorder",
     "preordernow",
+    "instock",
+    "selectsize",
+    "freeshipping",
+    "freereturns",
+    "sponsored",
+    "recentlyviewed",
+    "loading",
+    "close",
+    "share",
 ];
 
 /// Words a count of a listing's items or pages is made of, besides its numbers ("Showing 70 results", "1-24 items of
@@ -263,13 +273,15 @@ mod tests {
         {
             html.push_str(&format!(
                 "<div class=\"card\"><p>Top Rated</p><h3><a href=\"/p/{i}\">{name} walking shoe</a></h3>\
-                 <p>$9{i}.00</p><p><a href=\"/p/{i}#cart\">Add to cart</a></p><p>Compare</p></div>"
+                 <p>$9{i}.00</p><p>In stock</p><p><a href=\"/p/{i}#cart\">Add to cart</a></p><p>Compare</p></div>"
             ));
         }
-        html.push_str("</div><p>Page 1 of 3</p></main></body></html>");
+        html.push_str("</div><p>Page 1 of 3</p><p>Loading...</p><h2>Recently viewed</h2></main></body></html>");
         let out = md(&html);
         assert!(out.contains("Forest Path Pro walking shoe") && out.contains("$92.00"), "{out}");
-        for furniture in ["Showing", "Sort by", "Top Rated", "Add to cart", "Compare", "Page 1"] {
+        for furniture in
+            ["Showing", "Sort by", "Top Rated", "In stock", "Add to cart", "Compare", "Page 1", "Loading", "Recently"]
+        {
             assert!(!out.contains(furniture), "{furniture} kept in:\n{out}");
         }
     }
