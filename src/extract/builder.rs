@@ -198,6 +198,11 @@ pub struct Builder {
     /// The `stack` length at which an element hidden from screen readers closed: a sibling of it for screen readers
     /// only says to them what it shows (`usize::MAX` when none).
     voiced_at: usize,
+    /// The last thing read was a `</span>`: a `<span>` right after it is another run of text (see `start_tag`).
+    span_ended: bool,
+    /// A `<span>` opened right after a `</span>`: its text is set apart by a space if it starts a word after one
+    /// (see `text`).
+    span_gap: bool,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -883,6 +888,8 @@ impl Builder {
             full: false,
             muted: None,
             voiced_at: usize::MAX,
+            span_ended: false,
+            span_gap: false,
         }
     }
 
@@ -1225,6 +1232,7 @@ impl Builder {
                 }
             }
         }
+        self.span_ended = name == "span";
         if let Some(o) = self.stack.pop() {
             self.depths.add(&o, false);
         }
@@ -1250,6 +1258,13 @@ impl Sink for Builder {
             return;
         }
         let name = tag.name.as_str();
+        // Spans side by side with no space between are runs of text a style sheet lays out apart (an API
+        // reference's field name and its type, a label and its value in a flex row): they read as separate words.
+        // Not in code, where a highlighter's spans cut a line into tokens.
+        // Decided by the text that follows: a word after a word or a sentence's end is set apart ("id string",
+        // "conditions. An"), punctuation and what follows a currency sign or an opening quote are not ("$1,299",
+        // "concern.").
+        self.span_gap = std::mem::take(&mut self.span_ended) && name == "span" && !self.in_pre();
         if name == "title" && self.title.is_none() {
             self.in_title = true;
             self.title_buf.clear();
@@ -1550,6 +1565,15 @@ impl Sink for Builder {
     }
 
     fn text(&mut self, text: &str) {
+        self.span_ended = false;
+        if std::mem::take(&mut self.span_gap)
+            && !self.space
+            && text.starts_with(char::is_alphanumeric)
+            && self.cur.chars().next_back().is_some_and(|p| p.is_alphanumeric() || ")]*_.,;:!?%".contains(p))
+        {
+            self.cur.push(' ');
+            self.space = true;
+        }
         if self.full {
             return;
         }

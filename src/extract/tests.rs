@@ -1000,3 +1000,20 @@ fn an_underscore_inside_a_word_is_not_escaped() {
     assert!(out.contains("Call send_sms with the account_sid and the auth_token of"), "{out}");
     assert!(out.contains(r"defines \_\_init__ and \_private_helper, and keeps the snake__case names"), "{out}");
 }
+
+#[test]
+fn spans_side_by_side_are_separate_words() {
+    // An API reference sets a field's name and its type in two spans a flex row lays apart, with no space between
+    // them in the HTML: they are two words, not `idstring`. A highlighter's spans in code stay as they are.
+    let html = r#"<html><head><title>The Charge Object</title></head><body><main><h1>The Charge Object</h1>
+<ul><li><h4><span><span>id</span><span>string</span></span></h4><p>Unique identifier for the object, given when the charge is created by the API.</p></li>
+<li><h4><span><span>amount</span><span>integer</span></span></h4><p>Amount intended to be collected by this payment, in the smallest currency unit.</p></li></ul>
+<p>Charges cost <span>$</span><span>1,299</span> a <span>year</span><span>.</span> Quoted as <span>“</span><span>Atomic</span><span>”</span> in the <span>terms.</span><span>See</span> them.</p>
+<pre><span>charge</span><span>.id</span></pre>
+</main></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("id string") && out.contains("amount integer"), "{out}");
+    // Not before punctuation, nor after a currency sign or an opening quote; after a sentence's end, yes.
+    assert!(out.contains("cost $1,299 a year. Quoted as “Atomic” in the terms. See them."), "{out}");
+    assert!(out.contains("charge.id"), "{out}");
+}
