@@ -158,6 +158,20 @@ fn is_credit_line(md: &str) -> bool {
 
 /// A paragraph, heading or list item without a letter or a digit: a rule drawn in text (`___`, `* * *`) or a lone
 /// mark, which says nothing (code and table rows keep their punctuation).
+/// The longest line (in bytes of markdown, its links' targets included) that `is_page_date` looks at.
+const PAGE_DATE_BYTES_MAX: usize = 400;
+
+/// How a page's note of its last change opens (MDN's and MediaWiki's "This page was last modified on ... by",
+/// Docsy's "Last modified ...: commit"); a post's "Last edited by" note is its thread's business.
+const PAGE_DATE_OPENINGS: &[&str] = &["this page was last modified", "this page was last edited", "last modified"];
+
+/// A paragraph that says when the page last changed: the site's record, not what the page says.
+fn is_page_date(b: &Block) -> bool {
+    b.kind == Kind::Para
+        && b.md.len() <= PAGE_DATE_BYTES_MAX
+        && PAGE_DATE_OPENINGS.iter().any(|w| b.md.get(..w.len()).is_some_and(|head| head.eq_ignore_ascii_case(w)))
+}
+
 fn says_nothing(b: &Block) -> bool {
     matches!(b.kind, Kind::Para | Kind::Heading(_) | Kind::Item { .. }) && !b.md.chars().any(char::is_alphanumeric)
 }
@@ -508,7 +522,7 @@ fn choose(page: &Page) -> Vec<usize> {
             continue;
         }
         // A card's short lines (a price, a date) are the item's own.
-        if !card_own(b) && is_chrome(b) || is_residue(b) || super::listing::is_control(b) {
+        if !card_own(b) && is_chrome(b) || is_residue(b) || is_page_date(b) || super::listing::is_control(b) {
             continue;
         }
         // The same text again (a promise repeated in a banner, a price box and a footer note) is said once; code

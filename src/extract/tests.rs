@@ -1017,3 +1017,17 @@ fn spans_side_by_side_are_separate_words() {
     assert!(out.contains("cost $1,299 a year. Quoted as “Atomic” in the terms. See them."), "{out}");
     assert!(out.contains("charge.id"), "{out}");
 }
+
+#[test]
+fn a_pages_last_modified_line_is_left_out() {
+    // Doc sites close a page with when it last changed (MDN, MediaWiki, Docsy): the site's record, not the text.
+    let html = r#"<html><head><title>Using Fetch</title></head><body><main><h1>Using Fetch</h1>
+<p>The Fetch API provides a JavaScript interface for making HTTP requests and processing the responses they return.</p>
+<p>Fetch is the modern replacement for XMLHttpRequest, and it uses promises instead of callbacks throughout.</p>
+<h2>Help improve the docs</h2>
+<p>This page was last modified on Aug 20, 2025 by <a href="/contributors.txt">the contributors</a>.</p>
+</main></body></html>"#;
+    let out = md(html);
+    assert!(out.contains("uses promises instead of callbacks"), "{out}");
+    assert!(!out.contains("last modified") && !out.contains("Help improve"), "{out}");
+}
