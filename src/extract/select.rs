@@ -13,13 +13,25 @@
 //! linked). An article keeps its container. A page that says it is a forum thread or a Q&A keeps
 //! its posts even in a region named comments. A page that says it is a product leaves its customers' reviews out. Blocks said twice, unfilled template placeholders and bare URLs go.
 
-use super::builder::{ends_ignore_ascii_case, Block, Kind, Page, NO_NODE};
+use super::builder::{ends_ignore_ascii_case, Block, Kind, Node, Page, NO_NODE};
 use super::render;
 use super::signals::{PageKind, Signals};
 use super::{Extract, MARKDOWN_BYTES_MAX};
 
 /// The share of the page's clean body text the chosen region holds at least (see `choose`).
 const COVERAGE_MIN: f64 = 0.6;
+
+/// The same for a region the page does not name as its content (neither its own tag or class nor those of a
+/// wrapper around it alone say `main`, `article`, `content`...: `Node::weight` is not positive), on a page that says
+/// nothing of its kind (a service or landing page, a listing): a page builder's sections are siblings of one
+/// another, so the best one holds a part of the page, and only a container the page names as its content ends the
+/// climb at `COVERAGE_MIN`.
+const UNNAMED_COVERAGE_MIN: f64 = 0.8;
+
+/// The most of a container's text that may be link text for the climb past `COVERAGE_MIN` to take it in: more is a
+/// frame of menus and link lists around the region (a story's row beside a sidebar of categories and tags), not a
+/// page of sections.
+const CLIMB_LINK_SHARE_MAX: f64 = 0.5;
 
 /// The same for a page that says it is an article or a forum thread: its body is one container (the article, the
 /// thread's posts), and the text around it is teasers, promotions and lists of other threads.
@@ -425,18 +437,33 @@ fn choose(page: &Page) -> Vec<usize> {
     // A page of many sections (a service or landing page, a product page, a listing) has no one container that
     // holds most of its text: climb until the region holds most of the page's clean body text, so that every
     // section is kept (boilerplate inside it is still dropped below).
-    let coverage =
-        if is_article(&page.signals) || is_forum(&page.signals) { ARTICLE_COVERAGE_MIN } else { COVERAGE_MIN };
+    // The floor is higher on a page of no kind while the region is not one the page names as its content, by its
+    // own tag or class or by a wrapper's around it alone.
+    let kind = page.signals.kind();
+    let named = |i: usize, node: &Node| {
+        node.weight > 0
+            || page.nodes.get(node.parent as usize).is_some_and(|p| p.weight > 0)
+                && body.get(node.parent as usize) == body.get(i)
+    };
+    let coverage = |i: usize, node: &Node| match kind {
+        PageKind::Article | PageKind::Forum => ARTICLE_COVERAGE_MIN,
+        PageKind::Other if !named(i, node) => UNNAMED_COVERAGE_MIN,
+        _ => COVERAGE_MIN,
+    };
     for _ in 0..super::DEPTH_MAX {
-        let Some(parent) = page.nodes.get(best).map(|n| n.parent).filter(|p| *p != NO_NODE) else { break };
-        let own = body.get(best).copied().unwrap_or(0);
-        if own as f64 >= coverage * page_body as f64 {
+        let Some(node) = page.nodes.get(best) else { break };
+        let parent = node.parent as usize;
+        let Some(parent_node) = page.nodes.get(parent) else { break };
+        let own = body.get(best).copied().unwrap_or(0) as f64;
+        if own >= coverage(best, node) * page_body as f64 || parent_node.boiler && !parent_node.content {
             break;
         }
-        if page.nodes.get(parent as usize).is_some_and(|p| p.boiler && !p.content) {
+        let parent_links = links.get(parent).copied().unwrap_or(0) as f64;
+        let parent_text = text.get(parent).copied().unwrap_or(0) as f64;
+        if own >= COVERAGE_MIN * page_body as f64 && parent_links > CLIMB_LINK_SHARE_MAX * parent_text {
             break;
         }
-        best = parent as usize;
+        best = parent;
     }
     if is_forum(&page.signals) {
         best = super::forum::thread_region(page, best);

@@ -282,6 +282,61 @@ fn a_service_page_keeps_every_section() {
 }
 
 #[test]
+fn a_service_page_keeps_a_section_of_short_lines_beside_its_prose() {
+    // Three quarters of the body text is prose in one section; the rest is a list of services in another, too
+    // short to score: the page names no container as its content, so the region climbs to hold both.
+    let prose =
+        "We clean the hulls, decks and cabins of sailing boats, motor yachts and barges, in the water or ashore, \
+                 with brushes and soaps that leave no trace in the harbour. ";
+    let html = format!(
+        "<html><body><div class=\"wrap\"><div class=\"about\"><h2>About us</h2><p>{p}</p><p>{p}</p><p>{p}</p>\
+         </div><div class=\"list\"><h2>Services</h2><ul><li>Hull scrubbing</li><li>Deck teak oiling</li>\
+         <li>Cabin steam cleaning</li><li>Antifouling paint</li><li>Bilge pumping out</li><li>Sail washing</li>\
+         <li>Winter covers</li><li>Brightwork varnish</li></ul></div></div>\
+         <footer><p>All rights reserved, Harbour Cleaners.</p></footer></body></html>",
+        p = prose
+    );
+    let md = md(&html);
+    assert!(md.contains("Cabin steam cleaning") && md.contains("Brightwork varnish"), "{md}");
+    assert!(md.contains("motor yachts") && !md.contains("All rights reserved"), "{md}");
+}
+
+#[test]
+fn the_climb_for_a_pages_sections_leaves_a_sidebar_of_links_out() {
+    // A story of no kind in a row beside a sidebar of category links and a note: the story holds under
+    // `UNNAMED_COVERAGE_MIN` of the page's body text, but the row around it is mostly links, a frame, not sections.
+    let prose = "The harbour office opened the new pontoon on Monday, after two winters of works, with room for forty \
+                 boats, fresh water and power at every berth, and a slipway for the dinghies of the sailing school. ";
+    let links: String = (10..50).map(|i| format!("<li><a href=\"/c/{i}\">Category number {i} news</a></li>")).collect();
+    let html = format!(
+        "<html><body><div class=\"notice\"><p>Office hours change in winter: mornings only, from nine to noon.</p>\
+         <p>Call us first.</p></div><div class=\"row\"><div class=\"col-9\"><p>{prose}</p><p>{prose}</p>\
+         <p>{prose}</p></div><div class=\"col-3\"><ul>{links}</ul><p>Our town is twinned with three ports on \
+         the Baltic, and a choir sings at the quay every summer evening.</p></div></div></body></html>"
+    );
+    let md = md(&html);
+    assert!(md.contains("new pontoon") && !md.contains("twinned"), "{md}");
+}
+
+#[test]
+fn a_region_named_by_its_wrapper_alone_does_not_climb_into_its_templates_other_boxes() {
+    // A press release in a `div.text` of its own, and the company's standing note in another box of that template:
+    // the wrapper names the release as the content, so the climb stops there and the note stays out.
+    let prose = "The harbour company signed a contract with the ferry line on Monday, for ten years of berths, fuel \
+                 and repairs, with two new cranes on the quay and a second slipway for the winter overhauls. ";
+    let html = format!(
+        "<html><body><div class=\"press\"><div class=\"text\"><div><p>{prose}</p><p>Second: {prose}</p>\
+         <p>Third: {prose}</p><p>Fourth: {prose}</p><p>Fifth: {prose}</p></div></div><div class=\"text\"><div>\
+         <p>About the harbour company: founded in 1901, it runs the docks, the cranes and the marina of the town, \
+         and employs two hundred people, with offices in three ports.</p>\
+         <p>Its shares, listed since 1998, are held by the town, the region and its staff, in equal parts.</p>\
+         </div></div></div></body></html>"
+    );
+    let md = md(&html);
+    assert!(md.contains("ferry line") && !md.contains("founded in 1901"), "{md}");
+}
+
+#[test]
 fn a_forum_thread_keeps_its_replies_in_a_region_named_comments() {
     check_fixture(
         "forum_comments.html",
