@@ -563,12 +563,16 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         keep.push(i);
     }
+    // A marker with a few teasers, after which the article goes on, is a promotion set into it.
+    if !grid_listing_of(page, grid.is_some()) {
+        leave_inline_promotions_out(page, &mut keep);
+    }
     // A "more stories" marker ends the article: it and what follows are related content. It counts in the second
     // half, or anywhere as a heading once the article has said something (teasers can outweigh a short article).
     let half = keep.len() / 2;
     let mut said = 0;
     // On a listing (a grid of cards chose the region), "most popular" is one more list of its items.
-    let grid_listing = grid.is_some() && page.signals.kind() == PageKind::Other;
+    let grid_listing = grid_listing_of(page, grid.is_some());
     let cut = if grid_listing {
         None
     } else {
@@ -621,12 +625,59 @@ fn content_link_item(b: &Block, article: bool) -> bool {
     !article && b.content && !b.boiler && matches!(b.kind, Kind::Item { depth: 1, .. })
 }
 
+/// Whether a page of no declared type had its region chosen by a grid of cards (`grid`): a listing.
+fn grid_listing_of(page: &Page, grid: bool) -> bool {
+    grid && page.signals.kind() == PageKind::Other
+}
+
+/// How many blocks of teasers may follow a marker before the article goes on (see `leave_inline_promotions_out`).
+const PROMOTION_BLOCKS_MAX: usize = 8;
+
+/// Characters of the body text after a promotion that say the article goes on: a sentence, not a label or a value
+/// of the list the marker's word happens to be in ("Recommended power level", then "250mW").
+const PROMOTION_RESUME_TEXT_MIN: u32 = 50;
+
+/// A marker that announces other stories (its own block, or the first line of a block of linked headlines: "DON'T
+/// MISS"), then at most `PROMOTION_BLOCKS_MAX` blocks that are mostly links (its teasers, kept or not), then the
+/// next kept block is body text in a container built from the same template as the marker's: the article goes
+/// on after a promotion set into it. The marker goes (its teasers, mostly links, are not kept), and the article is
+/// not cut there.
+fn leave_inline_promotions_out(page: &Page, keep: &mut Vec<usize>) {
+    let template = |b: &Block| b.path.first().and_then(|&x| page.nodes.get(x as usize)).map_or(0, |n| n.class_key);
+    let teaser = |b: &Block| b.link_len * 2 > b.text_len;
+    let promotion = |pair: &[usize]| {
+        let [at, next] = *pair else { return false };
+        let (Some(b), Some(n), Some(between)) =
+            (page.blocks.get(at), page.blocks.get(next), page.blocks.get(at + 1..next))
+        else {
+            return false;
+        };
+        let line_marker = b.md.split_once("  \n").is_some_and(|(line, _)| marker_text(line)) && teaser(b);
+        let teasers = between.len() + usize::from(line_marker);
+        (is_tail_marker(b) || line_marker)
+            && (1..=PROMOTION_BLOCKS_MAX).contains(&teasers)
+            && between.iter().all(teaser)
+            && is_body(n)
+            && n.text_len >= PROMOTION_RESUME_TEXT_MIN
+            && template(b) != 0
+            && template(n) == template(b)
+    };
+    let drop: Vec<bool> = keep.windows(2).map(promotion).collect();
+    let mut flags = drop.into_iter();
+    keep.retain(|_| !flags.next().unwrap_or(false));
+}
+
 /// A short block that announces related content rather than more of the article.
 fn is_tail_marker(b: &Block) -> bool {
-    if b.md.split_whitespace().count() > 6 || b.link_len * 2 > b.text_len {
+    b.link_len * 2 <= b.text_len && marker_text(&b.md)
+}
+
+/// A short text that announces related content (see `is_tail_marker`).
+fn marker_text(md: &str) -> bool {
+    if md.split_whitespace().count() > 6 {
         return false;
     }
-    let lower = b.md.to_lowercase();
+    let lower = md.to_lowercase();
     const MARKERS: &[&str] = &[
         "more great",
         "more stories",

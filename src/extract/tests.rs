@@ -924,6 +924,33 @@ fn text_for_screen_readers_stands_for_what_is_hidden_from_them() {
 }
 
 #[test]
+fn a_promotion_set_into_an_article_does_not_end_it() {
+    // A marker and its linked headlines between two parts of the story: the marker goes, the story goes on.
+    let part = |n: u32| {
+        format!(
+            "<div class=\"text-description\"><p>Paragraph {n} of the report says what the council decided about the \
+             harbour, who voted for it, and what it will cost the town.</p><p>The second paragraph of part {n} \
+             quotes the mayor, who said the work would start in the spring.</p></div>"
+        )
+    };
+    let html = format!(
+        "<html><head><title>Harbour plan</title><meta property=\"og:type\" content=\"article\"></head><body>\
+         <article>{}{}<div class=\"text-description\"><p><strong>DON'T MISS</strong></p><p><a href=\"/a\">Storm \
+         closes the bridge</a> [VIDEO] <a href=\"/b\">Ferry fares rise again this winter</a> [INSIGHT]</p></div>\
+         {}<div class=\"text-description\"><p><strong>DON'T MISS</strong><br><a href=\"/c\">Council elects a new \
+         leader after the vote</a><br><a href=\"/d\">Fishermen protest the quota</a></p></div>{}</article>\
+         </body></html>",
+        part(1),
+        part(2),
+        part(3),
+        part(4)
+    );
+    let out = md(&html);
+    assert!(out.contains("Paragraph 3 of the report") && out.contains("part 4 quotes the mayor"), "{out}");
+    assert!(!out.contains("DON'T MISS") && !out.contains("Storm closes") && !out.contains("Fishermen"), "{out}");
+}
+
+#[test]
 fn a_news_agencys_credit_line_is_left_out() {
     // Who reported and edited a story, as the agencies print it at its end.
     let html = r#"<html><head><title>Ferry Service Resumes</title><meta property="og:type" content="article"></head>
