@@ -37,6 +37,8 @@ pub struct Block {
     /// Characters of visible text, and of link text.
     pub text_len: u32,
     pub link_len: u32,
+    /// Links with visible text.
+    pub links: u32,
     pub commas: u32,
     /// The nearest enclosing containers, innermost first (`NO_NODE` when fewer).
     pub path: [u32; PATH_LEN],
@@ -163,6 +165,9 @@ pub struct Builder {
     cur: String,
     cur_text: u32,
     cur_links: u32,
+    /// Links with visible text in the current block, and `cur_links` where the open link began.
+    cur_link_count: u32,
+    link_start: u32,
     cur_commas: u32,
     /// The current table row's cells, and whether it had `th` and `td` cells.
     row: Vec<String>,
@@ -866,6 +871,8 @@ impl Builder {
             cur: String::new(),
             cur_text: 0,
             cur_links: 0,
+            cur_link_count: 0,
+            link_start: 0,
             cur_commas: 0,
             row: Vec::new(),
             row_header: false,
@@ -960,6 +967,7 @@ impl Builder {
         if self.cur_text == 0 {
             self.cur.clear();
             self.cur_links = 0;
+            (self.cur_link_count, self.link_start) = (0, 0);
             self.cur_commas = 0;
             self.space = true;
             return;
@@ -987,6 +995,7 @@ impl Builder {
             cells: Vec::new(),
             text_len: self.cur_text,
             link_len: self.cur_links,
+            links: self.cur_link_count,
             commas: self.cur_commas,
             path: self.path(),
             boiler,
@@ -998,6 +1007,7 @@ impl Builder {
         });
         self.cur_text = 0;
         self.cur_links = 0;
+        (self.cur_link_count, self.link_start) = (0, 0);
         self.cur_commas = 0;
         self.space = true;
     }
@@ -1063,6 +1073,7 @@ impl Builder {
             cells,
             text_len,
             link_len: std::mem::take(&mut self.row_links).min(text_len),
+            links: 0,
             commas: 0,
             path: self.path(),
             boiler: self.depths.boiler > 0 || self.depths.comments > 0,
@@ -1179,6 +1190,9 @@ impl Builder {
         let name = o.name.clone();
         match name.as_str() {
             "a" => {
+                if self.cur_links > self.link_start {
+                    self.cur_link_count += 1;
+                }
                 if let Some(href) = o.href.clone() {
                     if self.options.links && self.cur.ends_with('[') {
                         self.cur.pop();
@@ -1195,6 +1209,7 @@ impl Builder {
                 self.row_links = self.row_links.saturating_add(self.cur_links);
                 self.cur_text = 0;
                 self.cur_links = 0;
+                (self.cur_link_count, self.link_start) = (0, 0);
                 if self.row.len() < CELLS_MAX {
                     self.text_bytes += cell.len();
                     self.row.push(cell);
@@ -1499,6 +1514,7 @@ impl Sink for Builder {
         };
         match name {
             "a" => {
+                self.link_start = self.cur_links;
                 open.href =
                     Some(tag.attr("href").and_then(|h| self.resolve(h)).unwrap_or_default()).filter(|h| !h.is_empty());
                 if open.href.is_some() && self.options.links {

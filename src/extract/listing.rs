@@ -134,6 +134,59 @@ pub fn in_long_list(b: &Block, long: &[bool]) -> bool {
         && b.path.first().is_some_and(|&x| long.get(x as usize).copied().unwrap_or(false))
 }
 
+/// Links a paragraph holds at least to be a row of links rather than an item's linked title.
+const LINK_ROW_MIN: u32 = 2;
+
+/// The share of a row of links' text its links hold at least (the rest is separators).
+const LINK_ROW_SHARE_MIN: u32 = 9;
+
+/// Whether a paragraph is a row of links: at least `LINK_ROW_MIN` of them and nothing else (a product's variants,
+/// a repository's topics, a post's categories). In a card that has a title of its own, the row is not the item.
+pub fn link_row(b: &Block) -> bool {
+    b.kind == Kind::Para && b.link_len * 10 >= b.text_len * LINK_ROW_SHARE_MIN && b.links >= LINK_ROW_MIN
+}
+
+/// Per container: whether the card it is or lies in (`card`: the cards of a listing, nearest first) holds a linked
+/// title, a heading or paragraph of `CARD_TITLE_MIN` characters or more with a link that is not a row of links
+/// (`link_row`): an item leading to its own page. A card that is nothing but a row of links (an index's letter and
+/// its entries) is its row, and one titled without a link (a menu's column, a feature's heading) is a list of links. Linear: one pass over the
+/// nodes, which come parents first, and one over the blocks.
+pub fn titled_cards(page: &Page, card: &[bool]) -> Vec<bool> {
+    let n = page.nodes.len();
+    let mut nearest = vec![NO_NODE; n];
+    for (i, node) in page.nodes.iter().enumerate() {
+        let p = node.parent as usize;
+        let here = if card.get(i).copied().unwrap_or(false) {
+            i as u32
+        } else if p < i {
+            nearest.get(p).copied().unwrap_or(NO_NODE)
+        } else {
+            NO_NODE
+        };
+        if let Some(x) = nearest.get_mut(i) {
+            *x = here;
+        }
+    }
+    let mut titled = vec![false; n];
+    for b in page.blocks.iter().filter(|b| {
+        matches!(b.kind, Kind::Para | Kind::Heading(_))
+            && b.text_len >= super::select::CARD_TITLE_MIN
+            && b.link_len > 0
+            && !link_row(b)
+    }) {
+        let c = b.path.first().and_then(|&x| nearest.get(x as usize)).copied().unwrap_or(NO_NODE);
+        if let Some(t) = titled.get_mut(c as usize) {
+            *t = true;
+        }
+    }
+    (0..n).map(|i| nearest.get(i).and_then(|&c| titled.get(c as usize)).copied().unwrap_or(false)).collect()
+}
+
+/// Whether a block lies in a container a per-container answer (`titled_cards`, `long_lists`) says yes of.
+pub fn block_in(b: &Block, per_node: &[bool]) -> bool {
+    b.path.first().is_some_and(|&x| per_node.get(x as usize).copied().unwrap_or(false))
+}
+
 /// Characters of visible text above which a block is never one of a listing's controls.
 const CONTROL_TEXT_MAX: u32 = 40;
 
@@ -284,6 +337,35 @@ mod tests {
         {
             assert!(!out.contains(furniture), "{furniture} kept in:\n{out}");
         }
+    }
+
+    #[test]
+    fn a_cards_row_of_variant_links_is_left_out_unless_it_is_the_card() {
+        let names = ["Trail Walker Classic", "City Stroller Deluxe", "Forest Path Pro", "Harbour Loafer Lite"];
+        let mut html = String::from("<html><body><main><h1>Walking Shoes</h1><div class=\"grid\">");
+        for (i, name) in names.iter().enumerate() {
+            html.push_str(&format!(
+                "<div class=\"card\"><h3><a href=\"/p/{i}\">{name} walking shoe</a></h3><p>$9{i}.00</p>\
+                 <p><a href=\"/p/{i}?c=red\">Option: {name}, red</a> <a href=\"/p/{i}?c=blue\">Option: {name}, \
+                 blue</a></p></div>"
+            ));
+        }
+        html.push_str("</div></main></body></html>");
+        let out = md(&html);
+        assert!(out.contains("Forest Path Pro walking shoe") && out.contains("$92.00"), "{out}");
+        assert!(!out.contains("Option:"), "{out}");
+        // An index's cards, a letter and a row of entries each, are their rows.
+        let mut html = String::from("<html><body><main><h1>Fasteners</h1>");
+        for letter in ["A", "B", "C", "D"] {
+            html.push_str(&format!(
+                "<div class=\"cats {letter}\"><h2>{letter}</h2><p><a href=\"/{letter}1\">{letter}nchors and \
+                 {letter}dapters</a> <a href=\"/{letter}2\">{letter}ligners</a> <a href=\"/{letter}3\">\
+                 {letter}ttachments</a></p></div>"
+            ));
+        }
+        html.push_str("</main></body></html>");
+        let out = md(&html);
+        assert!(out.contains("Cligners") && out.contains("Anchors"), "{out}");
     }
 
     #[test]

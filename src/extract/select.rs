@@ -509,6 +509,7 @@ fn choose(page: &Page) -> Vec<usize> {
         }
     }
     let facets = super::listing::in_facets(page, best, &text);
+    let titled = super::listing::titled_cards(page, &card);
     let long_lists = super::listing::long_lists(page);
     let mut keep = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -527,6 +528,10 @@ fn choose(page: &Page) -> Vec<usize> {
         }
         let ld = link_density(b);
         let is_heading = matches!(b.kind, Kind::Heading(_));
+        // A card's row of several links (its variants, tags or categories) is not its title.
+        if card_own(b) && super::listing::link_row(b) && super::listing::block_in(b, &titled) {
+            continue;
+        }
         // Mostly links is a link list's block, unless the links lead a sentence of the block's own (a numbered
         // digest of stories: a linked headline, then what it says). Lengths count visible characters, not spaces.
         // In a card of a listing, the linked title is the item.
@@ -722,7 +727,7 @@ fn marker_text(md: &str) -> bool {
 pub(super) const CARDS_MIN: u32 = 4;
 
 /// Characters of a card's linked title that make it an item rather than a link list's entry.
-const CARD_TITLE_MIN: u32 = 15;
+pub(super) const CARD_TITLE_MIN: u32 = 15;
 
 /// The containers that are cards of a listing: at least `CARDS_MIN` siblings built from one template, outside
 /// boilerplate, each holding some text. Linear: one count per (parent, template).
