@@ -90,7 +90,7 @@ pub fn taxonomy_token(t: &str) -> bool {
 
 /// Whether a block sits inside a listing's filters (see `in_facets`).
 pub fn block_in_facets(b: &Block, inside: &[bool]) -> bool {
-    b.path.first().is_some_and(|&x| inside.get(x as usize).copied().unwrap_or(false))
+    block_in(b, inside)
 }
 
 /// Characters of body text (paragraphs, list entries, table rows and cards' text, as `select::choose` counts it)
@@ -128,10 +128,7 @@ pub fn long_lists(page: &Page) -> Vec<bool> {
 
 /// Whether a block is an entry of a long list in the content region (see `long_lists`).
 pub fn in_long_list(b: &Block, long: &[bool]) -> bool {
-    matches!(b.kind, Kind::Item { .. })
-        && b.content
-        && !b.boiler
-        && b.path.first().is_some_and(|&x| long.get(x as usize).copied().unwrap_or(false))
+    matches!(b.kind, Kind::Item { .. }) && b.content && !b.boiler && block_in(b, long)
 }
 
 /// Links a paragraph holds at least to be a row of links rather than an item's linked title.
@@ -182,7 +179,8 @@ pub fn titled_cards(page: &Page, card: &[bool]) -> Vec<bool> {
     (0..n).map(|i| nearest.get(i).and_then(|&c| titled.get(c as usize)).copied().unwrap_or(false)).collect()
 }
 
-/// Whether a block lies in a container a per-container answer (`titled_cards`, `long_lists`) says yes of.
+/// Whether a block lies in a container a per-container answer (`in_facets`, `long_lists`, `titled_cards`) says yes
+/// of.
 pub fn block_in(b: &Block, per_node: &[bool]) -> bool {
     b.path.first().is_some_and(|&x| per_node.get(x as usize).copied().unwrap_or(false))
 }
