@@ -251,10 +251,12 @@ pub fn is_control(b: &Block) -> bool {
     if b.text_len > CONTROL_TEXT_MAX || !matches!(b.kind, Kind::Para | Kind::Heading(_) | Kind::Item { .. }) {
         return false;
     }
-    if CONTROL_LINES.iter().any(|w| visible_words(&b.md).filter(|&c| c != ' ').eq(w.chars())) {
+    // Once per block, then compared with each label and read as words.
+    let words: String = visible_words(&b.md).collect();
+    let letters: String = words.chars().filter(|&c| c != ' ').collect();
+    if CONTROL_LINES.contains(&letters.as_str()) {
         return true;
     }
-    let words: String = visible_words(&b.md).collect();
     let (mut count, mut number, mut noun) = (0, false, false);
     for w in words.split_whitespace() {
         count += 1;
