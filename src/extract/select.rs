@@ -657,15 +657,19 @@ fn leave_inline_promotions_out(page: &Page, keep: &mut Vec<usize>) {
         else {
             return false;
         };
-        let line_marker = b.md.split_once("  \n").is_some_and(|(line, _)| marker_text(line)) && teaser(b);
+        // The cheap tests first: every kept block is asked.
+        if between.len() > PROMOTION_BLOCKS_MAX
+            || !(is_body(n)
+                && n.text_len >= PROMOTION_RESUME_TEXT_MIN
+                && template(b) != 0
+                && template(n) == template(b))
+            || !between.iter().all(teaser)
+        {
+            return false;
+        }
+        let line_marker = teaser(b) && b.md.split_once("  \n").is_some_and(|(line, _)| marker_text(line));
         let teasers = between.len() + usize::from(line_marker);
-        (is_tail_marker(b) || line_marker)
-            && (1..=PROMOTION_BLOCKS_MAX).contains(&teasers)
-            && between.iter().all(teaser)
-            && is_body(n)
-            && n.text_len >= PROMOTION_RESUME_TEXT_MIN
-            && template(b) != 0
-            && template(n) == template(b)
+        (1..=PROMOTION_BLOCKS_MAX).contains(&teasers) && (line_marker || is_tail_marker(b))
     };
     let drop: Vec<bool> = keep.windows(2).map(promotion).collect();
     let mut flags = drop.into_iter();
@@ -679,7 +683,7 @@ fn is_tail_marker(b: &Block) -> bool {
 
 /// A short text that announces related content (see `is_tail_marker`).
 fn marker_text(md: &str) -> bool {
-    if md.split_whitespace().count() > 6 {
+    if md.split_whitespace().nth(6).is_some() {
         return false;
     }
     let lower = md.to_lowercase();
