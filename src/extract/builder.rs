@@ -688,6 +688,11 @@ pub(super) fn contains_ignore_ascii_case(hay: &[u8], word: &[u8]) -> bool {
     })
 }
 
+/// Whether `s` starts with `word` (lowercase ASCII) in any ASCII case.
+pub(super) fn starts_ignore_ascii_case(s: &str, word: &str) -> bool {
+    s.as_bytes().get(..word.len()).is_some_and(|h| h.eq_ignore_ascii_case(word.as_bytes()))
+}
+
 /// Whether `s` ends with `word` (lowercase ASCII) in any ASCII case.
 pub(super) fn ends_ignore_ascii_case(s: &[u8], word: &[u8]) -> bool {
     s.len().checked_sub(word.len()).and_then(|i| s.get(i..)).is_some_and(|e| e.eq_ignore_ascii_case(word))
@@ -1582,14 +1587,7 @@ impl Sink for Builder {
 
     fn text(&mut self, text: &str) {
         self.span_ended = false;
-        if std::mem::take(&mut self.span_gap)
-            && !self.space
-            && text.starts_with(char::is_alphanumeric)
-            && self.cur.chars().next_back().is_some_and(|p| p.is_alphanumeric() || ")]*_.,;:!?%".contains(p))
-        {
-            self.cur.push(' ');
-            self.space = true;
-        }
+        let gap = std::mem::take(&mut self.span_gap);
         if self.full {
             return;
         }
@@ -1610,6 +1608,15 @@ impl Sink for Builder {
         }
         if self.skipping() {
             return;
+        }
+        // Only before text that is kept: a hidden or skipped run adds no space, and past a cap nothing is added.
+        if gap
+            && !self.space
+            && text.starts_with(char::is_alphanumeric)
+            && self.cur.chars().next_back().is_some_and(|p| p.is_alphanumeric() || ")]*_.,;:!?%".contains(p))
+        {
+            self.cur.push(' ');
+            self.space = true;
         }
         self.push_text(text);
     }

@@ -13,7 +13,7 @@
 //! linked). An article keeps its container. A page that says it is a forum thread or a Q&A keeps
 //! its posts even in a region named comments. A page that says it is a product leaves its customers' reviews out. Blocks said twice, unfilled template placeholders and bare URLs go.
 
-use super::builder::{ends_ignore_ascii_case, Block, Kind, Node, Page, NO_NODE};
+use super::builder::{ends_ignore_ascii_case, starts_ignore_ascii_case, Block, Kind, Node, Page, NO_NODE};
 use super::render;
 use super::signals::{PageKind, Signals};
 use super::{Extract, MARKDOWN_BYTES_MAX};
@@ -164,12 +164,10 @@ fn is_credit_line(md: &str) -> bool {
         return false;
     }
     let text = md.trim_matches(|c: char| !c.is_alphanumeric());
-    CREDIT_OPENINGS.iter().any(|w| text.get(..w.len()).is_some_and(|head| head.eq_ignore_ascii_case(w)))
+    CREDIT_OPENINGS.iter().any(|w| starts_ignore_ascii_case(text, w))
         || ends_ignore_ascii_case(text.as_bytes(), CREDIT_ENDING.as_bytes())
 }
 
-/// A paragraph, heading or list item without a letter or a digit: a rule drawn in text (`___`, `* * *`) or a lone
-/// mark, which says nothing (code and table rows keep their punctuation).
 /// The longest line (in bytes of markdown, its links' targets included) that `is_page_date` looks at.
 const PAGE_DATE_BYTES_MAX: usize = 400;
 
@@ -181,9 +179,11 @@ const PAGE_DATE_OPENINGS: &[&str] = &["this page was last modified", "this page 
 fn is_page_date(b: &Block) -> bool {
     b.kind == Kind::Para
         && b.md.len() <= PAGE_DATE_BYTES_MAX
-        && PAGE_DATE_OPENINGS.iter().any(|w| b.md.get(..w.len()).is_some_and(|head| head.eq_ignore_ascii_case(w)))
+        && PAGE_DATE_OPENINGS.iter().any(|w| starts_ignore_ascii_case(&b.md, w))
 }
 
+/// A paragraph, heading or list item without a letter or a digit: a rule drawn in text (`___`, `* * *`) or a lone
+/// mark, which says nothing (code and table rows keep their punctuation).
 fn says_nothing(b: &Block) -> bool {
     matches!(b.kind, Kind::Para | Kind::Heading(_) | Kind::Item { .. }) && !b.md.chars().any(char::is_alphanumeric)
 }
@@ -250,7 +250,7 @@ fn is_dateline(md: &str) -> bool {
     }
     let text = md.trim_start_matches(['*', '_', ' ']);
     DATELINE_WORDS.iter().any(|w| {
-        text.get(..w.len()).is_some_and(|head| head.eq_ignore_ascii_case(w))
+        starts_ignore_ascii_case(text, w)
             && text
                 .get(w.len()..)
                 .is_some_and(|rest| rest.starts_with([' ', ':']) && rest.bytes().any(|c| c.is_ascii_digit()))
