@@ -55,6 +55,8 @@ pub struct Block {
     pub reviews: bool,
     /// Inside a `<form>`: its labels, prompts and choices.
     pub form: bool,
+    /// Inside a wrapper of the page hidden until a script shows it (see `Builder::veil`).
+    pub veiled: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -86,6 +88,8 @@ pub struct Node {
     pub facets: bool,
     /// The element is a `<form>`.
     pub form: bool,
+    /// The element is or lies inside a wrapper of the page hidden until a script shows it (see `Builder::veil`).
+    pub veiled: bool,
 }
 
 pub struct Page {
@@ -96,6 +100,8 @@ pub struct Page {
     pub nodes: Vec<Node>,
     /// A cap was reached: blocks, containers or cells were left out.
     pub truncated: bool,
+    /// Some blocks or containers are `veiled`.
+    pub veiled: bool,
 }
 
 impl Page {
@@ -208,7 +214,30 @@ pub struct Builder {
     /// A `<span>` opened right after a `</span>`: its text is set apart by a space if it starts a word after one
     /// (see `text`).
     span_gap: bool,
+    /// The open wrapper of the page hidden until a script shows it, whose content is kept marked `veiled` (the
+    /// extract uses it only when the visible page says nothing: `select::unveil`).
+    veil: Option<Veil>,
+    /// Something was kept `veiled`.
+    veiled: bool,
 }
+
+/// A hidden wrapper being read: where it is on the stack, and what `muted` and `voiced_at` would be had it been
+/// skipped (they are put back when it closes, so that what follows it reads as if it had been).
+#[derive(Clone, Copy)]
+struct Veil {
+    depth: usize,
+    muted: Option<usize>,
+    voiced_at: usize,
+}
+
+/// Open elements at most around a hidden element kept as a wrapper of the page (`html`, `body` and two more): a
+/// page hidden until a script shows it is hidden near its top; menus, drawers and modals hidden deeper are skipped
+/// as before, whatever they hold.
+const VEIL_DEPTH_MAX: usize = 4;
+
+/// The elements that wrap a page (a hidden one is kept as a veil only if these alone are around it too); a hidden
+/// `nav`, `aside`, `dialog` or list is never the page.
+const VEIL_TAGS: &[&str] = &["html", "body", "form", "div", "main", "section", "article"];
 
 #[derive(Default, Clone, Copy)]
 struct Depths {
@@ -902,6 +931,8 @@ impl Builder {
             voiced_at: usize::MAX,
             span_ended: false,
             span_gap: false,
+            veil: None,
+            veiled: false,
         }
     }
 
@@ -909,9 +940,17 @@ impl Builder {
         self.flush();
         self.flush_row();
         let truncated = self.truncated;
-        let mut signals = std::mem::take(&mut self.signals);
-        signals.replies = super::forum::replies_outweigh(&self.blocks);
-        Page { title: self.title, og_title: self.og_title, signals, blocks: self.blocks, nodes: self.nodes, truncated }
+        let signals = std::mem::take(&mut self.signals);
+        let veiled = self.veiled;
+        Page {
+            title: self.title,
+            og_title: self.og_title,
+            signals,
+            blocks: self.blocks,
+            nodes: self.nodes,
+            truncated,
+            veiled,
+        }
     }
 
     /// Whether a cap was reached: the rest of the input changes nothing.
@@ -1009,6 +1048,7 @@ impl Builder {
             noscript: self.depths.noscript > 0,
             reviews: self.depths.reviews > 0,
             form: self.depths.forms > 0,
+            veiled: self.veil.is_some(),
         });
         self.cur_text = 0;
         self.cur_links = 0;
@@ -1087,6 +1127,7 @@ impl Builder {
             noscript: self.depths.noscript > 0,
             reviews: self.depths.reviews > 0,
             form: self.depths.forms > 0,
+            veiled: self.veil.is_some(),
         });
         self.row_header = false;
         self.row_data = false;
@@ -1257,6 +1298,10 @@ impl Builder {
             self.depths.add(&o, false);
         }
         let len = self.stack.len();
+        if let Some(v) = self.veil.filter(|v| v.depth == len) {
+            (self.muted, self.voiced_at) = (v.muted, v.voiced_at);
+            self.veil = None;
+        }
         if self.muted == Some(len) {
             self.voiced_at = len;
             self.muted = None;
@@ -1455,6 +1500,20 @@ impl Sink for Builder {
         if skip && tag.attr("aria-hidden") == Some("true") {
             self.muted = Some(self.stack.len());
         }
+        // A wrapper of the page hidden by itself (not a script, a banner, a caption...) is read, marked `veiled`:
+        // some shops hide the whole page until a script shows it.
+        let veil = skip
+            && self.veil.is_none()
+            && !SKIP.contains(&name)
+            && !(consent || caption || screen_reader || words & WORD_FORM_STATE != 0)
+            && self.stack.len() <= VEIL_DEPTH_MAX
+            && VEIL_TAGS.contains(&name)
+            && self.stack.iter().all(|o| VEIL_TAGS.contains(&o.name.as_str()));
+        if veil {
+            self.veil = Some(Veil { depth: self.stack.len(), muted: self.muted, voiced_at: self.voiced_at });
+            self.veiled = true;
+        }
+        let skip = skip && !veil;
         let frame_tag = FRAME_TAGS.contains(&name);
         // A form right inside `body` is the page's frame, not a form on it: ASP.NET WebForms wraps every page in
         // one (`<form id="aspnetForm">`).
@@ -1483,7 +1542,7 @@ impl Sink for Builder {
             // A post marked up by forum software counts towards a thread unless it sits in another post.
             let forum_post = words & WORD_POST != 0
                 || tag.attr("data-role").is_some_and(|r| r.eq_ignore_ascii_case(INVISION_POST_ROLE));
-            if forum_post && self.depths.posts == 0 {
+            if forum_post && self.depths.posts == 0 && self.veil.is_none() {
                 self.signals.forum_posts += 1;
             }
             self.nodes.push(Node {
@@ -1498,6 +1557,7 @@ impl Sink for Builder {
                 poster: words & WORD_POSTER != 0 || self.nodes.get(parent as usize).is_some_and(|p| p.poster),
                 facets: words & WORD_FACETS != 0,
                 form: name == "form",
+                veiled: self.veil.is_some(),
             });
             (self.nodes.len() - 1) as u32
         };

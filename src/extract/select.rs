@@ -89,6 +89,10 @@ const SCORING_TEXT_MIN: u32 = 25;
 const HOLDS_BODY_MIN: u64 = 200;
 
 pub fn extract(mut page: Page) -> Extract {
+    if page.veiled {
+        unveil(&mut page);
+    }
+    page.signals.replies = super::forum::replies_outweigh(&page.blocks);
     // On a forum or a Q&A page the posts are the content, even in a region named comments.
     if is_forum(&page.signals) && !super::forum::comments_are_remarks(&page) {
         for b in &mut page.blocks {
@@ -133,6 +137,46 @@ pub fn extract(mut page: Page) -> Extract {
     }
     out.extend(rendered);
     Extract { title, blocks: out, truncated: page.truncated || cut }
+}
+
+/// Characters of body text the page's hidden wrappers (`Block::veiled`) hold at least for the extract to read
+/// them: a page's worth, not a modal's few lines.
+const VEILED_BODY_MIN: u64 = 1_000;
+
+/// How many times the visible page's body text the hidden wrappers hold at least for the extract to read them: a
+/// page hidden until a script shows it shows next to nothing (a header, a notice), where a page's own text
+/// outweighs a cookie banner's or a cart drawer's.
+const VEILED_BODY_RATIO_MIN: u64 = 3;
+
+/// Reads what the page hides in wrappers until a script shows it only when the visible page says next to nothing
+/// beside it; otherwise leaves it out, as if it had been skipped (the blocks and containers go, and the
+/// containers after them are renumbered): one pass over each.
+fn unveil(page: &mut Page) {
+    let (mut visible, mut veiled) = (0u64, 0u64);
+    for b in page.blocks.iter().filter(|b| is_body(b)) {
+        *if b.veiled { &mut veiled } else { &mut visible } += u64::from(b.text_len);
+    }
+
+    if veiled >= VEILED_BODY_MIN && veiled >= VEILED_BODY_RATIO_MIN * visible {
+        return;
+    }
+    let mut index = Vec::with_capacity(page.nodes.len());
+    let mut next = 0u32;
+    for n in &page.nodes {
+        index.push(if n.veiled { NO_NODE } else { next });
+        next += u32::from(!n.veiled);
+    }
+    let at = |x: u32| index.get(x as usize).copied().unwrap_or(NO_NODE);
+    page.nodes.retain(|n| !n.veiled);
+    for n in &mut page.nodes {
+        n.parent = at(n.parent);
+    }
+    page.blocks.retain(|b| !b.veiled);
+    for b in &mut page.blocks {
+        for x in &mut b.path {
+            *x = at(*x);
+        }
+    }
 }
 
 /// A heading that repeats the title (`normalized` as `t`, of `bytes` bytes), or a paragraph that is nothing but it.

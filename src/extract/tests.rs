@@ -375,6 +375,55 @@ fn a_page_hidden_until_its_scripts_run_is_read() {
 }
 
 #[test]
+fn a_shop_hidden_until_its_scripts_run_is_read() {
+    // The whole grid sits in a wrapper hidden by `display: none` until a script reveals it (an app that locks a
+    // shop, a page builder's loader): the visible page says nothing, so the hidden wrapper is read.
+    let cards: String = (1..=20)
+        .map(|n| {
+            format!(
+                "<li class=\"card\"><h3><a href=\"/p/{n}\">Dark roast coffee number {n}</a></h3>\
+                 <p>Whole beans from farms we know, roasted in small batches every week: ${n}.99</p></li>"
+            )
+        })
+        .collect();
+    let page = |hide: &str| {
+        format!(
+            "<html><head><title>Coffee beans</title></head><body><header><nav><a href=\"/\">Home</a> \
+             <a href=\"/shop\">Shop</a></nav></header><div class=\"lockdown\" {hide}><main><h1>Coffee beans</h1>\
+             <ul class=\"grid\">{cards}</ul></main></div><footer><p>Harbour Road 1, Portsmouth</p></footer>\
+             </body></html>"
+        )
+    };
+    for hide in ["style=\"display:none\"", "aria-hidden=\"true\"", "hidden"] {
+        let out = md(&page(hide));
+        assert!(out.contains("Dark roast coffee number 1"), "{hide}: {out}");
+        assert!(out.contains("roasted in small batches every week: $20.99"), "{hide}: {out}");
+        assert_eq!(out, md(&page("")), "{hide}: {out}");
+    }
+}
+
+#[test]
+fn a_hidden_dialog_beside_a_page_stays_out() {
+    // A cookie settings dialog hidden near the top of the page holds more than a few lines, but the visible
+    // article says more: the dialog stays out, and the extract is the same as without it.
+    let article = "<main><h1>Rigging a dinghy</h1><p>Step the mast, then hook the forestay and the shrouds, and \
+                   tension them until the mast stands straight from every side, with a little rake aft.</p>"
+        .to_owned()
+        + &"<p>Reeve the main halyard, bend the sail on, and check every shackle twice before launching.</p>"
+            .repeat(12)
+        + "</main>";
+    let dialog = format!(
+        "<div class=\"settings\" style=\"display: none\">{}</div>",
+        "<p>This website uses cookies to improve your experience while you navigate through it, and to measure.</p>"
+            .repeat(12)
+    );
+    let page = |dialog: &str| format!("<html><head><title>Rigging</title></head><body>{article}{dialog}</body></html>");
+    let out = md(&page(&dialog));
+    assert!(out.contains("Step the mast") && !out.contains("cookies"), "{out}");
+    assert_eq!(out, md(&page("")));
+}
+
+#[test]
 fn a_collection_of_articles_is_not_read_as_an_article() {
     // `og:type` says article, but the page's own JSON-LD type is a CollectionPage (its NewsArticles are its items):
     // the teasers are the content, not the related links around one article.
