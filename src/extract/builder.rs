@@ -1362,6 +1362,15 @@ impl Sink for Builder {
         if self.stack.last().is_some_and(|o| o.name == "head") && !HEAD_CONTENT.contains(&name) {
             self.close("head");
         }
+        // A paragraph ends at the next one, hidden or not (as a browser reads it): `<p style="display:none">&nbsp;<p>`
+        // hides an empty paragraph, not the article after it.
+        if name == "p" && !tag.self_closing {
+            if let Some(p) = self.innermost(&["p"]) {
+                if self.innermost(&["div", "section", "article", "td", "li", "blockquote"]).is_none_or(|c| c < p) {
+                    self.close("p");
+                }
+            }
+        }
         if self.skipping() {
             if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
                 self.push(Open {
@@ -1421,13 +1430,6 @@ impl Sink for Builder {
         }
         // Implied end tags.
         match name {
-            "p" => {
-                if let Some(p) = self.innermost(&["p"]) {
-                    if self.innermost(&["div", "section", "article", "td", "li", "blockquote"]).is_none_or(|c| c < p) {
-                        self.close("p");
-                    }
-                }
-            }
             "li" => {
                 if let (Some(li), list) = (self.innermost(&["li"]), self.innermost(&["ul", "ol"])) {
                     if list.is_none_or(|l| l < li) {

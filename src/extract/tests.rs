@@ -403,6 +403,17 @@ fn a_shop_hidden_until_its_scripts_run_is_read() {
 }
 
 #[test]
+fn a_hidden_empty_paragraph_ends_at_the_next_one() {
+    // `<p style="display: none">&nbsp;<p>`: the next paragraph ends the hidden one (as a browser reads it), so the
+    // article after it is not hidden with it.
+    let out = md("<html><head><title>Trimming a sail</title></head><body><article><h1>Trimming a sail</h1>\
+                  <p style=\"display: none;\">&nbsp;<p>Ease the sheet until the luff just lifts, then pull it in \
+                  until it stops, and watch the telltales on both sides.</p><p>A sail trimmed too tight stalls, \
+                  one too loose flaps: between the two is speed.</p></article></body></html>");
+    assert!(out.contains("Ease the sheet") && out.contains("between the two is speed"), "{out}");
+}
+
+#[test]
 fn a_hidden_dialog_beside_a_page_stays_out() {
     // A cookie settings dialog hidden near the top of the page holds more than a few lines, but the visible
     // article says more: the dialog stays out, and the extract is the same as without it.
