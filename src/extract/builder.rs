@@ -432,8 +432,10 @@ fn token_hint(token: &str) -> u8 {
             return HINT_BODY;
         }
         for (list, flag) in [(NEGATIVE, HINT_NEGATIVE), (POSITIVE, HINT_POSITIVE)] {
-            if list.iter().any(|w| inside_words(w) && t.len() > w.len() && rest.starts_with(w.as_bytes())) {
-                h |= flag;
+            if let Some(w) =
+                list.iter().find(|w| inside_words(w) && t.len() > w.len() && rest.starts_with(w.as_bytes()))
+            {
+                h |= if *w == BUILDER_WIDGET { HINT_WIDGET } else { flag };
             }
         }
     }
@@ -476,6 +478,16 @@ const HINT_CONSENT: u8 = 16;
 const HINT_ASIDE: u8 = 32;
 /// A token with a part among `ASIDE_CLASS_PARTS`: `HINT_ASIDE` when the token is a class's.
 const HINT_ASIDE_PART: u8 = 64;
+/// `BUILDER_WIDGET` inside a longer token: a negative hint, unless a token of the element names it a widget of
+/// content (see `BUILDER_WIDGET`).
+const HINT_WIDGET: u8 = 128;
+
+/// A page builder names each block of a page a widget of some kind inside a longer token (Elementor's
+/// `elementor-widget elementor-widget-theme-post-content`): a widget is the frame's (a sidebar's), unless one of
+/// the element's tokens names a widget of content (`elementor-widget-theme-post-content`, `mz-content-widget-wrap`),
+/// which is the page's text, whatever its other tokens say of widgets. The whole token `widget` (WordPress's
+/// sidebar widgets) is a plain negative hint.
+const BUILDER_WIDGET: &str = "widget";
 
 /// Class or id tokens (whole, not inside longer ones) naming what sits beside a page's content even inside the
 /// region marked as content (`<main>`, `<article>`): other pages' teasers, share and follow bars, sign-up boxes,
@@ -644,6 +656,7 @@ impl Hints {
         let mut hints = 0;
         let mut reviews = false;
         let mut consent = false;
+        let (mut widget, mut builder_content) = (false, false);
         for a in ["class", "id", "role", "itemprop"] {
             let Some(v) = tag.attr(a) else { continue };
             for raw in v.split(|c: char| c.is_whitespace() || c == '_').filter(|t| !t.is_empty()) {
@@ -664,6 +677,8 @@ impl Hints {
                 if h & HINT_BODY != 0 {
                     return body;
                 }
+                builder_content |= h & (HINT_WIDGET | HINT_POSITIVE) == HINT_WIDGET | HINT_POSITIVE;
+                widget |= h & HINT_WIDGET != 0;
                 reviews |= h & HINT_REVIEWS != 0;
                 consent |= h & HINT_CONSENT != 0;
                 // A comments word marks a comments section (`comments`), not a negative hint.
@@ -676,7 +691,7 @@ impl Hints {
             }
         }
         let mut w = 0;
-        if hints & HINT_NEGATIVE != 0 {
+        if hints & HINT_NEGATIVE != 0 || widget && !builder_content {
             w -= 25;
         }
         if hints & HINT_POSITIVE != 0 {

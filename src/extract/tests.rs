@@ -1173,3 +1173,27 @@ fn a_pages_last_modified_line_is_left_out() {
     assert!(out.contains("uses promises instead of callbacks"), "{out}");
     assert!(!out.contains("last modified") && !out.contains("Help improve"), "{out}");
 }
+
+#[test]
+fn a_page_builders_widget_of_post_content_is_content() {
+    // Elementor names every block a widget; the one holding the post names it a widget of post content, and its
+    // text is the page's, where a sidebar's widgets are the frame's.
+    let html = r#"<html><head><title>Why Personalization Matters</title></head><body><div class="elementor">
+<div class="elementor-element elementor-widget elementor-widget-heading"><div class="elementor-widget-container">
+<h1>Why Personalization Matters</h1></div></div>
+<div class="elementor-element post_content elementor-widget elementor-widget-theme-post-content">
+<div class="elementor-widget-container">
+<p>Shoppers expect brands to know their preferences, anticipate their needs, and deliver tailored experiences.</p>
+<p>Done right, personalization creates a connection that feels genuine, driving satisfaction and retention.</p>
+<p>Studies show that customers are more likely to buy from brands that offer tailored experiences, by far.</p>
+</div></div>
+<div class="elementor-element elementor-widget elementor-widget-sidebar"><div class="elementor-widget-container">
+<p>Subscribe to our weekly letter of the best ideas on commerce, search, merchandising and much more besides.</p>
+</div></div></div>
+<div class="site-info"><p>Our company helps brands of every size sell more online, with search, merchandising, content
+management and personalization in one platform, trusted by the largest retailers of the world since the year 2000.</p></div>
+</body></html>"#;
+    let out = md(html);
+    assert!(out.contains("know their preferences") && out.contains("tailored experiences, by far"), "{out}");
+    assert!(!out.contains("weekly letter"), "{out}");
+}
