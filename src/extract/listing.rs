@@ -190,8 +190,9 @@ const CONTROL_TEXT_MAX: u32 = 40;
 
 /// What a listing's controls and its cards' buttons and badges say, alone in a block, as `visible_words` leaves
 /// it without its spaces (lowercase letters and digits): the sort bar, the filter toggle, a card's calls to action,
-/// merchandising badges and delivery promises, and a widget's own labels (a placeholder's "Loading", a dialog's
-/// "Close", a share button). Never an item, and no reference keeps them.
+/// merchandising badges, awards and delivery promises, a price's unit label ("/ per"), a cart drawer's headings,
+/// and a widget's own labels (a placeholder's "Loading", a dialog's "Close", a share button). Never an item, and no
+/// reference keeps them.
 const CONTROL_LINES: &[&str] = &[
     "sortby",
     "sort",
@@ -211,6 +212,18 @@ const CONTROL_LINES: &[&str] = &[
     "backorder",
     "preordernow",
     "instock",
+    "outofstock",
+    "onsale",
+    "limitededition",
+    "hotseller",
+    "awardwinner",
+    "reviewerschoice",
+    "moreoptions",
+    "per",
+    "calculateshipping",
+    "yourcart",
+    "yourcartisempty",
+    "haveanaccount",
     "selectsize",
     "freeshipping",
     "freereturns",
@@ -326,15 +339,27 @@ mod tests {
         {
             html.push_str(&format!(
                 "<div class=\"card\"><p>Top Rated</p><h3><a href=\"/p/{i}\">{name} walking shoe</a></h3>\
-                 <p>$9{i}.00</p><p>In stock</p><p><a href=\"/p/{i}#cart\">Add to cart</a></p><p>Compare</p></div>"
+                 <p>$9{i}.00</p><p>/ per</p><p>In stock</p><p>Award Winner</p><p>More options</p>\
+                 <p><a href=\"/p/{i}#cart\">Add to cart</a></p><p>Compare</p></div>"
             ));
         }
         html.push_str("</div><p>Page 1 of 3</p><p>Loading...</p><h2>Recently viewed</h2></main></body></html>");
         let out = md(&html);
         assert!(out.contains("Forest Path Pro walking shoe") && out.contains("$92.00"), "{out}");
-        for furniture in
-            ["Showing", "Sort by", "Top Rated", "In stock", "Add to cart", "Compare", "Page 1", "Loading", "Recently"]
-        {
+        for furniture in [
+            "Showing",
+            "Sort by",
+            "Top Rated",
+            "In stock",
+            "Award",
+            "More options",
+            "/ per",
+            "Add to cart",
+            "Compare",
+            "Page 1",
+            "Loading",
+            "Recently",
+        ] {
             assert!(!out.contains(furniture), "{furniture} kept in:\n{out}");
         }
     }
