@@ -393,12 +393,17 @@ const POSITIVE: &[&str] = &[
 
 /// What one lowercase class/id token says: exact words, and (for words longer than five letters) words inside
 /// longer tokens.
-fn token_hint(token: &str) -> u8 {
+fn token_hint(token: &str) -> u16 {
     let mut h = 0;
-    if CONSENT.iter().any(|w| token.contains(w)) {
+    let t = token.as_bytes();
+    // The token is lowercase: the byte scans of `contains_ignore_ascii_case` find what `str::contains` would, without
+    // a searcher set up per word.
+    if CONSENT.iter().any(|w| contains_ignore_ascii_case(t, w.as_bytes())) {
         h |= HINT_CONSENT;
     }
-    if token.match_indices("review").any(|(i, _)| !token[..i].ends_with('p')) {
+    if (0..t.len()).any(|i| {
+        t.get(i..).is_some_and(|r| r.starts_with(b"review")) && i.checked_sub(1).and_then(|p| t.get(p)) != Some(&b'p')
+    }) {
         h |= HINT_REVIEWS;
     }
     if NEGATIVE.contains(&token) {
@@ -418,7 +423,6 @@ fn token_hint(token: &str) -> u8 {
     if POSITIVE.contains(&token) {
         h |= HINT_POSITIVE;
     }
-    let t = token.as_bytes();
     let bigrams = long_word_bigrams();
     for i in 0..t.len().saturating_sub(5) {
         let rest = t.get(i..).unwrap_or_default();
@@ -465,22 +469,22 @@ fn long_word_bigrams() -> &'static [u64; 1024] {
     })
 }
 
-const HINT_NEGATIVE: u8 = 1;
-const HINT_POSITIVE: u8 = 2;
-const HINT_BODY: u8 = 4;
+const HINT_NEGATIVE: u16 = 1;
+const HINT_POSITIVE: u16 = 2;
+const HINT_BODY: u16 = 4;
 /// A token naming customers' reviews (`reviews`, `product-review__title`, `customerreviews`), not a preview:
 /// boilerplate on a product page only, so a flag of its own.
-const HINT_REVIEWS: u8 = 8;
+const HINT_REVIEWS: u16 = 8;
 /// A token naming a cookie or consent banner: never content, whatever else its classes say
 /// (`vertical-align-content` on OneTrust's banner).
-const HINT_CONSENT: u8 = 16;
+const HINT_CONSENT: u16 = 16;
 /// A token that is one of `ASIDE_WORDS` itself: a hint that holds inside a content region.
-const HINT_ASIDE: u8 = 32;
+const HINT_ASIDE: u16 = 32;
 /// A token with a part among `ASIDE_CLASS_PARTS`: `HINT_ASIDE` when the token is a class's.
-const HINT_ASIDE_PART: u8 = 64;
+const HINT_ASIDE_PART: u16 = 64;
 /// `BUILDER_WIDGET` inside a longer token: a negative hint, unless a token of the element names it a widget of
 /// content (see `BUILDER_WIDGET`).
-const HINT_WIDGET: u8 = 128;
+const HINT_WIDGET: u16 = 128;
 
 /// A page builder names each block of a page a widget of some kind inside a longer token (Elementor's
 /// `elementor-widget elementor-widget-theme-post-content`): a widget is the frame's (a sidebar's), unless one of
@@ -488,6 +492,8 @@ const HINT_WIDGET: u8 = 128;
 /// which is the page's text, whatever its other tokens say of widgets. The whole token `widget` (WordPress's
 /// sidebar widgets) is a plain negative hint.
 const BUILDER_WIDGET: &str = "widget";
+/// A token that names comments (`comment_token`): remembered with the others, asked of every token.
+const HINT_COMMENTS: u16 = 256;
 
 /// Class or id tokens (whole, not inside longer ones) naming what sits beside a page's content even inside the
 /// region marked as content (`<main>`, `<article>`): other pages' teasers, share and follow bars, sign-up boxes,
@@ -623,7 +629,7 @@ impl std::hash::Hasher for FnvHasher {
 /// and templates repeat the same few class tokens thousands of times: each token's verdict is remembered.
 #[derive(Default)]
 struct Hints {
-    tokens: std::collections::HashMap<String, u8, std::hash::BuildHasherDefault<FnvHasher>>,
+    tokens: std::collections::HashMap<String, u16, std::hash::BuildHasherDefault<FnvHasher>>,
     token: String,
 }
 
@@ -646,9 +652,9 @@ struct Hinted {
 }
 
 impl Hints {
-    /// What the element's tokens say (see `Hinted`).
-    fn of(&mut self, tag: &Tag) -> Hinted {
-        let comments = is_comments(tag);
+    /// What the element's tokens say (see `Hinted`); `comments`: a class or id token names comments
+    /// (`WORD_COMMENTS`).
+    fn of(&mut self, tag: &Tag, comments: bool) -> Hinted {
         let body = Hinted { weight: 40, comments, ..Hinted::default() };
         if tag.attr("itemprop").is_some_and(|v| v.eq_ignore_ascii_case("articleBody")) {
             return body;
@@ -666,7 +672,7 @@ impl Hints {
                 let h = match self.tokens.get(self.token.as_str()) {
                     Some(&h) => h,
                     None => {
-                        let h = token_hint(&self.token);
+                        let h = token_hint(&self.token) | if comment_token(&self.token) { HINT_COMMENTS } else { 0 };
                         if self.tokens.len() >= HINT_TOKENS_MAX {
                             self.tokens.clear();
                         }
@@ -682,7 +688,7 @@ impl Hints {
                 reviews |= h & HINT_REVIEWS != 0;
                 consent |= h & HINT_CONSENT != 0;
                 // A comments word marks a comments section (`comments`), not a negative hint.
-                if !comment_token(&self.token) {
+                if h & HINT_COMMENTS == 0 {
                     hints |= h & !HINT_ASIDE_PART;
                 }
                 if a == "class" && h & HINT_ASIDE_PART != 0 {
@@ -702,11 +708,6 @@ impl Hints {
         }
         Hinted { weight: w, comments, reviews, consent, aside: hints & HINT_ASIDE != 0 }
     }
-}
-
-/// A readers' comments section, by id or class (boilerplate, except on a forum).
-fn is_comments(tag: &Tag) -> bool {
-    ["id", "class"].iter().any(|a| tag.attr(a).is_some_and(|v| v.split_whitespace().any(comment_token)))
 }
 
 /// A class or id token that names comments as a whole word (`comments`, `comment-list`, `comment_body`,
@@ -838,6 +839,9 @@ const WORD_FORM_STATE: u8 = 16;
 const WORD_NAMED_CAPTION: u8 = 32;
 /// The token is one of `SCREEN_READER_ONLY`.
 const WORD_SCREEN_READER: u8 = 64;
+/// The token names comments (`comment_token`): an id or a class of a readers' comments section (boilerplate, except
+/// on a forum).
+const WORD_COMMENTS: u8 = 128;
 
 /// Class tokens (any case) of text shown only to screen readers, clipped to a pixel or moved off screen
 /// (Bootstrap's `sr-only`, WordPress's `screen-reader-text`, `visually-hidden`): a label for a control or a
@@ -871,7 +875,8 @@ impl Words {
             | if super::forum::post_token(t) { WORD_POST } else { 0 }
             | if form_state_token(t) { WORD_FORM_STATE } else { 0 }
             | if ends_ignore_ascii_case(t.as_bytes(), b"caption") { WORD_NAMED_CAPTION } else { 0 }
-            | if SCREEN_READER_ONLY.iter().any(|w| t.eq_ignore_ascii_case(w)) { WORD_SCREEN_READER } else { 0 };
+            | if SCREEN_READER_ONLY.iter().any(|w| t.eq_ignore_ascii_case(w)) { WORD_SCREEN_READER } else { 0 }
+            | if comment_token(t) { WORD_COMMENTS } else { 0 };
         if self.tokens.len() >= HINT_TOKENS_MAX {
             self.tokens.clear();
         }
@@ -1491,8 +1496,6 @@ impl Sink for Builder {
         // The classes of `html` and `body` describe the whole page's layout (`has-sidebar`, `no-comments`), not a
         // part of it.
         let hinted = !inline && !matches!(name, "html" | "body");
-        let Hinted { weight, comments, reviews, consent, aside } =
-            if hinted { self.hints.of(tag) } else { Hinted::default() };
         // A cookie or consent banner is left out like a hidden element: it is never what the page is about.
         // So is an image's caption or credit (the classes of `html` and `body` are the page's, not an image's), and
         // a form's outcome message (`FORM_STATE_ENDS`).
@@ -1507,6 +1510,8 @@ impl Sink for Builder {
         } else {
             0
         };
+        let Hinted { weight, comments, reviews, consent, aside } =
+            if hinted { self.hints.of(tag, words & WORD_COMMENTS != 0) } else { Hinted::default() };
         // An image's caption is not inside a link; Bootstrap's card holds its title in `div.caption` inside the
         // item's link.
         let caption = words & WORD_CAPTION != 0 && self.depths.links == 0;
@@ -1740,6 +1745,48 @@ mod tests {
         assert_eq!(page.common_ancestor(e, [c, f]), body);
         // Outside every tree: passed over.
         assert_eq!(page.common_ancestor(c, [99]), c);
+    }
+
+    #[test]
+    fn token_hints_find_words_inside_tokens() {
+        for (token, consent, reviews) in [
+            ("onetrust-pc-sdk", true, false),
+            ("ot-cookie-banner", true, false),
+            ("gdpr", true, false),
+            ("cookie", false, false),
+            ("reviews", false, true),
+            ("product-review__title", false, true),
+            ("preview", false, false),
+            ("preview-reviews", false, true),
+            ("review", false, true),
+        ] {
+            let h = token_hint(token);
+            assert_eq!(h & HINT_CONSENT != 0, consent, "{token}");
+            assert_eq!(h & HINT_REVIEWS != 0, reviews, "{token}");
+        }
+    }
+
+    #[test]
+    fn a_comments_token_is_remembered_as_no_negative_hint() {
+        let tag = |class: &str| Tag {
+            name: "div".into(),
+            attrs: vec![crate::html::Attr { name: "class".into(), value: class.into() }],
+            self_closing: false,
+        };
+        let mut hints = Hints::default();
+        let mut words = Words::default();
+        for _ in 0..2 {
+            // `comments` names the section, and is no boilerplate hint of its own; `sidebar` is one.
+            let t = tag("Comments sidebar");
+            assert_ne!(words.of(&t) & WORD_COMMENTS, 0);
+            assert_eq!(hints.of(&t, true).weight, -25);
+            let t = tag("comments entry-content");
+            assert_eq!(hints.of(&t, true).weight, 25);
+            // A word that contains it is not a comments section: a boilerplate hint like any.
+            let t = tag("commentary");
+            assert_eq!(words.of(&t) & WORD_COMMENTS, 0);
+            assert_eq!(hints.of(&t, false).weight, -25);
+        }
     }
 
     #[test]
