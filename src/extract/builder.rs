@@ -211,6 +211,11 @@ pub struct Builder {
     voiced_at: usize,
     /// The last thing read was a `</span>`: a `<span>` right after it is another run of text (see `start_tag`).
     span_ended: bool,
+    /// The buffers of closed elements' names, reused for the next ones: no allocation per element. As many as the
+    /// stack held at once, at most `DEPTH_MAX`.
+    names: Vec<String>,
+    /// The name of the element being closed (see `pop`), in a buffer of its own.
+    closing: String,
     /// A `<span>` opened right after a `</span>`: its text is set apart by a space if it starts a word after one
     /// (see `text`).
     span_gap: bool,
@@ -311,11 +316,48 @@ const ARCHIVE_CLASS: &str = "archive";
 
 /// What the head may hold; any other element starts the body.
 const HEAD_CONTENT: &[&str] = &["title", "meta", "link", "style", "script", "noscript", "base", "template"];
-const INLINE: &[&str] = &[
-    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark", "q", "s", "samp",
-    "small", "span", "strong", "sub", "sup", "time", "u", "var", "label", "strike", "del", "ins", "big", "tt", "nobr",
-    "picture", "output", "meter", "progress",
-];
+/// Inline elements: a `match`, which compiles to a switch on the name's length and first bytes (asked twice of every
+/// element, where a scan of a list compared it with each name).
+fn inline(name: &str) -> bool {
+    matches!(
+        name,
+        "a" | "abbr"
+            | "b"
+            | "bdi"
+            | "bdo"
+            | "cite"
+            | "code"
+            | "data"
+            | "dfn"
+            | "em"
+            | "font"
+            | "i"
+            | "kbd"
+            | "mark"
+            | "q"
+            | "s"
+            | "samp"
+            | "small"
+            | "span"
+            | "strong"
+            | "sub"
+            | "sup"
+            | "time"
+            | "u"
+            | "var"
+            | "label"
+            | "strike"
+            | "del"
+            | "ins"
+            | "big"
+            | "tt"
+            | "nobr"
+            | "picture"
+            | "output"
+            | "meter"
+            | "progress"
+    )
+}
 /// Boilerplate tags (with `form`) that frame a page (its header, footer, menus and sidebars; not `form`, which ASP.NET wraps
 /// around every page). Opened outside any content region, a content hint inside one names one of the frame's
 /// parts (`component-content` of a footer's columns, `widget-content` of a sidebar), not the page's content; inside
@@ -953,6 +995,8 @@ impl Builder {
             span_gap: false,
             veil: None,
             veiled: false,
+            names: Vec::new(),
+            closing: String::new(),
         }
     }
 
@@ -1253,7 +1297,10 @@ impl Builder {
 
     fn pop(&mut self) {
         let Some(o) = self.stack.last() else { return };
-        let name = o.name.clone();
+        // A copy of the name, for the element is still open while its end is handled (`flush` asks `block_kind`).
+        let mut name = std::mem::take(&mut self.closing);
+        name.clear();
+        name.push_str(&o.name);
         match name.as_str() {
             "a" => {
                 if self.cur_links > self.link_start {
@@ -1308,14 +1355,16 @@ impl Builder {
                 } else if name == "pre" {
                     // Still counted in `depths` until popped below: the code block ends here.
                     self.flush();
-                } else if !INLINE.contains(&name.as_str()) {
+                } else if !inline(&name) {
                     self.end_line_or_block();
                 }
             }
         }
         self.span_ended = name == "span";
+        self.closing = name;
         if let Some(o) = self.stack.pop() {
             self.depths.add(&o, false);
+            self.names.push(o.name);
         }
         let len = self.stack.len();
         if let Some(v) = self.veil.filter(|v| v.depth == len) {
@@ -1329,6 +1378,14 @@ impl Builder {
         if len < self.voiced_at {
             self.voiced_at = usize::MAX;
         }
+    }
+
+    /// `name` in a buffer of a closed element's name (`names`), or a new one.
+    fn name_buffer(&mut self, name: &str) -> String {
+        let mut buffer = self.names.pop().unwrap_or_default();
+        buffer.clear();
+        buffer.push_str(name);
+        buffer
     }
 
     fn push(&mut self, open: Open) {
@@ -1393,10 +1450,11 @@ impl Sink for Builder {
         }
         if self.skipping() {
             if !VOID.contains(&name) && !tag.self_closing && self.stack.len() < DEPTH_MAX {
+                let name = self.name_buffer(name);
                 self.push(Open {
                     comments: false,
                     reviews: false,
-                    name: name.to_owned(),
+                    name,
                     node: NO_NODE,
                     boiler: false,
                     content: false,
@@ -1473,7 +1531,7 @@ impl Sink for Builder {
             }
             _ => {}
         }
-        let inline = INLINE.contains(&name);
+        let inline = inline(name);
         if !inline {
             // A block-level element starts: the text so far is a block (or, in a cell, makes it a layout cell).
             if let Some(cell) = (self.depths.cells > 0).then(|| self.innermost(&["td", "th"])).flatten() {
@@ -1586,7 +1644,7 @@ impl Sink for Builder {
         let mut open = Open {
             comments,
             reviews,
-            name: name.to_owned(),
+            name: self.name_buffer(name),
             node,
             boiler,
             content,
