@@ -1080,8 +1080,9 @@ impl Builder {
             self.space = true;
             return;
         }
-        let md = std::mem::take(&mut self.cur);
-        let md = if self.in_pre() { md.trim_matches('\n').to_owned() } else { md.trim().to_owned() };
+        // A copy of the trimmed text; `cur` keeps its buffer for the next block (no regrowth per block).
+        let md = if self.in_pre() { self.cur.trim_matches('\n').to_owned() } else { self.cur.trim().to_owned() };
+        self.cur.clear();
         let quote_depth = self.depths.quotes.min(8) as u8;
         // A quoted block renders with `> ` before each of its lines: that is paid for here, where it is known.
         let prefixes = if quote_depth == 0 { 0 } else { (md.matches('\n').count() + 1) * 2 * usize::from(quote_depth) };
@@ -1262,7 +1263,7 @@ impl Builder {
 
     fn resolve(&self, href: &str) -> Option<String> {
         let href = href.trim();
-        if href.is_empty() || href.starts_with('#') || href.to_ascii_lowercase().starts_with("javascript:") {
+        if href.is_empty() || href.starts_with('#') || starts_ignore_ascii_case(href, "javascript:") {
             return None;
         }
         if href.starts_with("http://") || href.starts_with("https://") {
@@ -1318,7 +1319,8 @@ impl Builder {
                 }
             }
             "td" | "th" if self.innermost(&["tr"]).is_some() && !o.cell_blocks => {
-                let cell = std::mem::take(&mut self.cur).trim().replace('\n', " ");
+                let cell = self.cur.trim().replace('\n', " ");
+                self.cur.clear();
                 self.row_links = self.row_links.saturating_add(self.cur_links);
                 self.cur_text = 0;
                 self.cur_links = 0;
