@@ -956,6 +956,12 @@ fn is_hidden(tag: &Tag) -> bool {
         && !is_collapsed_section(tag)
 }
 
+/// A byte that is a whole character pushed as it is by `Builder::push_text` outside `<pre>`: visible ASCII that
+/// markdown does not need escaped, not a comma (counted), not `_` (escaped or not by what precedes it).
+fn plain(b: u8) -> bool {
+    b.is_ascii_graphic() && !matches!(b, b'_' | b'*' | b'`' | b'[' | b']' | b'<' | b'>' | b'#' | b'|' | b'\\' | b',')
+}
+
 impl Builder {
     pub fn new(options: Options) -> Builder {
         Builder {
@@ -1202,7 +1208,23 @@ impl Builder {
         let pre = self.in_pre();
         let in_link = self.depths.links > 0;
         let limit = self.cur.len() + self.room();
-        for c in text.chars() {
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            // A run of plain characters (`plain`) outside `<pre>` is pushed at once, as far as it fits: each adds one
+            // byte and one character of text, as it would pushed alone (the one that does not fit stops below).
+            let run = if pre { 0 } else { rest.bytes().take_while(|&b| plain(b)).count() };
+            let run = run.min(limit.saturating_sub(self.cur.len()));
+            if run > 0 {
+                self.cur.push_str(rest.get(..run).unwrap_or_default());
+                self.space = false;
+                self.cur_text += run as u32;
+                if in_link {
+                    self.cur_links += run as u32;
+                }
+                rest = rest.get(run..).unwrap_or_default();
+                continue;
+            }
+            rest = rest.get(c.len_utf8()..).unwrap_or_default();
             let escaped = match c {
                 '_' => !self.in_word(),
                 _ => matches!(c, '*' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '\\'),
@@ -1847,6 +1869,25 @@ mod tests {
             assert_eq!(words.of(&t) & WORD_COMMENTS, 0);
             assert_eq!(hints.of(&t, false).weight, -25);
         }
+    }
+
+    #[test]
+    fn runs_of_plain_text_say_what_each_character_would() {
+        // Plain runs go in at once; escapes, `_`, commas, whitespace and other characters one by one.
+        let mut b = Builder::new(Options::default());
+        b.push_text("  Plain words, a_b _c *d* [e] #f |g\\ x  \u{e9}t\u{e9}  y, z\u{ff0c} ");
+        assert_eq!(b.cur, "Plain words, a_b \\_c \\*d\\* \\[e\\] \\#f \\|g\\\\ x \u{e9}t\u{e9} y, z\u{ff0c} ");
+        assert_eq!((b.cur_text, b.cur_links, b.cur_commas), (35, 0, 3));
+        // Inside a link every character of text counts as link text.
+        b.depths.links = 1;
+        b.push_text("ab c");
+        assert_eq!((b.cur_text, b.cur_links), (38, 3));
+        // At the text cap the run is cut where it no longer fits, and the block so far is kept.
+        let mut b = Builder::new(Options::default());
+        b.text_bytes = TEXT_BYTES_MAX - 5;
+        b.push_text("abcdefgh");
+        assert!(b.full && b.truncated);
+        assert_eq!(b.blocks.last().map(|x| x.md.as_str()), Some("abcde"));
     }
 
     #[test]
