@@ -57,6 +57,8 @@ pub struct Block {
     pub form: bool,
     /// Inside a wrapper of the page hidden until a script shows it (see `Builder::veil`).
     pub veiled: bool,
+    /// Boilerplate only by page builders' widget classes (`BUILDER_WIDGET`).
+    pub widget: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +92,8 @@ pub struct Node {
     pub form: bool,
     /// The element is or lies inside a wrapper of the page hidden until a script shows it (see `Builder::veil`).
     pub veiled: bool,
+    /// As for blocks: boilerplate only by page builders' widget classes.
+    pub widget: bool,
 }
 
 pub struct Page {
@@ -149,6 +153,8 @@ struct Open {
     post: bool,
     /// A page's frame (see `FRAME_TAGS`) opened outside any content region.
     frame: bool,
+    /// Boilerplate by a page builder's widget class alone (`Hinted::widget`).
+    widget: bool,
     skip: bool,
     /// For `ol`/`ul`: the next item number.
     counter: u32,
@@ -261,6 +267,7 @@ struct Depths {
     masks: u32,
     posts: u32,
     frames: u32,
+    widgets: u32,
 }
 
 impl Depths {
@@ -285,6 +292,7 @@ impl Depths {
         step(&mut self.masks, o.masks);
         step(&mut self.posts, o.post);
         step(&mut self.frames, o.frame);
+        step(&mut self.widgets, o.widget);
     }
 }
 
@@ -691,6 +699,8 @@ struct Hinted {
     consent: bool,
     /// A token names what sits beside content, even inside it (`HINT_ASIDE`).
     aside: bool,
+    /// The negative weight is a page builder's widget class alone (`BUILDER_WIDGET`).
+    widget: bool,
 }
 
 impl Hints {
@@ -739,16 +749,19 @@ impl Hints {
             }
         }
         let mut w = 0;
-        if hints & HINT_NEGATIVE != 0 || widget && !builder_content {
+        let widget = widget && !builder_content;
+        if hints & HINT_NEGATIVE != 0 || widget {
             w -= 25;
         }
         if hints & HINT_POSITIVE != 0 {
             w += 25;
         }
-        if matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary")) {
+        let role = matches!(tag.attr("role"), Some("navigation" | "banner" | "contentinfo" | "complementary"));
+        if role {
             w -= 25;
         }
-        Hinted { weight: w, comments, reviews, consent, aside: hints & HINT_ASIDE != 0 }
+        let widget = widget && hints & HINT_NEGATIVE == 0 && !role;
+        Hinted { weight: w, comments, reviews, consent, aside: hints & HINT_ASIDE != 0, widget }
     }
 }
 
@@ -1056,6 +1069,11 @@ impl Builder {
         self.depths.content > 0 && self.depths.masks == 0
     }
 
+    /// Inside boilerplate only by page builders' widget classes, and not in a comments section.
+    fn builder_widget(&self) -> bool {
+        self.depths.boiler > 0 && self.depths.boiler == self.depths.widgets && self.depths.comments == 0
+    }
+
     fn skipping(&self) -> bool {
         self.stack.last().is_some_and(|o| o.skip)
     }
@@ -1120,6 +1138,7 @@ impl Builder {
             reviews: self.depths.reviews > 0,
             form: self.depths.forms > 0,
             veiled: self.veil.is_some(),
+            widget: self.builder_widget(),
         });
         self.cur_text = 0;
         self.cur_links = 0;
@@ -1199,6 +1218,7 @@ impl Builder {
             reviews: self.depths.reviews > 0,
             form: self.depths.forms > 0,
             veiled: self.veil.is_some(),
+            widget: self.builder_widget(),
         });
         self.row_header = false;
         self.row_data = false;
@@ -1485,6 +1505,7 @@ impl Sink for Builder {
                     masks: false,
                     post: false,
                     frame: false,
+                    widget: false,
                     skip: true,
                     counter: 0,
                     href: None,
@@ -1592,7 +1613,7 @@ impl Sink for Builder {
         } else {
             0
         };
-        let Hinted { weight, comments, reviews, consent, aside } =
+        let Hinted { weight, comments, reviews, consent, aside, widget } =
             if hinted { self.hints.of(tag, words & WORD_COMMENTS != 0) } else { Hinted::default() };
         // An image's caption is not inside a link; Bootstrap's card holds its title in `div.caption` inside the
         // item's link.
@@ -1623,6 +1644,7 @@ impl Sink for Builder {
         // one (`<form id="aspnetForm">`).
         let page_form = name == "form" && self.stack.last().is_some_and(|o| o.name == "body");
         let boiler = frame_tag || name == "form" && !page_form || weight < 0;
+        let widget = boiler && widget && !frame_tag && name != "form";
         let content = (CONTENT_TAGS.contains(&name) || weight > 0) && self.depths.frames == 0;
         let frame = frame_tag && self.depths.content == 0;
         // A `<footer>` inside the content is the article's footer (its tags, share bar, author's note), as the
@@ -1662,6 +1684,9 @@ impl Sink for Builder {
                 facets: words & WORD_FACETS != 0,
                 form: name == "form",
                 veiled: self.veil.is_some(),
+                widget: boiler_ctx
+                    && !in_comments
+                    && self.depths.boiler + u32::from(boiler) == self.depths.widgets + u32::from(widget),
             });
             (self.nodes.len() - 1) as u32
         };
@@ -1675,6 +1700,7 @@ impl Sink for Builder {
             masks,
             post: self.nodes.get(node as usize).is_some_and(|n| n.post),
             frame,
+            widget,
             skip,
             counter: 1,
             href: None,

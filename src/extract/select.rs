@@ -88,6 +88,10 @@ const SCORING_TEXT_MIN: u32 = 25;
 /// containers compete only when no other holds this much).
 const HOLDS_BODY_MIN: u64 = 200;
 
+/// The share of a page's text in boilerplate by page builders' widget classes alone (`Block::widget`) from which
+/// those classes are the page's every block, not its sidebar's.
+const BUILDER_PAGE_SHARE_MIN: f64 = 0.5;
+
 pub fn extract(mut page: Page) -> Extract {
     if page.veiled {
         unveil(&mut page);
@@ -104,6 +108,19 @@ pub fn extract(mut page: Page) -> Extract {
     }
     if is_forum(&page.signals) {
         super::forum::leave_poster_details_out(&mut page);
+    }
+    // A page builder that names every block a widget (Amazon's `celwidget`) names the page's text so too: on a page
+    // of no declared kind (a shop's category, a landing page) whose text is mostly boilerplate by those classes
+    // alone, they say nothing. (An article's builder blocks are left to the choice among boilerplate.)
+    let widget_text: u64 = page.blocks.iter().filter(|b| b.widget).map(|b| u64::from(b.text_len)).sum();
+    let all_text: u64 = page.blocks.iter().map(|b| u64::from(b.text_len)).sum();
+    if page.signals.kind() == PageKind::Other && widget_text as f64 >= BUILDER_PAGE_SHARE_MIN * all_text as f64 {
+        for b in page.blocks.iter_mut().filter(|b| b.widget) {
+            (b.boiler, b.plain.0) = (false, false);
+        }
+        for n in page.nodes.iter_mut().filter(|n| n.widget) {
+            (n.boiler, n.plain.0) = (false, false);
+        }
     }
     // On a product page, what customers say of it (reviews, ratings) is not the product's description.
     if page.signals.kind() == PageKind::Product {

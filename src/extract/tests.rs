@@ -1197,3 +1197,28 @@ management and personalization in one platform, trusted by the largest retailers
     assert!(out.contains("know their preferences") && out.contains("tailored experiences, by far"), "{out}");
     assert!(!out.contains("weekly letter"), "{out}");
 }
+
+#[test]
+fn a_page_whose_every_block_is_a_widget_keeps_its_grid() {
+    // Amazon names every block of a page `celwidget`, its grid of best sellers as its menus: most of the page's text
+    // is "widgets", so the word says nothing of any of them.
+    let items: String = (1..=6)
+        .map(|n| {
+            format!(
+                "<li class=\"grid-item\"><div class=\"faceout\"><a href=\"/dp/{n}\">Wireless earbuds model {n} with \
+                 noise cancelling and a charging case</a><span>4.{n} out of 5 stars</span><span>${n}9.99</span></div></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        r#"<html><head><title>Best Sellers in Electronics</title></head><body>
+<header><nav><a href="/">Home</a> <a href="/deals">Deals</a></nav></header>
+<div class="celwidget"><p>Our most popular products based on sales, updated frequently through the day.</p></div>
+<div class="celwidget"><h1>Best Sellers in Electronics</h1><ol class="grid-row">{items}</ol></div>
+</body></html>"#
+    );
+    let out = md(&html);
+    assert!(out.contains("Wireless earbuds model 1") && out.contains("Wireless earbuds model 6"), "{out}");
+    assert!(out.contains("4.3 out of 5 stars"), "{out}");
+    assert!(!out.contains("Deals"), "{out}");
+}
