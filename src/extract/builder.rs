@@ -246,6 +246,10 @@ struct Veil {
 /// as before, whatever they hold.
 const VEIL_DEPTH_MAX: usize = 4;
 
+/// Roles of a window over the page (a modal, an alert): hidden until opened, and never the page, however much it
+/// holds.
+const DIALOG_ROLES: &[&str] = &["dialog", "alertdialog"];
+
 /// The elements that wrap a page (a hidden one is kept as a veil only if these alone are around it too); a hidden
 /// `nav`, `aside`, `dialog` or list is never the page.
 const VEIL_TAGS: &[&str] = &["html", "body", "form", "div", "main", "section", "article"];
@@ -1625,14 +1629,15 @@ impl Sink for Builder {
         if skip && tag.attr("aria-hidden") == Some("true") {
             self.muted = Some(self.stack.len());
         }
-        // A wrapper of the page hidden by itself (not a script, a banner, a caption...) is read, marked `veiled`:
-        // some shops hide the whole page until a script shows it.
+        // A wrapper of the page hidden by itself (not a script, a banner, a caption, nor a modal, a menu or a popup
+        // by its role or class) is read, marked `veiled`: some shops hide the whole page until a script shows it.
         let veil = skip
-            && self.veil.is_none()
-            && !SKIP.contains(&name)
-            && !(consent || caption || screen_reader || words & WORD_FORM_STATE != 0)
             && self.stack.len() <= VEIL_DEPTH_MAX
+            && self.veil.is_none()
             && VEIL_TAGS.contains(&name)
+            && !(consent || caption || screen_reader || words & WORD_FORM_STATE != 0)
+            && weight >= 0
+            && !tag.attr("role").is_some_and(|r| DIALOG_ROLES.iter().any(|d| r.eq_ignore_ascii_case(d)))
             && self.stack.iter().all(|o| VEIL_TAGS.contains(&o.name.as_str()));
         if veil {
             self.veil = Some(Veil { depth: self.stack.len(), muted: self.muted, voiced_at: self.voiced_at });

@@ -432,6 +432,12 @@ fn a_hidden_dialog_beside_a_page_stays_out() {
     let out = md(&page(&dialog));
     assert!(out.contains("Step the mast") && !out.contains("cookies"), "{out}");
     assert_eq!(out, md(&page("")));
+    // Alone on a page, a modal (by its role or its class) is still not read: it is never the page.
+    for window in ["role=\"dialog\"", "class=\"modal\""] {
+        let alone = dialog.replace("class=\"settings\"", window);
+        let out = md(&format!("<html><head><title>Rigging</title></head><body>{alone}</body></html>"));
+        assert_eq!(out, "", "{window}");
+    }
 }
 
 #[test]
