@@ -218,6 +218,23 @@ impl Tokenizer {
                     }
                     continue;
                 }
+                // Names are copied (lowercased) up to the byte that ends them in one go too.
+                State::TagName | State::AttrName => {
+                    let rest = chunk.get(i..).unwrap_or_default();
+                    let attr = self.state == State::AttrName;
+                    let run = rest
+                        .iter()
+                        .take_while(|&&b| {
+                            !(matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>') || attr && b == b'=')
+                        })
+                        .count();
+                    if run > 0 {
+                        let name = if attr { &mut self.attr_name } else { &mut self.name };
+                        name.extend(rest.iter().take(run).map(u8::to_ascii_lowercase));
+                        i += run;
+                        continue;
+                    }
+                }
                 State::AttrValueQuoted(q) => {
                     match copy_until(chunk.get(i..).unwrap_or_default(), q, Some(&mut self.attr_value)) {
                         Some(p) => {
@@ -456,7 +473,11 @@ impl Tokenizer {
             self.attr_value.clear();
             return;
         }
-        let name = String::from_utf8_lossy(&self.attr_name);
+        // Valid names, nearly all, are checked by `str::from_utf8`, which takes ASCII a word at a time.
+        let name = match std::str::from_utf8(&self.attr_name) {
+            Ok(name) => std::borrow::Cow::Borrowed(name),
+            Err(_) => String::from_utf8_lossy(&self.attr_name),
+        };
         // A repeated attribute is ignored, as browsers do; past the cap every attribute is.
         if self.tag.attrs.len() < ATTRS_MAX && !self.tag.attrs.iter().any(|a| a.name == name) {
             let mut attr = self.spare.pop().unwrap_or_default();

@@ -80,6 +80,12 @@ fn comments_and_markup_declarations() {
 }
 
 #[test]
+fn names_read_in_runs_say_what_byte_by_byte_did() {
+    check("<DiV ClAsS=a dAtA-X=\"1\" a=b=c\tB/>", &[r#"<div class="a" data-x="1" a="b=c" b=""/>"#]);
+    check("<sPaN\nid=x>y</SpAn\t>", &[r#"<span id="x">"#, "\"y\"", "</span>"]);
+}
+
+#[test]
 fn raw_text_elements() {
     check(
         r#"<script>if (a<b && c) { s = "</scr" + "ipt>"; }</script>x"#,
