@@ -246,6 +246,11 @@ struct Veil {
 /// as before, whatever they hold.
 const VEIL_DEPTH_MAX: usize = 4;
 
+/// A veil is read only while the page holds less than a half (1 / this) of each cap (`BLOCKS_MAX`, `NODES_MAX`,
+/// `TEXT_BYTES_MAX`); past it the rest of the veil is skipped like any hidden element, so that a large hidden wrapper
+/// cannot fill the caps and stop the page before its visible part.
+const VEIL_CAP_DIVISOR: usize = 2;
+
 /// Roles of a window over the page (a modal, an alert): hidden until opened, and never the page, however much it
 /// holds.
 const DIALOG_ROLES: &[&str] = &["dialog", "alertdialog"];
@@ -1056,13 +1061,33 @@ impl Builder {
 
     /// Bytes the block being filled may still grow by.
     fn room(&self) -> usize {
-        TEXT_BYTES_MAX.saturating_sub(self.text_bytes + self.cur.len())
+        let cap = if self.veil.is_some() { TEXT_BYTES_MAX / VEIL_CAP_DIVISOR } else { TEXT_BYTES_MAX };
+        cap.saturating_sub(self.text_bytes + self.cur.len())
+    }
+
+    /// Whether an open veil has taken its share of the caps (`VEIL_CAP_DIVISOR`).
+    fn veil_full(&self) -> bool {
+        self.veil.is_some()
+            && (self.blocks.len() >= BLOCKS_MAX / VEIL_CAP_DIVISOR
+                || self.nodes.len() >= NODES_MAX / VEIL_CAP_DIVISOR
+                || self.text_bytes + self.cur.len() >= TEXT_BYTES_MAX / VEIL_CAP_DIVISOR)
+    }
+
+    /// Skips the rest of the open veil, as a hidden element is skipped; whether one was open.
+    fn spend_veil(&mut self) -> bool {
+        let Some(v) = self.veil else { return false };
+        for o in self.stack.iter_mut().skip(v.depth) {
+            o.skip = true;
+        }
+        true
     }
 
     /// Appends markup (a link target, an image) to the block being filled, or stops when it does not fit.
     fn push_markup(&mut self, markup: &str) {
         if markup.len() > self.room() {
-            self.stop();
+            if !self.spend_veil() {
+                self.stop();
+            }
             return;
         }
         self.cur.push_str(markup);
@@ -1073,9 +1098,11 @@ impl Builder {
         self.depths.content > 0 && self.depths.masks == 0
     }
 
-    /// Inside boilerplate only by page builders' widget classes, and not in a comments section.
-    fn builder_widget(&self) -> bool {
-        self.depths.boiler > 0 && self.depths.boiler == self.depths.widgets && self.depths.comments == 0
+    /// Inside boilerplate only by page builders' widget classes, and not in a comments section; `boiler` and
+    /// `widget` are an element's own, being opened (a container counts itself; a block passes `false`).
+    fn builder_widget(&self, boiler: bool, widget: bool) -> bool {
+        let boilers = self.depths.boiler + u32::from(boiler);
+        boilers > 0 && boilers == self.depths.widgets + u32::from(widget) && self.depths.comments == 0
     }
 
     fn skipping(&self) -> bool {
@@ -1142,7 +1169,7 @@ impl Builder {
             reviews: self.depths.reviews > 0,
             form: self.depths.forms > 0,
             veiled: self.veil.is_some(),
-            widget: self.builder_widget(),
+            widget: self.builder_widget(false, false),
         });
         self.cur_text = 0;
         self.cur_links = 0;
@@ -1222,7 +1249,7 @@ impl Builder {
             reviews: self.depths.reviews > 0,
             form: self.depths.forms > 0,
             veiled: self.veil.is_some(),
-            widget: self.builder_widget(),
+            widget: self.builder_widget(false, false),
         });
         self.row_header = false;
         self.row_data = false;
@@ -1261,9 +1288,11 @@ impl Builder {
                 c.len_utf8() + usize::from(escaped)
             };
             if self.cur.len() + adds > limit {
-                // The text cap: the block so far is kept, the rest of the page is not.
+                // The text cap: the block so far is kept, the rest of the page is not (of a veil, the rest of it).
                 self.flush();
-                self.stop();
+                if !self.spend_veil() {
+                    self.stop();
+                }
                 return;
             }
             if pre {
@@ -1643,7 +1672,7 @@ impl Sink for Builder {
             self.veil = Some(Veil { depth: self.stack.len(), muted: self.muted, voiced_at: self.voiced_at });
             self.veiled = true;
         }
-        let skip = skip && !veil;
+        let skip = skip && !veil || self.veil_full() && self.spend_veil();
         let frame_tag = FRAME_TAGS.contains(&name);
         // A form right inside `body` is the page's frame, not a form on it: ASP.NET WebForms wraps every page in
         // one (`<form id="aspnetForm">`).
@@ -1689,9 +1718,7 @@ impl Sink for Builder {
                 facets: words & WORD_FACETS != 0,
                 form: name == "form",
                 veiled: self.veil.is_some(),
-                widget: boiler_ctx
-                    && !in_comments
-                    && self.depths.boiler + u32::from(boiler) == self.depths.widgets + u32::from(widget),
+                widget: !comments && self.builder_widget(boiler, widget),
             });
             (self.nodes.len() - 1) as u32
         };

@@ -88,11 +88,6 @@ pub fn taxonomy_token(t: &str) -> bool {
     t.chars().count() <= 2 || TAXONOMY_PREFIXES.iter().any(|p| t.len() > p.len() && t.starts_with(p))
 }
 
-/// Whether a block sits inside a listing's filters (see `in_facets`).
-pub fn block_in_facets(b: &Block, inside: &[bool]) -> bool {
-    block_in(b, inside)
-}
-
 /// Characters of body text (paragraphs, list entries, table rows and cards' text, as `select::choose` counts it)
 /// under which a page holds none of its own: a shell a script fills (an app, an empty search or listing).
 const SHELL_BODY_MAX: u64 = 30;
@@ -134,7 +129,7 @@ pub fn in_long_list(b: &Block, long: &[bool]) -> bool {
 /// Links a paragraph holds at least to be a row of links rather than an item's linked title.
 const LINK_ROW_MIN: u32 = 2;
 
-/// The share of a row of links' text its links hold at least (the rest is separators).
+/// The share of a row of links' text its links hold at least, in tenths (the rest is separators).
 const LINK_ROW_SHARE_MIN: u32 = 9;
 
 /// Whether a paragraph is a row of links: at least `LINK_ROW_MIN` of them and nothing else (a product's variants,
@@ -146,8 +141,8 @@ pub fn link_row(b: &Block) -> bool {
 /// Per container: whether the card it is or lies in (`card`: the cards of a listing, nearest first) holds a linked
 /// title, a heading or paragraph of `CARD_TITLE_MIN` characters or more with a link that is not a row of links
 /// (`link_row`): an item leading to its own page. A card that is nothing but a row of links (an index's letter and
-/// its entries) is its row, and one titled without a link (a menu's column, a feature's heading) is a list of links. Linear: one pass over the
-/// nodes, which come parents first, and one over the blocks.
+/// its entries) is its row, and one titled without a link (a menu's column, a feature's heading) is a list of
+/// links. Linear: one pass over the nodes, which come parents first, and one over the blocks.
 pub fn titled_cards(page: &Page, card: &[bool]) -> Vec<bool> {
     let n = page.nodes.len();
     let mut nearest = vec![NO_NODE; n];

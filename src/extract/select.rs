@@ -584,7 +584,7 @@ fn choose(page: &Page) -> Vec<usize> {
         if !(inside || sibling_paragraph) {
             continue;
         }
-        if b.boiler && !best_boiler && !b.content || super::listing::block_in_facets(b, &facets) {
+        if b.boiler && !best_boiler && !b.content || super::listing::block_in(b, &facets) {
             continue;
         }
         let ld = link_density(b);

@@ -403,6 +403,35 @@ fn a_shop_hidden_until_its_scripts_run_is_read() {
 }
 
 #[test]
+fn a_large_hidden_wrapper_leaves_the_caps_to_the_visible_page() {
+    // A hidden wrapper near the top is read (it may be the page), but only up to half of each cap: one holding more
+    // containers, blocks or text than the caps allow must not stop the page before its visible article.
+    let article = "<article><h1>Tying a bowline</h1><p>Form a small loop in the standing part, pass the end up \
+                   through it, round the back of the standing part and down through the loop again.</p></article>";
+    let page = |hidden: &str| {
+        format!(
+            "<html><head><title>Tying a bowline</title></head><body><div style=\"display:none\">{hidden}</div>\
+             {article}</body></html>"
+        )
+    };
+    let plain = md(&page(""));
+    assert!(plain.contains("round the back of the standing part"), "{plain}");
+    let containers = "<div></div>".repeat(super::NODES_MAX + 10);
+    let blocks = "<p>x</p>".repeat(super::BLOCKS_MAX + 10);
+    let text = format!("<pre>{}</pre>", "xy ".repeat(super::TEXT_BYTES_MAX / 3 + 10));
+    assert_eq!(md(&page(&containers)), plain);
+    // Blocks and text of a page's worth are read, and the visible article stays with them.
+    for hidden in [blocks, text] {
+        let out = md(&page(&hidden));
+        assert!(
+            out.contains("round the back of the standing part and down through the loop again."),
+            "{}",
+            &hidden[..20]
+        );
+    }
+}
+
+#[test]
 fn a_hidden_empty_paragraph_ends_at_the_next_one() {
     // `<p style="display: none">&nbsp;<p>`: the next paragraph ends the hidden one (as a browser reads it), so the
     // article after it is not hidden with it.
