@@ -115,10 +115,35 @@ fn forwarded(headers: &websearchd::http::Headers<'_>) {
 }
 
 pub fn service_request(data: &[u8]) {
+    use websearchd::search::controls::{Region, SafeSearch, DOMAINS_MAX, DOMAIN_BYTES_MAX, SITE_QUERY_BYTES_MAX};
+    use websearchd::search::sources::Kind;
     if let Ok(r) = SearchRequest::from_json(data) {
         assert!(!r.query.is_empty() && r.query.chars().count() <= QUERY_CHARS_MAX);
         assert!(r.query == r.query.trim() && !r.query.contains("  "));
         assert!((1..=MAX_RESULTS_MAX).contains(&r.max_results));
+        assert!(r.extract <= websearchd::search::EXTRACT_PAGES_MAX);
+        // The controls: each domain in its one form, and what every source is sent stays within its bounds.
+        let c = r.controls.resolve(&Region::parse("us-en").unwrap(), SafeSearch::Moderate);
+        for list in [&c.include_domains, &c.exclude_domains] {
+            assert!(list.len() <= DOMAINS_MAX);
+            for d in list.iter() {
+                assert!(d.len() <= DOMAIN_BYTES_MAX && !d.is_empty(), "{d:?}");
+                assert!(d.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.'));
+            }
+        }
+        assert_eq!(c.region.code().len(), 5);
+        for kind in Kind::ALL {
+            let sent = c.ask(kind, &r.query, 20_000);
+            assert!(sent.query.starts_with(&r.query));
+            assert!(sent.query.len() <= SITE_QUERY_BYTES_MAX.max(r.query.len()), "{}", sent.query);
+            let _ = c.unsupported(kind, kind.default_url(), &c.region);
+        }
+        // A subdomain of an included domain passes unless an excluded domain covers it.
+        for d in c.include_domains.iter() {
+            let host = format!("www.{d}");
+            let excluded = c.exclude_domains.iter().any(|x| host == *x || host.ends_with(&format!(".{x}")));
+            assert_eq!(c.admits(&format!("https://{host}/page")), !excluded, "{host}");
+        }
     }
 }
 

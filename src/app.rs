@@ -39,7 +39,7 @@ pub struct App {
     /// The map page, rendered at start (with the map on).
     map_page: crate::map::page::Page,
     /// Extractions by URL (`extract: true`), kept as long as search answers.
-    pages: crate::page::Cache,
+    pages: crate::page::Pages,
     mcp: McpDoor,
     fixed: Fixed,
     /// `/health` as last answered. A probe whose body comes out the same (no source, breaker or store changed within
@@ -212,7 +212,7 @@ impl App {
             bazaar: Some(search_bazaar()),
             price: None,
         };
-        let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
+        let pages = crate::page::Pages::new(&config, config.workers);
         let mcp = McpDoor::new(&config);
         let map_page = crate::map::page::Page::new(&config.map_page);
         let mut app = App {
@@ -405,8 +405,11 @@ impl App {
                 let doc = self.documents.get(req.path())?;
                 Some(if fresh(req, &doc.etag) { not_modified } else { full }.clone())
             }
-            (Route::Service, "POST") => self
-                .unpaid_challenge(req, fixed.search_challenge.as_ref(), |body| SearchRequest::from_json(body).is_ok()),
+            // A call priced for its extra pages gets its own challenge from the worker's gate.
+            (Route::Service, "POST") => self.unpaid_challenge(req, fixed.search_challenge.as_ref(), |body| {
+                SearchRequest::from_json(body)
+                    .is_ok_and(|s| s.extract <= 1 || self.config.extract_page_price_atomic == 0)
+            }),
             (Route::NotaryService, "POST") => self.unpaid_challenge(req, fixed.notary_challenge.as_ref(), |body| {
                 crate::notary::parse_request(body).is_ok()
             }),
@@ -448,8 +451,11 @@ impl App {
         require_json(req)?;
         let search = SearchRequest::from_json(req.body())?;
         let object = signed_object(req)?;
-        let work = (&self.engine, &self.config, &self.pages);
-        self.gated(req, ("search", &self.search_resource), object, || {
+        let work = (&self.engine, &self.pages);
+        let (base, per_page) = (self.config.price_atomic, self.config.extract_page_price_atomic);
+        let priced = self.search_resource.for_pages(base, per_page, search.extract);
+        let resource = priced.as_ref().unwrap_or(&self.search_resource);
+        self.gated(req, ("search", resource), object, || {
             search_answer(work, &self.keys.result.kid, &search, &req.request_id)
         })
     }
@@ -753,17 +759,17 @@ impl McpDoor {
     }
 }
 
-/// The work of one search call, shared by `/service` and the MCP tools (`mcp`): the engine's answer, the top
-/// result's page when `extract` asks for it, and the `kid` of the result key that is to sign it.
+/// The work of one search call, shared by `/service` and the MCP tools (`mcp`): the engine's answer, the pages of
+/// its first results when `extract` asks for them, and the `kid` of the result key that is to sign it.
 pub fn search_answer(
-    (engine, config, pages): (&Engine, &Config, &crate::page::Cache),
+    (engine, pages): (&Engine, &crate::page::Pages),
     kid: &str,
     search: &SearchRequest,
     request_id: &str,
 ) -> Result<Value, ApiError> {
     let mut answer = engine.search(search, request_id)?;
-    if search.extract {
-        crate::page::add_to_answer(&mut answer, config, pages, search.extract_tokens);
+    if search.extract > 0 {
+        pages.add_to_answer(&mut answer, search.extract, search.extract_tokens);
     }
     if let Some(map) = answer.as_object_mut() {
         map.insert("kid".into(), kid.into());
@@ -893,7 +899,11 @@ fn search_bazaar() -> Value {
             "properties": {
                 "query": { "type": "string", "maxLength": QUERY_CHARS_MAX },
                 "max_results": { "type": "integer", "maximum": MAX_RESULTS_MAX },
-                "extract": { "type": "boolean" },
+                // The PAYMENT-REQUIRED header carries this schema (its headers kept under 2 KB): the controls agents
+                // ask most; all of them, with their values and bounds, are in /openapi.json.
+                "extract": { "type": ["boolean", "integer"] },
+                "time_range": { "type": "string" },
+                "include_domains": { "type": "array" },
             },
             "required": ["query"],
         }),

@@ -281,9 +281,9 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
     let request_id = crate::http::RequestIds::new().next();
     let (value, code) = match engine.search(&request, &request_id) {
         Ok(mut answer) => {
-            if request.extract {
-                let cache = crate::page::cache(std::time::Duration::ZERO);
-                crate::page::add_to_answer(&mut answer, &config, &cache, request.extract_tokens);
+            if request.extract > 0 {
+                let pages = crate::page::Pages::new(&config, 1);
+                pages.add_to_answer(&mut answer, request.extract, request.extract_tokens);
             }
             (answer, ExitCode::SUCCESS)
         }

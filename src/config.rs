@@ -54,7 +54,9 @@ pub struct Config {
     pub source_pages_max: u32,
     /// Per-provider pacing overrides: (provider, ms).
     pub provider_intervals_ms: Vec<(String, u64)>,
-    pub region: String,
+    /// The region and safe search of a search that names none.
+    pub region: crate::search::controls::Region,
+    pub safesearch: crate::search::controls::SafeSearch,
     pub source_connect_timeout_ms: u64,
     pub source_timeout_ms: u64,
     pub source_body_bytes_max: u64,
@@ -68,9 +70,13 @@ pub struct Config {
     pub fetch_ports: Vec<u16>,
     pub fetch_timeout_ms: u64,
     pub fetch_body_bytes_max: u64,
+    /// Pages of one call's results fetched side by side (`extract: k`).
+    pub extract_parallel: usize,
     pub pay_to: Option<crate::x402::eip712::Address>,
     pub network: crate::x402::Network,
     pub price_atomic: u128,
+    /// Added to the price for each page past the first that a call extracts (`extract: k`); 0: one price.
+    pub extract_page_price_atomic: u128,
     pub max_timeout_s: u64,
     pub facilitator_url: String,
     pub facilitator_auth_file: Option<PathBuf>,
@@ -463,13 +469,17 @@ impl Config {
             },
         )?;
         let region = r.string("WEBSEARCHD_REGION", "wt-wt");
-        if region.is_empty() || region.len() > 16 || !region.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(ConfigError {
-                var: "WEBSEARCHD_REGION".into(),
-                value: region,
-                allowed: "a region code like wt-wt or us-en".into(),
-            });
-        }
+        let region = crate::search::controls::Region::parse(&region).ok_or_else(|| ConfigError {
+            var: "WEBSEARCHD_REGION".into(),
+            value: region.clone(),
+            allowed: "a region-language code like wt-wt, us-en or de-de".into(),
+        })?;
+        let safesearch = r.string("WEBSEARCHD_SAFESEARCH", "moderate");
+        let safesearch = crate::search::controls::SafeSearch::from_name(&safesearch).ok_or_else(|| ConfigError {
+            var: "WEBSEARCHD_SAFESEARCH".into(),
+            value: safesearch.clone(),
+            allowed: "off, moderate or strict".into(),
+        })?;
         let source_connect_timeout_ms = r.int("WEBSEARCHD_SOURCE_CONNECT_TIMEOUT_MS", 2_000, 100..=30_000)?;
         let source_timeout_ms = r.int("WEBSEARCHD_SOURCE_TIMEOUT_MS", 5_000, 200..=60_000)?;
         let source_body_bytes_max = r.int("WEBSEARCHD_SOURCE_BODY_BYTES_MAX", 2_097_152, 4_096..=33_554_432)?;
@@ -495,6 +505,7 @@ impl Config {
             })?;
         let fetch_timeout_ms = r.int("WEBSEARCHD_FETCH_TIMEOUT_MS", 8_000, 1_000..=60_000)?;
         let fetch_body_bytes_max = r.int("WEBSEARCHD_FETCH_BODY_BYTES_MAX", 3_145_728, 65_536..=16_777_216)?;
+        let extract_parallel = r.int("WEBSEARCHD_EXTRACT_PARALLEL", 3, 1..=crate::search::EXTRACT_PAGES_MAX)?;
         let pay_to = match r.raw("WEBSEARCHD_PAY_TO") {
             None => {
                 r.record("WEBSEARCHD_PAY_TO", "(none: payments off)".into(), Origin::Default);
@@ -518,6 +529,7 @@ impl Config {
         let network =
             r.choice("WEBSEARCHD_NETWORK", "base", "base or base-sepolia", crate::x402::Network::from_name)?;
         let price_atomic = r.int("WEBSEARCHD_PRICE_ATOMIC", 5_000u128, 1..=1_000_000_000)?;
+        let extract_page_price_atomic = r.int("WEBSEARCHD_EXTRACT_PAGE_PRICE_ATOMIC", 0u128, 0..=1_000_000_000)?;
         let max_timeout_s = r.int("WEBSEARCHD_MAX_TIMEOUT_S", 60, 10..=3_600)?;
         let facilitator_url = r.url("WEBSEARCHD_FACILITATOR_URL", FACILITATOR_URL_DEFAULT)?;
         // The default facilitator serves testnets only: payments on Base mainnet through it would all fail. An
@@ -705,6 +717,7 @@ impl Config {
             source_pages_max,
             provider_intervals_ms,
             region,
+            safesearch,
             source_connect_timeout_ms,
             source_timeout_ms,
             source_body_bytes_max,
@@ -717,10 +730,12 @@ impl Config {
             fetch_allow,
             fetch_ports,
             fetch_timeout_ms,
+            extract_parallel,
             fetch_body_bytes_max,
             pay_to,
             network,
             price_atomic,
+            extract_page_price_atomic,
             max_timeout_s,
             facilitator_url,
             facilitator_auth_file,

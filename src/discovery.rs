@@ -192,8 +192,9 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
             "name": "Web search",
             "description": format!(
                 "POST {base}/service with {{\"query\": \"...\", \"max_results\": 5, \"extract\": false}}: ranked organic \
-                 results with title, url and snippet, every source's outcome, and with extract the top page as \
-                 markdown in answer_extract."
+                 results with title, url and snippet, every source's outcome; controls time_range, region, safesearch, \
+                 include_domains and exclude_domains; with extract the top page as markdown in answer_extract \
+                 (extract: k, the first k results' pages)."
             ),
             "tags": tags("search", "web"),
             "examples": ["{\"query\": \"rust async runtime comparison\", \"max_results\": 5}"],
@@ -295,7 +296,16 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         "method": "POST",
         "path": "/service",
         "url": format!("{base}/service"),
-        "request": { "query": "string, 1..400 characters", "max_results": "integer 1..20, default 5", "extract": "boolean" },
+        "request": {
+            "query": "string, 1..400 characters",
+            "max_results": "integer 1..20, default 5",
+            "extract": "boolean, or integer 1..5 (the first k results' pages)",
+            "time_range": "day, week, month or year",
+            "region": "region-language code (us-en, de-de; wt-wt: none)",
+            "safesearch": "off, moderate or strict",
+            "include_domains": "array of at most 20 host names",
+            "exclude_domains": "array of at most 20 host names",
+        },
     });
     if let (Some(map), Some(t)) = (op.as_object_mut(), terms) {
         map.insert("payment".into(), Value::Object(terms_params(&format!("{base}/service"), t, free)));
@@ -447,10 +457,15 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          Answers carry X-Signature (base64 Ed25519), X-Signature-Kid (the result key, {result_kid}) and \
          X-Signed-Object (raw or sha256-hex); the procedure is at /pubkey. A valid signature proves who produced \
          the answer, not that it is true or complete.\n\n\
-         Limits: query 1 to 400 characters; max_results 1 to 20 (default 5); request body at most {body_max} bytes.\n\n\
+         Limits: query 1 to 400 characters; max_results 1 to 20 (default 5); extract true or 1 to 5 pages; \
+         include_domains and exclude_domains at most 20 host names each; request body at most {body_max} bytes.\n\n\
          ## API\n\n\
-         - [Search]({base}/service): POST JSON {{\"query\", \"max_results\", \"extract\"}}; 200 with request_id, query, \
-         results[] (position, title, url, snippet, source, date), sources[] (name, status, error), cached, issued_at;\
+         - [Search]({base}/service): POST JSON {{\"query\", \"max_results\", \"extract\", \"extract_tokens\", \"time_range\" \
+         (day, week, month, year), \"region\" (us-en, de-de, wt-wt), \"safesearch\" (off, moderate, strict), \
+         \"include_domains\", \"exclude_domains\"}}; 200 with request_id, query, results[] (position, title, url, \
+         snippet, source, published, and with extract: k each of the first k results' page in extract), sources[] \
+         (name, status, error; control when a source cannot honour one, removed when the domain filters removed \
+         results), cached, issued_at;\
          {search_402} 400 with a stable error code.\n\
          - [MCP]({base}/mcp): Model Context Protocol over Streamable HTTP (2026-07-28, 2025-11-25, 2025-06-18), \
          tools web_search and extract_page with the same answers, signed; initialize, server/discover and tools/list \

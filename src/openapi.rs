@@ -194,6 +194,14 @@ mod tests {
         assert_eq!(p["extract_tokens"]["minimum"], EXTRACT_TOKENS_MIN);
         assert_eq!(p["extract_tokens"]["maximum"], EXTRACT_TOKENS_MAX);
         assert_eq!(p["extract_tokens"]["default"], EXTRACT_TOKENS_DEFAULT);
+        assert_eq!(p["extract"]["oneOf"][1]["maximum"], crate::search::EXTRACT_PAGES_MAX);
+        use crate::search::controls::{SafeSearch, TimeRange, DOMAINS_MAX, DOMAIN_BYTES_MAX};
+        assert_eq!(p["time_range"]["enum"], json!(TimeRange::NAMES));
+        assert_eq!(p["safesearch"]["enum"], json!(SafeSearch::NAMES));
+        for field in ["include_domains", "exclude_domains"] {
+            assert_eq!(p[field]["maxItems"], DOMAINS_MAX);
+            assert_eq!(p[field]["items"]["maxLength"], DOMAIN_BYTES_MAX);
+        }
         assert_eq!(search_answer_schema()["type"], "object");
         assert_eq!(schema("Error")["required"], json!(["error"]));
     }

@@ -3,12 +3,19 @@
 //! `extract`; used by `/service` (`extract: true`) and `websearchd extract`. The fetch's deadline covers the
 //! extraction too: the extractor stops at it and the page is a timeout. Extractions are kept by URL in a bounded
 //! cache (`Cache`), so that the same page asked for again within the TTL is not fetched again.
+//!
+//! `Pages` is what a door holds: the cache and a fixed pool of extraction threads (`Pool`, started with the door),
+//! on which the pages of one call's first results (`extract: k`) are fetched side by side, at most
+//! `WEBSEARCHD_EXTRACT_PARALLEL` at once, all within one deadline: a slow page is reported `timeout` and never holds
+//! the others' answers past it.
 
-use std::sync::Arc;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::config::Config;
 use crate::extract::{budget, Extractor, Options};
 use crate::fetch::guard::Policy;
 use crate::fetch::untrusted::{self, Limits};
@@ -34,6 +41,30 @@ impl Page {
             "status": "ok",
             "content_sha256": crate::sign::sha256_hex(self.markdown.as_bytes()),
         })
+    }
+
+    /// A result's `extract` member: its page (`extract: k`).
+    pub fn member(&self) -> Value {
+        json!({
+            "status": "ok",
+            "final_url": self.url,
+            "title": self.title,
+            "markdown": self.markdown,
+            "tokens": self.tokens,
+            "truncated": self.truncated,
+        })
+    }
+
+    /// Cuts the markdown to `bytes` at most (at a character boundary; then `truncated`).
+    pub fn cap(&mut self, bytes: usize) {
+        if self.markdown.len() > bytes {
+            let mut end = bytes;
+            while !self.markdown.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.markdown.truncate(end);
+            self.truncated = true;
+        }
     }
 }
 
@@ -147,34 +178,204 @@ fn fetch_extract(url: &str, policy: &Policy, limits: &Limits) -> Result<Extracte
     page.map(|(page, _)| page)
 }
 
+/// Bytes of markdown one result's page brings into an answer at most (beside its token budget, which bounds it
+/// about four times lower): `extract: 5` answers stay within `EXTRACT_PAGES_MAX` times this, and the top page's
+/// copy in `answer_extract`.
+pub const EXTRACT_PAGE_BYTES_MAX: usize = 128 * 1_024;
+
+/// A job of the pool.
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// Threads that fetch and extract pages, fixed when the door starts (a call adds none): a call hands them its pages
+/// and waits for the answers until its deadline.
+pub struct Pool {
+    jobs: Mutex<mpsc::Sender<Job>>,
+    threads: usize,
+}
+
+impl Pool {
+    /// A pool of `threads` threads. One the system refuses is logged and missing; with none, the jobs run on the
+    /// caller's thread one after the other.
+    pub fn new(threads: usize) -> Pool {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        let mut started = 0;
+        for i in 0..threads {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new().name(format!("extract-{i}")).spawn(move || loop {
+                let job = match rx.lock().unwrap_or_else(|p| p.into_inner()).recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                };
+                // A bug in one page costs that page (tests and debug builds unwind; release builds abort).
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            });
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => log::error!("cannot start an extraction thread: {e}"),
+            }
+        }
+        Pool { jobs: Mutex::new(tx), threads: started }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs `job` on a thread of the pool, or here when the pool has none.
+    fn submit(&self, job: Job) {
+        if self.threads == 0 {
+            return job();
+        }
+        if let Err(mpsc::SendError(job)) = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).send(job) {
+            job();
+        }
+    }
+}
+
+/// The pages a door extracts: the cache, the pool, and the fetch's policy and limits.
+pub struct Pages {
+    cache: Arc<Cache>,
+    pool: Pool,
+    /// Pages of one call in flight at once.
+    parallel: usize,
+    policy: Policy,
+    limits: Limits,
+}
+
+/// What one page of a call came to.
+type Outcome = Result<Page, (String, String)>;
+
+impl Pages {
+    /// The pages of a door that runs `calls` calls at once (the server's workers; 1 for the stdio door and the
+    /// command line). Its pool holds `max(calls, WEBSEARCHD_EXTRACT_PARALLEL)` threads: one call gets its pages
+    /// side by side, and the process never extracts more pages at once than it did when each worker extracted its
+    /// own call's page (the memory bound of issue 13); calls that ask for more wait their turn within their deadline.
+    pub fn new(config: &Config, calls: usize) -> Pages {
+        let (policy, limits) = config.fetch_policy();
+        let parallel = config.extract_parallel.max(1);
+        Pages {
+            cache: Arc::new(cache(Duration::from_secs(config.cache_ttl_s))),
+            pool: Pool::new(calls.max(parallel)),
+            parallel,
+            policy,
+            limits,
+        }
+    }
+
+    /// The threads of its pool.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    /// One page through the cache, on the caller's thread (the `extract_page` tool).
+    pub fn extract(&self, url: &str, tokens: usize) -> Result<Page, untrusted::Error> {
+        extract_cached(&self.cache, url, &self.policy, &self.limits, tokens)
+    }
+
+    /// The pages of the answer's first `k` results, fetched side by side on the pool (at most `parallel` at once),
+    /// all within one fetch deadline: each result gets an `extract` member (its page, or why not), and the answer
+    /// gets `answer_extract` (the top result's markdown) and `extract` (the top page's summary, or why not).
+    pub fn add_to_answer(&self, answer: &mut Value, k: usize, tokens: usize) {
+        let urls: Vec<String> = answer
+            .get("results")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().take(k).filter_map(|r| r.get("url")?.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        let outcomes = self.run(&urls, tokens);
+        let mut top: Option<(Value, Option<String>)> = None;
+        if let Some(results) = answer.get_mut("results").and_then(Value::as_array_mut) {
+            for (i, (result, outcome)) in results.iter_mut().zip(outcomes).enumerate() {
+                let url = urls.get(i).map_or("", String::as_str);
+                let (member, summary, markdown) = match outcome {
+                    Ok(page) if page.markdown.trim().is_empty() => {
+                        let f = failure(url, "empty", "no main content was found on the page");
+                        (f.clone(), f, None)
+                    }
+                    Ok(page) => (page.member(), page.summary(), Some(page.markdown)),
+                    Err((code, message)) => {
+                        let f = failure(url, &code, &message);
+                        (f.clone(), f, None)
+                    }
+                };
+                if let Some(map) = result.as_object_mut() {
+                    map.insert("extract".into(), member);
+                }
+                if i == 0 {
+                    top = Some((summary, markdown));
+                }
+            }
+        }
+        let (summary, markdown) = top.unwrap_or_else(|| (json!({ "status": "no_results" }), None));
+        if let Some(map) = answer.as_object_mut() {
+            if let Some(md) = markdown {
+                map.insert("answer_extract".into(), md.into());
+            }
+            map.insert("extract".into(), summary);
+        }
+    }
+
+    /// Each URL's page, in order: at most `parallel` in flight, every one ending by the deadline (one fetch
+    /// deadline from now); what has not answered by then is a timeout.
+    fn run(&self, urls: &[String], tokens: usize) -> Vec<Outcome> {
+        let deadline = Instant::now() + self.limits.deadline;
+        let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; urls.len()];
+        let mut next = 0;
+        let mut in_flight = 0;
+        let mut answered = 0;
+        while answered < urls.len() {
+            while in_flight < self.parallel && next < urls.len() {
+                let url = urls.get(next).cloned().unwrap_or_default();
+                self.pool.submit(self.job(next, url, tokens, deadline, tx.clone()));
+                next += 1;
+                in_flight += 1;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else { break };
+            match rx.recv_timeout(left) {
+                Ok((i, outcome)) => {
+                    if let Some(slot) = outcomes.get_mut(i) {
+                        *slot = Some(outcome);
+                    }
+                    in_flight -= 1;
+                    answered += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        let timeout = || Err(("timeout".to_owned(), "the page did not answer before the call's deadline".to_owned()));
+        outcomes.into_iter().map(|o| o.unwrap_or_else(timeout)).collect()
+    }
+
+    /// The job that extracts `url` (the `index`th page of a call) and sends its outcome back; it does not start after
+    /// `deadline`, and its fetch ends by it.
+    fn job(
+        &self,
+        index: usize,
+        url: String,
+        tokens: usize,
+        deadline: Instant,
+        tx: mpsc::Sender<(usize, Outcome)>,
+    ) -> Job {
+        let (cache, policy, mut limits) = (self.cache.clone(), self.policy.clone(), self.limits.clone());
+        Box::new(move || {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else { return };
+            limits.deadline = left;
+            limits.connect_timeout = limits.connect_timeout.min(left);
+            let outcome = extract_cached(&cache, &url, &policy, &limits, tokens)
+                .map(|mut page| {
+                    page.cap(EXTRACT_PAGE_BYTES_MAX);
+                    page
+                })
+                .map_err(|e| (e.code().to_owned(), e.to_string()));
+            let _ = tx.send((index, outcome));
+        })
+    }
+}
+
 /// The `extract` member for a failure: the search still answers, without `answer_extract`.
 pub fn failure(url: &str, status: &str, message: &str) -> Value {
     json!({ "url": url, "status": status, "error": message })
-}
-
-/// Fetches an answer's top result (or takes it from `cache`) and adds `answer_extract` and `extract` (or only
-/// `extract`, saying why not).
-pub fn add_to_answer(answer: &mut Value, config: &crate::config::Config, cache: &Cache, tokens: usize) {
-    let top = answer.get("results").and_then(|r| r.get(0)).and_then(|r| r.get("url")).and_then(Value::as_str);
-    let (summary, markdown) = match top {
-        None => (json!({ "status": "no_results" }), None),
-        Some(url) => {
-            let (policy, limits) = config.fetch_policy();
-            match extract_cached(cache, url, &policy, &limits, tokens) {
-                Ok(page) if page.markdown.trim().is_empty() => {
-                    (failure(url, "empty", "no main content was found on the page"), None)
-                }
-                Ok(page) => (page.summary(), Some(page.markdown)),
-                Err(e) => (failure(url, e.code(), &e.to_string()), None),
-            }
-        }
-    };
-    if let Some(map) = answer.as_object_mut() {
-        if let Some(md) = markdown {
-            map.insert("answer_extract".into(), md.into());
-        }
-        map.insert("extract".into(), summary);
-    }
 }
 
 #[cfg(test)]

@@ -88,8 +88,12 @@ fn http_head() {
 
 #[test]
 fn service_request() {
-    let bodies: [&[u8]; 5] = [
+    let bodies: [&[u8]; 9] = [
         br#"{"query":"rust","max_results":5,"extract":true}"#,
+        br#"{"query":"q","time_range":"week","region":"DE-de","safesearch":"strict","extract":5}"#,
+        r#"{"query":"q","include_domains":["bücher.de","Docs.Python.org."],"exclude_domains":["a.b"]}"#.as_bytes(),
+        br#"{"query":"q","include_domains":["a.com"],"exclude_domains":["www.a.com","x..y","https://z/"]}"#,
+        br#"{"query":"q","exclude_domains":["a.com","b.com","c.com","d.com","e.com","f.com","g.com","h.com"]}"#,
         br#"{"query":"  a  b  "}"#,
         br#"{"query":"\u0000"}"#,
         br#"{"query":"q","max_results":1e3}"#,

@@ -174,7 +174,24 @@ fn the_official_mcp_python_client_searches_over_stdio() {
         // The same SSRF guard as the server: a loopback address that is not allowed is refused.
         assert_eq!(s["refused"]["error"]["code"], "address_refused", "{}", s["refused"]);
         assert_eq!(s["bad"]["error"]["code"], "query_empty");
+        // Issue 31's controls through the SDK (which checks the answer against the tool's outputSchema): the
+        // excluded domain's result is removed, the one page left is extracted into its result.
+        let controlled = &s["controlled"];
+        let results = controlled["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1, "{controlled}");
+        assert_eq!(results[0]["url"], article.as_str());
+        assert_eq!(results[0]["extract"]["status"], "ok", "{controlled}");
+        assert_eq!(results[0]["extract"]["title"], "Rust at the Edge");
+        assert_eq!(controlled["sources"][0]["removed"], 1);
+        assert_eq!(s["bad_control"]["error"]["code"], "time_range_invalid", "{}", s["bad_control"]);
     }
+    // Each control reached DuckDuckGo in its own form fields.
+    let asked = source.seen().into_iter().find(|r| r.param("q").is_some_and(|q| q.contains("controls"))).unwrap();
+    assert_eq!(asked.param("q").as_deref(), Some("rust at the edge controls -site:doc.rust-lang.org"));
+    assert_eq!(
+        (asked.param("kl"), asked.param("df"), asked.param("kp")),
+        (Some("de-de".into()), Some("w".into()), Some("1".into()))
+    );
 }
 
 /// The official MCP Python SDK over Streamable HTTP at `/mcp`, paying with the official x402 MCP client

@@ -7,25 +7,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::upstream::{Answer, Seen, Upstream};
-use common::{own_fixture, shared_fixture, Server};
+use common::{own_fixture, shared_fixture, sources_env as env_for, Server};
 use serde_json::Value;
-
-/// Environment pointing every source at the upstream, with no minimum interval (tests ask in quick succession).
-fn env_for(up: &Upstream, sources: &str) -> Vec<(String, String)> {
-    vec![
-        ("WEBSEARCHD_SOURCES".into(), sources.into()),
-        ("WEBSEARCHD_DDG_HTML_URL".into(), up.url("/html/")),
-        ("WEBSEARCHD_DDG_LITE_URL".into(), up.url("/lite/")),
-        ("WEBSEARCHD_SEARXNG_URLS".into(), up.url("/searx")),
-        ("WEBSEARCHD_MOJEEK_URL".into(), up.url("/mojeek")),
-        ("WEBSEARCHD_BING_URL".into(), up.url("/bing")),
-        ("WEBSEARCHD_BRAVE_URL".into(), up.url("/brave")),
-        ("WEBSEARCHD_WIKIPEDIA_URL".into(), up.url("/w/api.php")),
-        ("WEBSEARCHD_SOURCE_INTERVAL_MS".into(), "0".into()),
-        // The order as listed, so that reports are predictable; the rotation has its own tests.
-        ("WEBSEARCHD_SOURCE_ORDER".into(), "fixed".into()),
-    ]
-}
 
 fn start(up: &Upstream, sources: &str, extra: &[(&str, &str)]) -> Server {
     let mut env = env_for(up, sources);
@@ -112,7 +95,7 @@ fn results_are_capped_deduplicated_and_dated() {
     let server = start(&up, "ddg_html", &[]);
     let a = search(&server, "dedupe").json();
     assert_eq!(a["results"].as_array().unwrap().len(), 1, "{a}");
-    assert_eq!(a["results"][0]["date"], "2025-06-23");
+    assert_eq!(a["results"][0]["published"], "2025-06-23");
     let one = server.post_json("/service", r#"{"query":"cap","max_results":1}"#).json();
     assert_eq!(one["results"].as_array().unwrap().len(), 1);
 }
@@ -462,7 +445,9 @@ fn a_blocked_provider_goes_last_until_its_cool_down_ends() {
     assert_eq!(a["results"][0]["source"], "bing");
 }
 
-/// Pacing is per provider: with an interval, DuckDuckGo's second endpoint is not asked in the same search.
+/// Pacing is per provider, and the seed's html -> lite fallback happens within one search (issue 31): after html is
+/// bot-walled, lite is asked in the same search after a next page's short gap, not skipped for the provider's
+/// interval; the next search waits the full interval.
 #[test]
 fn two_endpoints_of_one_provider_share_its_pacing() {
     let up = Upstream::start(|seen| match seen.path() {
@@ -470,10 +455,24 @@ fn two_endpoints_of_one_provider_share_its_pacing() {
         _ => happy(seen),
     });
     let server = start(&up, "ddg_html,ddg_lite,mojeek", &[("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=60000")]);
+    let t0 = Instant::now();
     let a = search(&server, "paced").json();
-    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "skipped"), pair("mojeek", "ok")]);
-    assert_eq!(a["sources"][1]["error"], "not_ready");
-    assert_eq!(up.count("/lite/"), 0);
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok"), pair("mojeek", "ok")]);
+    assert_eq!(a["results"][0]["source"], "ddg_lite");
+    assert!(t0.elapsed() < Duration::from_secs(10), "lite waited a short gap, not the minute: {:?}", t0.elapsed());
+    let lite = up.seen().into_iter().find(|s| s.path() == "/lite/").expect("lite asked");
+    assert_eq!(lite.param("q").as_deref(), Some("paced"));
+    // The next search: the provider asked less than its interval ago, both endpoints wait.
+    let a = search(&server, "paced again").json();
+    let skipped: Vec<&str> = a["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("ddg"))
+        .map(|s| s["error"].as_str().unwrap_or(""))
+        .collect();
+    assert!(skipped.iter().all(|e| *e == "not_ready" || *e == "cooling_down"), "{a}");
+    assert_eq!(up.count("/lite/"), 1);
 }
 
 /// Wikipedia's API is asked with its own parameters and an identifying User-Agent; links follow the endpoint.

@@ -39,7 +39,13 @@ fn service_validation_errors_have_stable_codes() {
         (r#"{"query":"q","max_results":0}"#, "max_results_out_of_range"),
         (r#"{"query":"q","max_results":21}"#, "max_results_out_of_range"),
         (r#"{"query":"q","max_results":"3"}"#, "max_results_not_integer"),
-        (r#"{"query":"q","extract":1}"#, "extract_not_boolean"),
+        (r#"{"query":"q","extract":"yes"}"#, "extract_invalid"),
+        (r#"{"query":"q","extract":6}"#, "extract_out_of_range"),
+        (r#"{"query":"q","time_range":"fortnight"}"#, "time_range_invalid"),
+        (r#"{"query":"q","region":"germany"}"#, "region_invalid"),
+        (r#"{"query":"q","safesearch":"on"}"#, "safesearch_invalid"),
+        (r#"{"query":"q","include_domains":["https://docs.python.org/3/"]}"#, "include_domains_url"),
+        (r#"{"query":"q","exclude_domains":["example.com:8080"]}"#, "exclude_domains_port"),
     ];
     for (body, code) in cases {
         let r = server.post_json("/service", body);
@@ -152,8 +158,9 @@ fn idle_and_slow_clients_do_not_starve_the_pool() {
         ("WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX", "1000"),
     ]);
     let threads_at_start = server.threads();
-    // Two workers, the reactor (main thread) and the signal thread.
-    assert_eq!(threads_at_start, 4);
+    // Two workers, the reactor (main thread), the signal thread and the extraction pool (max(workers, 3 pages at
+    // once)).
+    assert_eq!(threads_at_start, 7);
 
     let mut idle = Vec::new();
     for _ in 0..64 {

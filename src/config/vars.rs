@@ -208,8 +208,14 @@ pub const VARS: &[VarDoc] = &[
     VarDoc {
         name: "WEBSEARCHD_REGION",
         default: "wt-wt",
-        allowed: "a DuckDuckGo region code such as wt-wt, us-en, de-de",
-        meaning: "Region sent to DuckDuckGo (`kl`).",
+        allowed: "a region-language code such as wt-wt, us-en, de-de",
+        meaning: "Region of a search that names none (`region`): each source gets it in its own parameter (DuckDuckGo `kl`, SearXNG `language`, Bing `cc`/`setlang`, ...).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SAFESEARCH",
+        default: "moderate",
+        allowed: "off, moderate, strict",
+        meaning: "Safe search of a search that names none (`safesearch`).",
     },
     VarDoc {
         name: "WEBSEARCHD_SOURCE_CONNECT_TIMEOUT_MS",
@@ -285,13 +291,19 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_FETCH_TIMEOUT_MS",
         default: "8000",
         allowed: "1000 to 60000",
-        meaning: "Deadline for fetching the page to extract, redirects included.",
+        meaning: "Deadline for fetching the page to extract, redirects included; with `extract: k`, for all k pages together.",
     },
     VarDoc {
         name: "WEBSEARCHD_FETCH_BODY_BYTES_MAX",
         default: "3145728",
         allowed: "65536 to 16777216",
         meaning: "Largest page read for `extract`.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_EXTRACT_PARALLEL",
+        default: "3",
+        allowed: "1 to 5",
+        meaning: "Pages of one call's results fetched side by side (`extract: k`). The extraction pool holds max(this, `WEBSEARCHD_WORKERS`) threads, fixed at start: no more pages are extracted at once than workers.",
     },
     VarDoc {
         name: "WEBSEARCHD_PAY_TO",
@@ -311,6 +323,12 @@ pub const VARS: &[VarDoc] = &[
         default: "5000",
         allowed: "1 to 1000000000",
         meaning: "Price of one search in atomic USDC units (6 decimals: 5000 = 0.005 USDC).",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_EXTRACT_PAGE_PRICE_ATOMIC",
+        default: "0",
+        allowed: "0 to 1000000000",
+        meaning: "Added to a search's price for each page past the first it extracts (`extract: k`, on every door); 0: a search costs one price whatever it extracts.",
     },
     VarDoc {
         name: "WEBSEARCHD_MAX_TIMEOUT_S",

@@ -254,6 +254,11 @@ impl Tools for Paid<'_, '_> {
         let Some(resource) = self.resource(job.tool()) else {
             return Some(failed(&crate::error::ApiError::internal()));
         };
+        // A search that extracts several pages, when the operator prices the pages past the first.
+        let config = self.door.parts.config;
+        let pages = if let Job::Search(search) = &job { search.extract } else { 0 };
+        let priced = resource.for_pages(config.price_atomic, config.extract_page_price_atomic, pages);
+        let resource = priced.as_ref().unwrap_or(resource);
         let gate = self.door.gate;
         let call = Call {
             payment: meta.get(PAYMENT_META).map(Carried::Object),

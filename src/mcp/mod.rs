@@ -43,7 +43,8 @@ pub const INVALID_PARAMS: i64 = -32_602;
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32_022;
 
 const INSTRUCTIONS: &str = "web_search finds ranked organic results (title, url, snippet) from live public sources, \
-with every source's outcome, and with extract: true the top page as markdown; extract_page fetches one public page \
+with every source's outcome, narrowed by time_range, region, safesearch, include_domains and exclude_domains, and with \
+extract: true the top page as markdown (extract: k, the first k results' pages); extract_page fetches one public page \
 and returns its main content as markdown. Answers are signed with Ed25519 (structuredContent.signature, over the \
 exact text of the first content block).";
 

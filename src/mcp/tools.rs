@@ -76,7 +76,7 @@ fn extract_arguments(arguments: &Map<String, Value>) -> Result<Job, ApiError> {
 pub struct Parts<'a> {
     pub engine: &'a Engine,
     pub config: &'a Config,
-    pub pages: &'a crate::page::Cache,
+    pub pages: &'a crate::page::Pages,
     pub keys: &'a Keyring,
     pub clock: &'a dyn Clock,
 }
@@ -86,7 +86,7 @@ impl Parts<'_> {
     pub fn run(&self, job: &Job, request_id: &str) -> Result<Value, ApiError> {
         match job {
             Job::Search(search) => {
-                let work = (self.engine, self.config, self.pages);
+                let work = (self.engine, self.pages);
                 crate::app::search_answer(work, &self.keys.result.kid, search, request_id)
             }
             Job::Extract { url, tokens } => self.extract_page(url, *tokens, request_id),
@@ -94,8 +94,9 @@ impl Parts<'_> {
     }
 
     fn extract_page(&self, url: &str, tokens: usize, request_id: &str) -> Result<Value, ApiError> {
-        let (policy, limits) = self.config.fetch_policy();
-        let page = crate::page::extract_cached(self.pages, url, &policy, &limits, tokens)
+        let page = self
+            .pages
+            .extract(url, tokens)
             .map_err(|e| ApiError::new(502, e.code(), e.to_string()).detail("url", url))?;
         if page.markdown.trim().is_empty() {
             return Err(ApiError::new(422, "empty", "no main content was found on the page").detail("url", url));
@@ -141,7 +142,7 @@ pub struct Toolbox {
     config: Config,
     engine: Engine,
     keys: Arc<Keyring>,
-    pages: crate::page::Cache,
+    pages: crate::page::Pages,
     ids: RequestIds,
     clock: Arc<dyn Clock>,
     /// What `tools/list` answers, made once: the definitions with the schemas filled in.
@@ -153,7 +154,7 @@ impl Toolbox {
     pub fn new(config: Config, keys: Arc<Keyring>) -> Toolbox {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let engine = Engine::from_config(&config, clock.clone());
-        let pages = crate::page::cache(std::time::Duration::from_secs(config.cache_ttl_s));
+        let pages = crate::page::Pages::new(&config, 1);
         Toolbox { config, engine, keys, pages, ids: RequestIds::new(), clock, definitions: definitions() }
     }
 
@@ -212,7 +213,7 @@ const TOOLS: &str = r#"[
  {
   "name": "web_search",
   "title": "Web search",
-  "description": "Search the web: ranked organic results (title, url, snippet) from live public sources with fallback, every source's outcome reported; with extract: true, the top result's main content as token-budgeted markdown in answer_extract. Signed with Ed25519.",
+  "description": "Search the web: ranked organic results (title, url, snippet, published date where the source shows one) from live public sources with fallback, every source's outcome reported. Narrow it with time_range (day, week, month, year), region (us-en, de-de; wt-wt for none), safesearch (off, moderate, strict), include_domains and exclude_domains (host names). With extract: true, the top result's main content as token-budgeted markdown in answer_extract; with extract: k (1 to 5), the first k results' pages, each in its result's extract member, in one call. Signed with Ed25519.",
   "annotations": {"readOnlyHint": true, "openWorldHint": true, "destructiveHint": false}
  },
  {

@@ -12,15 +12,22 @@
 //! deadline, and each request's timeouts end at it. One provider's "no results" ends that provider, not the search.
 //! Every endpoint asked or skipped is reported with what happened to it, and a failure is never presented as "no
 //! results".
+//!
+//! The controls of a search (`controls`: time range, region, safe search, domain filters) reach each source in its own
+//! parameters; a source that cannot honour one for this search is not asked and is reported `unsupported_control`.
+//! The domain filters are enforced on every result, whatever the source did with them. After one endpoint of a
+//! provider failed in a search, its sibling endpoint (DuckDuckGo's lite after html) is asked in the same search after
+//! the short gap of a next page, not skipped for the provider's interval.
 
 mod breaker;
+pub mod controls;
 mod request;
 pub mod sources;
 pub mod url;
 
 pub use request::{
-    integer_field, SearchRequest, EXTRACT_TOKENS_DEFAULT, EXTRACT_TOKENS_MAX, EXTRACT_TOKENS_MIN, MAX_RESULTS_DEFAULT,
-    MAX_RESULTS_MAX, QUERY_CHARS_MAX,
+    integer_field, SearchRequest, EXTRACT_PAGES_MAX, EXTRACT_TOKENS_DEFAULT, EXTRACT_TOKENS_MAX, EXTRACT_TOKENS_MIN,
+    MAX_RESULTS_DEFAULT, MAX_RESULTS_MAX, QUERY_CHARS_MAX,
 };
 
 use std::collections::HashSet;
@@ -37,6 +44,7 @@ use crate::config::Config;
 use crate::error::ApiError;
 use crate::fetch;
 use breaker::Breaker;
+use controls::{Controls, Region, SafeSearch};
 use sources::{Hit, Kind, NextForm, Page};
 use url::origin;
 
@@ -107,6 +115,10 @@ struct Attempt {
     retry_in: Option<Duration>,
     /// The result page asked (0: the first).
     page: u32,
+    /// Results of this page the domain filters removed.
+    removed: usize,
+    /// The control the source cannot honour (`unsupported_control`).
+    control: Option<&'static str>,
 }
 
 impl Attempt {
@@ -131,6 +143,12 @@ impl Attempt {
             if let Some(r) = self.retry_in {
                 map.insert("retry_in_s".into(), r.as_secs().max(1).into());
             }
+            if self.removed > 0 {
+                map.insert("removed".into(), self.removed.into());
+            }
+            if let Some(c) = self.control {
+                map.insert("control".into(), c.into());
+            }
         }
         v
     }
@@ -147,6 +165,7 @@ struct Ranked {
 /// later one with the `form` of the page before it. Nothing is sent after `deadline`.
 struct PageAsk<'a> {
     query: &'a str,
+    controls: &'a Controls,
     page: u32,
     form: Option<NextForm>,
     deadline: Instant,
@@ -175,7 +194,7 @@ impl Outcome {
                     "source": r.source,
                 });
                 if let (Some(date), Some(map)) = (&r.hit.date, v.as_object_mut()) {
-                    map.insert("date".into(), date.clone().into());
+                    map.insert("published".into(), date.clone().into());
                 }
                 v
             })
@@ -253,7 +272,9 @@ fn answer_cache(ttl: Duration, entries: usize) -> Cache<Rendered> {
 /// Settings of the engine, from the configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub region: String,
+    /// The controls' defaults: what a search that names no region or safe search gets.
+    pub region: Region,
+    pub safesearch: SafeSearch,
     pub deadline: Duration,
     pub breaker: breaker::Settings,
     pub fetch: fetch::Limits,
@@ -289,6 +310,7 @@ impl Engine {
     pub fn from_config(config: &Config, clock: Arc<dyn Clock>) -> Engine {
         let settings = Settings {
             region: config.region.clone(),
+            safesearch: config.safesearch,
             deadline: Duration::from_millis(config.search_deadline_ms),
             breaker: breaker::Settings {
                 cooldown: Duration::from_millis(config.breaker_cooldown_ms),
@@ -385,7 +407,8 @@ impl Engine {
     /// Runs a search and builds the answer body (`request_id` ties it to the HTTP exchange).
     pub fn search(&self, request: &SearchRequest, request_id: &str) -> Result<Value, ApiError> {
         let started = Instant::now();
-        let key = format!("{}\n{}", request.query.to_lowercase(), request.max_results);
+        let controls = request.controls.resolve(&self.settings.region, self.settings.safesearch);
+        let key = format!("{}\n{}\n{}", request.query.to_lowercase(), request.max_results, controls.key());
         let (outcome, age) = match self.cache.get(&key, started).or_else(|| self.shared_cached(&key, started)) {
             Some((outcome, age)) => {
                 self.cache_hits.fetch_add(1, Relaxed);
@@ -393,7 +416,7 @@ impl Engine {
             }
             None => {
                 self.cache_misses.fetch_add(1, Relaxed);
-                let outcome = self.run(request, started)?.render();
+                let outcome = self.run(request, &controls, started)?.render();
                 if let Some(store) = self.shared_cache() {
                     let shared = json!({ "results": outcome.results, "sources": outcome.sources });
                     store.cache(&key, shared.to_string().as_bytes(), self.settings.cache_ttl);
@@ -440,6 +463,27 @@ impl Engine {
         Some((outcome, age))
     }
 
+    /// Takes the provider's turn for `ep` now: its interval since the provider's last request, then the fleet's word.
+    /// A `sibling` of an endpoint that failed in this search is the same search going on, like a next page: it waits
+    /// `min(interval, PAGE_GAP_MAX)` after the provider's last request (when the deadline allows), and the next search
+    /// then waits a full interval after it.
+    fn take_turn(&self, ep: &Endpoint, now: Instant, sibling: bool, deadline: Instant) -> Result<(), breaker::Skip> {
+        if !sibling {
+            ep.pace.lock().unwrap_or_else(|e| e.into_inner()).take(now)?;
+            return self.fleet_turn(ep);
+        }
+        let (gap, interval) = {
+            let mut pace = ep.pace.lock().unwrap_or_else(|e| e.into_inner());
+            (pace.next_page(now, PAGE_GAP_MAX, deadline), pace.interval())
+        };
+        let Some(wait) = gap else { return Err(breaker::Skip::NotReady(interval)) };
+        if let Some(store) = &self.store {
+            store.paced(ep.pace_name(), wait + interval);
+        }
+        std::thread::sleep(wait);
+        Ok(())
+    }
+
     /// The fleet's word on an endpoint this node would ask: skipped while another node cooled it down or took its
     /// provider's turn; admitted when no store is shared or it cannot be asked (this node's own breaker and pacing
     /// have admitted it).
@@ -482,8 +526,10 @@ impl Engine {
 
     /// Asks the endpoints in order until `max_results` are held (merging pages and sources) or a genuine "no
     /// results" comes first.
-    fn run(&self, request: &SearchRequest, started: Instant) -> Result<Outcome, ApiError> {
+    fn run(&self, request: &SearchRequest, controls: &Controls, started: Instant) -> Result<Outcome, ApiError> {
         let deadline = started + self.settings.deadline;
+        // Providers one of whose endpoints failed in this search: their siblings are asked after a next page's gap.
+        let mut failed: Vec<usize> = Vec::new();
         let mut attempts = Vec::with_capacity(self.endpoints.len());
         let mut results: Vec<Ranked> = Vec::new();
         let mut seen = HashSet::new();
@@ -510,9 +556,16 @@ impl Engine {
                 results: None,
                 retry_in,
                 page: 0,
+                removed: 0,
+                control: None,
             };
             if ep.url.is_empty() {
                 attempts.push(skip("not_configured", None, Some("no instance URL is configured".into())));
+                continue;
+            }
+            if let Some(control) = controls.unsupported(ep.kind, &ep.url, &self.settings.region) {
+                let detail = format!("{} cannot honour `{control}` for this search", ep.kind.name());
+                attempts.push(Attempt { control: Some(control), ..skip("unsupported_control", None, Some(detail)) });
                 continue;
             }
             if now >= deadline {
@@ -521,8 +574,9 @@ impl Engine {
                 continue;
             }
             let admitted = ep.lock().breaker.admit(now);
-            let paced = || ep.pace.lock().unwrap_or_else(|e| e.into_inner()).take(now);
-            if let Err(s) = admitted.and_then(|()| paced()).and_then(|()| self.fleet_turn(ep)) {
+            let sibling = failed.contains(&ep.provider);
+            let paced = || self.take_turn(ep, now, sibling, deadline);
+            if let Err(s) = admitted.and_then(|()| paced()) {
                 ep.counters.skipped.fetch_add(1, Relaxed);
                 let detail = (s.code() == "not_ready")
                     .then(|| format!("provider {} was asked less than its interval ago", ep.kind.provider()));
@@ -549,9 +603,15 @@ impl Engine {
                     }
                     std::thread::sleep(send_at.saturating_duration_since(Instant::now()));
                 }
-                let asked = PageAsk { query: &request.query, page, form: form.take(), deadline };
-                let (attempt, outcome, next) = self.ask_page(ep, &asked);
+                let asked = PageAsk { query: &request.query, controls, page, form: form.take(), deadline };
+                let (mut attempt, outcome, next) = self.ask_page(ep, &asked);
                 form = next;
+                if outcome.is_none() && !failed.contains(&ep.provider) {
+                    failed.push(ep.provider);
+                }
+                let removed =
+                    outcome.as_ref().map_or(0, |hits| hits.iter().filter(|h| !controls.admits(&h.url)).count());
+                attempt.removed = removed;
                 attempts.push(attempt);
                 match outcome {
                     Some(hits) if hits.is_empty() => {
@@ -564,7 +624,7 @@ impl Engine {
                     Some(hits) => {
                         answered = true;
                         let full = hits.len() >= PAGE_FULL_MIN;
-                        for hit in hits {
+                        for hit in hits.into_iter().filter(|h| controls.admits(&h.url)) {
                             if results.len() < request.max_results && seen.insert(url::dedupe_key(&hit.url)) {
                                 results.push(Ranked { hit, source: ep.kind.name() });
                             }
@@ -603,6 +663,8 @@ impl Engine {
             results: None,
             retry_in: None,
             page: asked.page,
+            removed: 0,
+            control: None,
         };
         let mut state = ep.lock();
         state.asked_at = Some(t0);
@@ -668,26 +730,35 @@ impl Engine {
     }
 
     /// One request to one endpoint, within the search's deadline, read into a `Page` and the form of its next page.
+    /// The controls go out in the source's own parameters (`Controls::ask`).
     fn ask(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> Result<(Page, Option<NextForm>), Failure> {
-        let PageAsk { query, page, ref form, deadline } = *asked;
+        let PageAsk { query, controls, page, ref form, deadline } = *asked;
         let client = self.client.until(deadline);
-        let q = url::form_encode(query);
-        let browser =
-            [("User-Agent", BROWSER_USER_AGENT), ("Accept", ACCEPT_HTML), ("Accept-Language", "en-US,en;q=0.5")];
+        let today = self.clock.now_unix_ms() / 86_400_000;
+        let sent = controls.ask(ep.kind, query, today);
+        let q = url::form_encode(&sent.query);
+        let cookie = sent.cookie_header();
+        let mut browser =
+            vec![("User-Agent", BROWSER_USER_AGENT), ("Accept", ACCEPT_HTML), ("Accept-Language", "en-US,en;q=0.5")];
+        if let Some(cookie) = &cookie {
+            browser.push(("Cookie", cookie.as_str()));
+        }
+        let params: String = sent.params.iter().map(|(k, v)| format!("&{k}={}", url::form_encode(v))).collect();
         let fetched = match ep.kind {
             Kind::DdgHtml | Kind::DdgLite => {
                 let origin = origin(&ep.url);
                 let referer = format!("{origin}/");
-                let [user_agent, accept, language] = browser;
-                let headers = [user_agent, accept, language, ("Origin", origin), ("Referer", referer.as_str())];
+                let mut headers = browser.clone();
+                headers.extend([("Origin", origin), ("Referer", referer.as_str())]);
                 // A next page posts the page's form as it was, to the configured endpoint (not to the form's action:
                 // a page does not choose where we send requests).
-                let first = [("q", query), ("b", ""), ("kl", self.settings.region.as_str())];
+                let mut first = vec![("q", sent.query.as_str()), ("b", "")];
+                first.extend(sent.params.iter().map(|(k, v)| (*k, v.as_str())));
                 let next: Vec<(&str, &str)> = form.iter().flatten().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 client.post_form(&ep.url, &headers, if page > 0 && !next.is_empty() { &next } else { &first })
             }
             Kind::Searxng => {
-                let mut url = format!("{}/search?q={q}&format=json", ep.url.trim_end_matches('/'));
+                let mut url = format!("{}/search?q={q}&format=json{params}", ep.url.trim_end_matches('/'));
                 if page > 0 {
                     url.push_str(&format!("&pageno={}", page + 1));
                 }
@@ -695,7 +766,7 @@ impl Engine {
                 client.get(&url, &headers)
             }
             Kind::Mojeek | Kind::Bing | Kind::Brave => {
-                let mut url = format!("{}{}q={q}", ep.url, if ep.url.contains('?') { '&' } else { '?' });
+                let mut url = format!("{}{}q={q}{params}", ep.url, if ep.url.contains('?') { '&' } else { '?' });
                 match (ep.kind, page) {
                     (_, 0) => {}
                     (Kind::Brave, p) => url.push_str(&format!("&offset={p}")),
@@ -705,10 +776,10 @@ impl Engine {
             }
             Kind::Wikipedia => {
                 let offset = WIKIPEDIA_PAGE_RESULTS * page as usize;
+                let endpoint = controls::wikipedia_url(&ep.url, &controls.region);
                 let url = format!(
-                    "{}{}action=query&list=search&format=json&srlimit={WIKIPEDIA_PAGE_RESULTS}&sroffset={offset}&srsearch={q}",
-                    ep.url,
-                    if ep.url.contains('?') { '&' } else { '?' }
+                    "{endpoint}{}action=query&list=search&format=json&srlimit={WIKIPEDIA_PAGE_RESULTS}&sroffset={offset}&srsearch={q}",
+                    if endpoint.contains('?') { '&' } else { '?' }
                 );
                 let headers = [("User-Agent", self.settings.wikimedia_user_agent.as_str()), ("Accept", "application/json")];
                 client.get(&url, &headers)
@@ -718,7 +789,11 @@ impl Engine {
         if !ep.kind.parses_status(fetched.status) {
             return Err(Failure::Status(fetched.status));
         }
-        Ok(ep.kind.parse_paged(fetched.status, &fetched.body, &ep.url))
+        let endpoint = match ep.kind {
+            Kind::Wikipedia => controls::wikipedia_url(&ep.url, &controls.region),
+            _ => ep.url.clone(),
+        };
+        Ok(ep.kind.parse_paged(fetched.status, &fetched.body, &endpoint))
     }
 
     /// Per-endpoint state, for `/health`: a JSON array written into `out` (members sorted, as a `Value` would be).
@@ -893,6 +968,16 @@ fn no_answer(attempts: Vec<Attempt>) -> ApiError {
     let summary: Vec<String> =
         attempts.iter().map(|a| format!("{} {}", a.name, a.error.as_deref().unwrap_or(a.status))).collect();
     let all_skipped = attempts.iter().all(|a| a.status == "skipped");
+    // No source that could be asked can honour the search's controls: waiting would not help.
+    let unsupported = attempts.iter().any(|a| a.control.is_some());
+    if all_skipped && unsupported && attempts.iter().all(|a| a.retry_in.is_none()) {
+        return ApiError::new(
+            422,
+            "controls_unsupported",
+            format!("no configured source can honour this search's controls ({})", summary.join(", ")),
+        )
+        .detail("sources", report);
+    }
     if all_skipped {
         let retry = attempts.iter().filter_map(|a| a.retry_in).min().unwrap_or(Duration::from_secs(60));
         let retry_s = u32::try_from(retry.as_secs().max(1)).unwrap_or(u32::MAX);

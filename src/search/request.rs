@@ -1,10 +1,12 @@
-//! The body of `POST /service`, parsed once into a typed `SearchRequest`. Each way a body can be wrong has its own
-//! stable error code, and every check runs before payment is asked for.
+//! The body of `POST /service`, parsed once into a typed `SearchRequest` (the query, its controls, the pages to
+//! extract). Each way a body can be wrong has its own stable error code naming its field, and every check runs
+//! before payment is asked for.
 
 use std::ops::RangeInclusive;
 
 use serde_json::{Map, Value};
 
+use super::controls::Asked;
 use crate::error::ApiError;
 
 /// Longest query, in Unicode scalar values after trimming (DuckDuckGo refuses queries near 500 bytes).
@@ -15,13 +17,19 @@ pub const MAX_RESULTS_MAX: usize = 20;
 pub const EXTRACT_TOKENS_DEFAULT: usize = 2_000;
 pub const EXTRACT_TOKENS_MIN: usize = 100;
 pub const EXTRACT_TOKENS_MAX: usize = 8_000;
+/// Results whose pages one call may ask for (`extract: k`).
+pub const EXTRACT_PAGES_MAX: usize = 5;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRequest {
     /// Trimmed, inner whitespace runs collapsed to one space.
     pub query: String,
     pub max_results: usize,
-    pub extract: bool,
+    /// The controls as given (the engine fills in its defaults).
+    pub controls: Asked,
+    /// How many of the first results to extract the pages of: 0 none, 1 the top one (`extract: true`), up to
+    /// `EXTRACT_PAGES_MAX`.
+    pub extract: usize,
     pub extract_tokens: usize,
 }
 
@@ -52,13 +60,18 @@ impl SearchRequest {
             ["max_results_out_of_range", "max_results_not_integer"],
         )?;
         let extract = match fields.get("extract") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
+            None | Some(Value::Null) | Some(Value::Bool(false)) => 0,
+            Some(Value::Bool(true)) => 1,
+            Some(Value::Number(_)) => {
+                integer_field(fields, "extract", 1, 1..=EXTRACT_PAGES_MAX, ["extract_out_of_range", "extract_invalid"])?
+            }
             Some(_) => {
                 return Err(ApiError::invalid_field(
-                    "extract_not_boolean",
+                    "extract_invalid",
                     "extract",
-                    "`extract` must be true or false",
+                    format!(
+                        "`extract` must be true, false or the number of results to extract, 1 to {EXTRACT_PAGES_MAX}"
+                    ),
                 ))
             }
         };
@@ -69,7 +82,8 @@ impl SearchRequest {
             EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX,
             ["extract_tokens_out_of_range", "extract_tokens_not_integer"],
         )?;
-        Ok(SearchRequest { query, max_results, extract, extract_tokens })
+        let controls = Asked::from_fields(fields)?;
+        Ok(SearchRequest { query, max_results, controls, extract, extract_tokens })
     }
 }
 
@@ -122,11 +136,17 @@ mod tests {
     use super::*;
 
     #[track_caller]
-    fn check(body: &str, expected: Result<(&str, usize, bool), &str>) {
+    fn check(body: &str, expected: Result<(&str, usize, usize), &str>) {
         let got = SearchRequest::from_json(body.as_bytes());
         match expected {
             Ok((q, n, e)) => {
-                let expected = SearchRequest { query: q.into(), max_results: n, extract: e, extract_tokens: 2_000 };
+                let expected = SearchRequest {
+                    query: q.into(),
+                    max_results: n,
+                    controls: Asked::default(),
+                    extract: e,
+                    extract_tokens: 2_000,
+                };
                 assert_eq!(got, Ok(expected), "{body}")
             }
             Err(code) => assert_eq!(got.map_err(|e| e.code), Err(code), "{body}"),
@@ -135,10 +155,13 @@ mod tests {
 
     #[test]
     fn valid_bodies() {
-        check(r#"{"query":"rust"}"#, Ok(("rust", 5, false)));
-        check(r#"{"query":"  rust \n  lang\t","max_results":20,"extract":true}"#, Ok(("rust lang", 20, true)));
-        check(r#"{"query":"q","max_results":null,"unknown":[1,2]}"#, Ok(("q", 5, false)));
-        check(&format!(r#"{{"query":"{}"}}"#, "é".repeat(400)), Ok((&"é".repeat(400), 5, false)));
+        check(r#"{"query":"rust"}"#, Ok(("rust", 5, 0)));
+        check(r#"{"query":"  rust \n  lang\t","max_results":20,"extract":true}"#, Ok(("rust lang", 20, 1)));
+        check(r#"{"query":"q","max_results":null,"unknown":[1,2]}"#, Ok(("q", 5, 0)));
+        check(&format!(r#"{{"query":"{}"}}"#, "é".repeat(400)), Ok((&"é".repeat(400), 5, 0)));
+        check(r#"{"query":"q","extract":false}"#, Ok(("q", 5, 0)));
+        check(r#"{"query":"q","extract":3}"#, Ok(("q", 5, 3)));
+        check(r#"{"query":"q","extract":5}"#, Ok(("q", 5, 5)));
     }
 
     #[test]
@@ -156,7 +179,12 @@ mod tests {
         check(r#"{"query":"q","max_results":-3}"#, Err("max_results_out_of_range"));
         check(r#"{"query":"q","max_results":2.5}"#, Err("max_results_not_integer"));
         check(r#"{"query":"q","max_results":"5"}"#, Err("max_results_not_integer"));
-        check(r#"{"query":"q","extract":"yes"}"#, Err("extract_not_boolean"));
+        check(r#"{"query":"q","extract":"yes"}"#, Err("extract_invalid"));
+        check(r#"{"query":"q","extract":2.5}"#, Err("extract_invalid"));
+        check(r#"{"query":"q","extract":0}"#, Err("extract_out_of_range"));
+        check(r#"{"query":"q","extract":6}"#, Err("extract_out_of_range"));
+        check(r#"{"query":"q","time_range":"decade"}"#, Err("time_range_invalid"));
+        check(r#"{"query":"q","include_domains":["https://a.com/"]}"#, Err("include_domains_url"));
         check(r#"{"query":"q","extract_tokens":99}"#, Err("extract_tokens_out_of_range"));
         check(r#"{"query":"q","extract_tokens":8001}"#, Err("extract_tokens_out_of_range"));
         check(r#"{"query":"q","extract_tokens":"500"}"#, Err("extract_tokens_not_integer"));

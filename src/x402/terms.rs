@@ -93,6 +93,20 @@ pub struct Resource {
     pub price: Option<u128>,
 }
 
+impl Resource {
+    /// The resource of a call that extracts `pages` pages, when the operator prices a page past the first
+    /// (`per_page` atomic units, `WEBSEARCHD_EXTRACT_PAGE_PRICE_ATOMIC`): the same operation at `base` (its price or
+    /// the terms') plus `per_page` for each extra page; `None` when the call costs the ordinary price.
+    pub fn for_pages(&self, base: u128, per_page: u128, pages: usize) -> Option<Resource> {
+        let extra = u128::try_from(pages.checked_sub(1)?).ok()?;
+        if per_page == 0 || extra == 0 {
+            return None;
+        }
+        let price = self.price.unwrap_or(base).saturating_add(per_page.saturating_mul(extra));
+        Some(Resource { price: Some(price), ..self.clone() })
+    }
+}
+
 impl Terms {
     /// The v2 `PaymentRequirements` entry.
     pub fn requirement_v2(&self) -> Value {

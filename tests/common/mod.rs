@@ -30,6 +30,24 @@ pub fn results_pointing_at(url: &str) -> Vec<u8> {
     page.replace("https%3A%2F%2Fwww.rust-lang.org%2F", &encoded).into_bytes()
 }
 
+/// Environment pointing every search source at the loopback upstream `up` (its paths `/html/`, `/lite/`, `/searx`,
+/// `/mojeek`, `/bing`, `/brave`, `/w/api.php`), with no minimum interval (tests ask in quick succession) and the
+/// sources in the order listed, so that reports are predictable (the rotation has its own tests).
+pub fn sources_env(up: &upstream::Upstream, sources: &str) -> Vec<(String, String)> {
+    vec![
+        ("WEBSEARCHD_SOURCES".into(), sources.into()),
+        ("WEBSEARCHD_DDG_HTML_URL".into(), up.url("/html/")),
+        ("WEBSEARCHD_DDG_LITE_URL".into(), up.url("/lite/")),
+        ("WEBSEARCHD_SEARXNG_URLS".into(), up.url("/searx")),
+        ("WEBSEARCHD_MOJEEK_URL".into(), up.url("/mojeek")),
+        ("WEBSEARCHD_BING_URL".into(), up.url("/bing")),
+        ("WEBSEARCHD_BRAVE_URL".into(), up.url("/brave")),
+        ("WEBSEARCHD_WIKIPEDIA_URL".into(), up.url("/w/api.php")),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS".into(), "0".into()),
+        ("WEBSEARCHD_SOURCE_ORDER".into(), "fixed".into()),
+    ]
+}
+
 /// Owned variables as the `(&str, &str)` pairs `Server::start` takes.
 pub fn pairs(vars: &[(String, String)]) -> Vec<(&str, &str)> {
     vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()

@@ -1,7 +1,8 @@
 """Drives `websearchd mcp` with the official MCP Python SDK client (PyPI `mcp`) over stdio.
 
 For each connect mode of the SDK ("auto": the 2026-07-28 `server/discover` probe; "legacy": the `initialize`
-handshake) it starts the server, lists the tools, calls web_search, calls extract_page on an allowed page and on a
+handshake) it starts the server, lists the tools, calls web_search (plainly, then with every control of issue 31 and
+the pages of its first results, then with a malformed control), calls extract_page on an allowed page and on a
 refused one, and prints one JSON line with what it saw, for tests/interop.rs to compare with `/service`.
 
 Usage: python mcp_client.py BINARY QUERY ALLOWED_URL REFUSED_URL
@@ -38,6 +39,21 @@ async def run(mode, binary, query, allowed_url, refused_url):
         assert refused.is_error, refused
         bad = await client.call_tool("web_search", {"query": "   "})
         assert bad.is_error, bad
+        controlled = await client.call_tool(
+            "web_search",
+            {
+                "query": query + " controls",
+                "time_range": "week",
+                "region": "de-de",
+                "safesearch": "strict",
+                "exclude_domains": ["doc.rust-lang.org"],
+                "extract": 2,
+                "extract_tokens": 300,
+            },
+        )
+        assert not controlled.is_error, controlled
+        bad_control = await client.call_tool("web_search", {"query": query, "time_range": "fortnight"})
+        assert bad_control.is_error, bad_control
         return {
             "mode": mode,
             "protocol": client.protocol_version,
@@ -49,6 +65,8 @@ async def run(mode, binary, query, allowed_url, refused_url):
             "extract_text": extract.content[0].text,
             "refused": refused.structured_content,
             "bad": bad.structured_content,
+            "controlled": controlled.structured_content,
+            "bad_control": bad_control.structured_content,
         }
 
 

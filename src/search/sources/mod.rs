@@ -127,7 +127,7 @@ impl Kind {
         if status == 429 || status == 403 {
             return (Page::Blocked(format!("HTTP {status}")), None);
         }
-        let (page, next) = match self {
+        let (mut page, next) = match self {
             Kind::DdgHtml => ddg_html::parse_paged(body),
             Kind::DdgLite => (ddg_lite::parse(body), None),
             Kind::Searxng => (searxng::parse(body), None),
@@ -136,6 +136,12 @@ impl Kind {
             Kind::Brave => (brave::parse(body), None),
             Kind::Wikipedia => (wikipedia::parse(body, super::url::origin(endpoint)), None),
         };
+        // Bing and Brave write a result's date at the head of its snippet ("Jul 16, 2025 · ...", "April 24, 2026 -").
+        if let (Kind::Bing | Kind::Brave, Page::Results(hits)) = (self, &mut page) {
+            for hit in hits.iter_mut().filter(|h| h.date.is_none()) {
+                hit.date = leading_date(&hit.snippet);
+            }
+        }
         (page.bounded(), next)
     }
 
@@ -332,6 +338,37 @@ fn iso_date(text: &str) -> Option<String> {
         let before_ok = i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_digit);
         (shape && before_ok).then(|| String::from_utf8_lossy(w).into_owned())
     })
+}
+
+/// `YYYY-MM-DD` from a date written with its month's name at the very start of `text` (`Jul 16, 2025`,
+/// `April 24, 2026`), followed by the end, a space or punctuation; `None` for anything else (a relative "3 days ago"
+/// is not a date: it is never turned into one).
+fn leading_date(text: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let mut words = text.splitn(4, ' ');
+    let (month, day, year) = (words.next()?, words.next()?, words.next()?);
+    let month = month.trim_end_matches('.').to_ascii_lowercase();
+    let m = MONTHS.iter().position(|full| {
+        month.len() >= 3 && full.starts_with(month.as_str()) && (month.len() == 3 || month == *full || month == "sept")
+    })? + 1;
+    let day: u32 = day.strip_suffix(',')?.parse().ok().filter(|d| (1..=31).contains(d))?;
+    let digits = year.bytes().take_while(u8::is_ascii_digit).count();
+    let after = year.get(digits..)?.chars().next();
+    let year: u32 = year.get(..digits).filter(|_| digits == 4)?.parse().ok()?;
+    (!after.is_some_and(char::is_alphanumeric)).then(|| format!("{year:04}-{m:02}-{day:02}"))
 }
 
 /// Keeps results that are organic: an http(s) destination (unwrapped) not on the source's own host (`own`, or a

@@ -293,6 +293,17 @@ fn recorded_mojeek_page() {
 
 #[test]
 fn dates() {
+    assert_eq!(leading_date("Jul 16, 2025 · Drinking caffeine").as_deref(), Some("2025-07-16"));
+    assert_eq!(leading_date("April 24, 2026 - ↑ Rust").as_deref(), Some("2026-04-24"));
+    assert_eq!(leading_date("Sept 3, 2024").as_deref(), Some("2024-09-03"));
+    assert_eq!(leading_date("May 1, 2026").as_deref(), Some("2026-05-01"));
+    assert_eq!(leading_date("3 days ago - text"), None, "relative: never made a date");
+    assert_eq!(leading_date("Rust was released May 15, 2015"), None, "only at the head");
+    assert_eq!(leading_date("Ma 1, 2026"), None);
+    assert_eq!(leading_date("Jul 32, 2025"), None);
+    assert_eq!(leading_date("Jul 16, 20256"), None);
+    assert_eq!(leading_date("Jul 16, 2025abc"), None);
+    assert_eq!(leading_date("Jul 16 2025"), None);
     assert_eq!(iso_date("  2025-06-23T00:00:00.0000000").as_deref(), Some("2025-06-23"));
     assert_eq!(iso_date("Aug 19, 2024").as_deref(), None);
     assert_eq!(iso_date("12025-06-23").as_deref(), None);
@@ -330,6 +341,12 @@ fn recorded_bing_page() {
     assert!(hits[4].snippet.starts_with("Secondly, we consider evidence"));
     assert_eq!(hits[6].title, "The effect of caffeine on subsequent sleep: A ... - ScienceDirect");
     assert!(hits.iter().all(|h| !h.url.contains("bing.com") && !h.url.contains("microsoft.com")), "{hits:#?}");
+    // Issue 31: the date at the head of a snippet is the result's `published`, as the engine reads the page.
+    let Page::Results(dated) = Kind::Bing.parse(200, &own("bing__does-caffeine-affect-sleep__10results.html")) else {
+        panic!("results")
+    };
+    assert_eq!(dated[0].date.as_deref(), Some("2025-07-16"));
+    assert_eq!(dated.iter().filter(|h| h.date.is_some()).count(), 9, "{dated:#?}");
 }
 
 #[test]
@@ -457,6 +474,13 @@ fn another_brave_recording() {
         "https://www.reddit.com/r/learnrust/comments/1binxlv/rust_a_living_hell_the_perspective_from_a/"
     );
     assert!(hits[10].snippet.starts_with("March 20, 2024 - I have been programming for 30 years."), "{:?}", hits[10]);
+    let Page::Results(dated) = Kind::Brave.parse(200, &own("brave__rust-programming-language__20web_results.html"))
+    else {
+        panic!("results")
+    };
+    assert_eq!(dated[6].date.as_deref(), Some("2026-04-24"));
+    assert_eq!(dated[10].date.as_deref(), Some("2024-03-20"));
+    assert!(dated.iter().all(|h| h.date.as_deref().is_none_or(|d| d.len() == 10)));
     assert!(!hits[10].snippet.contains("Sounds like you'd benefit"));
     assert!(hits.iter().all(|h| !h.snippet.is_empty()));
 }

@@ -1,0 +1,769 @@
+//! The controls of a search beside its query: the time range, the region, safe search and the domain filters, as a
+//! call names them (`/service`'s body, the MCP tool's arguments), parsed once into typed values; and how each source
+//! receives them in its own parameters (`Ask`), or why it cannot (`Kind`'s `unsupported`).
+//!
+//! | control | DuckDuckGo html, lite | SearXNG | Brave | Bing | Mojeek | Wikipedia |
+//! |---|---|---|---|---|---|---|
+//! | `time_range` | `df` d, w, m, y | `time_range` | `tf` pd, pw, pm, py | `filters=ex1:"ez1"` (2, 3; a year is `ez5_<from>_<to>` in days) | `since` YYYYMMDD | none: not asked |
+//! | `region` | `kl` (as given) | `language` de-DE (all) | cookie `country` de (all) | `cc` DE, `setlang` de | `arc` de, `lb` de | the wiki of the language (`de.wikipedia.org`) |
+//! | `safesearch` | `kp` -2, -1, 1 | `safesearch` 0, 1, 2 | cookie `safesearch` | `adlt` off, moderate, strict | `safe` 0, 1, 1 | off and moderate; strict: not asked |
+//! | domains | `site:` / `-site:` in `q` | in `q` | in `q` | in `q` | in `q` | not asked when the filters leave out its host |
+//!
+//! Whatever a source receives, the domain filters are enforced on the results (`Controls::admits`).
+
+use serde_json::{Map, Value};
+
+use super::sources::Kind;
+use crate::error::ApiError;
+
+/// Domains `include_domains` and `exclude_domains` each hold at most.
+pub const DOMAINS_MAX: usize = 20;
+/// Longest domain name (RFC 1035), in bytes once in punycode.
+pub const DOMAIN_BYTES_MAX: usize = 253;
+/// The query with the `site:` operators added stays within this many bytes (DuckDuckGo refuses queries near 500
+/// bytes): the domains that do not fit are enforced on the results alone.
+pub const SITE_QUERY_BYTES_MAX: usize = 480;
+
+/// A time range, as the results' pages were published or updated within it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeRange {
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl TimeRange {
+    pub const NAMES: [&'static str; 4] = ["day", "week", "month", "year"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeRange::Day => "day",
+            TimeRange::Week => "week",
+            TimeRange::Month => "month",
+            TimeRange::Year => "year",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<TimeRange> {
+        [TimeRange::Day, TimeRange::Week, TimeRange::Month, TimeRange::Year].into_iter().find(|t| t.name() == name)
+    }
+
+    /// The range in days (a month 31, a year 365): Mojeek's and Bing's date bounds.
+    fn days(self) -> u64 {
+        match self {
+            TimeRange::Day => 1,
+            TimeRange::Week => 7,
+            TimeRange::Month => 31,
+            TimeRange::Year => 365,
+        }
+    }
+}
+
+/// Safe search: what the sources are asked to filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SafeSearch {
+    Off,
+    Moderate,
+    Strict,
+}
+
+impl SafeSearch {
+    pub const NAMES: [&'static str; 3] = ["off", "moderate", "strict"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SafeSearch::Off => "off",
+            SafeSearch::Moderate => "moderate",
+            SafeSearch::Strict => "strict",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SafeSearch> {
+        [SafeSearch::Off, SafeSearch::Moderate, SafeSearch::Strict].into_iter().find(|s| s.name() == name)
+    }
+
+    /// SearXNG's number (0, 1, 2).
+    pub fn level(self) -> u8 {
+        match self {
+            SafeSearch::Off => 0,
+            SafeSearch::Moderate => 1,
+            SafeSearch::Strict => 2,
+        }
+    }
+}
+
+/// A region-language code as DuckDuckGo writes it (`us-en`, `de-de`, `ch-fr`: the country first), or none
+/// (`wt-wt`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// `xx-yy`, lowercase.
+    code: String,
+}
+
+impl Region {
+    pub const NONE: &'static str = "wt-wt";
+
+    /// A code of two letters, a hyphen and two letters (any case); `None` otherwise.
+    pub fn parse(code: &str) -> Option<Region> {
+        let b = code.as_bytes();
+        let letters = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_alphabetic));
+        (b.len() == 5 && letters(0..2) && b.get(2) == Some(&b'-') && letters(3..5))
+            .then(|| Region { code: code.to_ascii_lowercase() })
+    }
+
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// No region: worldwide.
+    pub fn is_none(&self) -> bool {
+        self.code == Region::NONE
+    }
+
+    /// The country, lowercase (`uk` is ISO's `gb`); `None` worldwide or for DuckDuckGo's regions of no country
+    /// (`xa` Arabia, `xl` Latin America).
+    pub fn country(&self) -> Option<&str> {
+        match self.code.get(..2)? {
+            "wt" | "xa" | "xl" => None,
+            "uk" => Some("gb"),
+            c => Some(c),
+        }
+    }
+
+    /// The language, lowercase; `None` worldwide.
+    pub fn language(&self) -> Option<&str> {
+        (!self.is_none()).then(|| self.code.get(3..)).flatten()
+    }
+
+    /// The BCP 47 tag, language first (`de-DE`, `fr-CH`; the language alone without a country; `None` worldwide).
+    fn tag(&self) -> Option<String> {
+        let language = self.language()?;
+        Some(match self.country() {
+            Some(c) => format!("{language}-{}", c.to_ascii_uppercase()),
+            None => language.to_owned(),
+        })
+    }
+}
+
+/// The controls of one search, resolved (the defaults filled in from the configuration).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Controls {
+    pub time_range: Option<TimeRange>,
+    pub region: Region,
+    pub safesearch: SafeSearch,
+    /// Host names, lowercase ASCII (IDNs in punycode); each covers its subdomains.
+    pub include_domains: Vec<String>,
+    pub exclude_domains: Vec<String>,
+}
+
+/// The controls as a call gave them: what it did not give is `None` (the engine's defaults then apply).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Asked {
+    pub time_range: Option<TimeRange>,
+    pub region: Option<Region>,
+    pub safesearch: Option<SafeSearch>,
+    pub include_domains: Vec<String>,
+    pub exclude_domains: Vec<String>,
+}
+
+impl Asked {
+    /// Reads the controls from a JSON object (`/service`'s body, the MCP tool's arguments). Every malformed control
+    /// is a 400 whose code names its field.
+    pub fn from_fields(fields: &Map<String, Value>) -> Result<Asked, ApiError> {
+        let time_range = named(fields, "time_range", &TimeRange::NAMES, TimeRange::from_name)?;
+        let safesearch = named(fields, "safesearch", &SafeSearch::NAMES, SafeSearch::from_name)?;
+        let region = match fields.get("region") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(Region::parse(s.trim()).ok_or_else(|| {
+                ApiError::invalid_field(
+                    "region_invalid",
+                    "region",
+                    "`region` must be a region-language code such as \"us-en\" or \"de-de\" (\"wt-wt\": none)",
+                )
+            })?),
+            Some(_) => return Err(ApiError::invalid_field("region_not_string", "region", "`region` must be a string")),
+        };
+        Ok(Asked {
+            time_range,
+            region,
+            safesearch,
+            include_domains: domains(fields, "include_domains")?,
+            exclude_domains: domains(fields, "exclude_domains")?,
+        })
+    }
+
+    /// The controls with the defaults filled in.
+    pub fn resolve(&self, region: &Region, safesearch: SafeSearch) -> Controls {
+        Controls {
+            time_range: self.time_range,
+            region: self.region.clone().unwrap_or_else(|| region.clone()),
+            safesearch: self.safesearch.unwrap_or(safesearch),
+            include_domains: self.include_domains.clone(),
+            exclude_domains: self.exclude_domains.clone(),
+        }
+    }
+}
+
+/// A control whose value is one of `names`.
+fn named<T>(
+    fields: &Map<String, Value>,
+    field: &'static str,
+    names: &[&str],
+    from_name: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>, ApiError> {
+    let invalid = || {
+        let list: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+        ApiError::invalid_field(
+            match field {
+                "time_range" => "time_range_invalid",
+                _ => "safesearch_invalid",
+            },
+            field,
+            format!("`{field}` must be one of {}", list.join(", ")),
+        )
+    };
+    match fields.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => from_name(&s.trim().to_ascii_lowercase()).map(Some).ok_or_else(invalid),
+        Some(_) => Err(invalid()),
+    }
+}
+
+/// A list of domains: at most `DOMAINS_MAX` host names, each checked and put in its one form (`domain`).
+fn domains(fields: &Map<String, Value>, field: &'static str) -> Result<Vec<String>, ApiError> {
+    let code = |what: &str| -> &'static str {
+        match (field, what) {
+            ("include_domains", "not_array") => "include_domains_not_array",
+            ("include_domains", "too_many") => "include_domains_too_many",
+            ("include_domains", "not_string") => "include_domains_not_string",
+            ("include_domains", "empty") => "include_domains_empty_name",
+            ("include_domains", "url") => "include_domains_url",
+            ("include_domains", "path") => "include_domains_path",
+            ("include_domains", "port") => "include_domains_port",
+            ("include_domains", _) => "include_domains_invalid",
+            (_, "not_array") => "exclude_domains_not_array",
+            (_, "too_many") => "exclude_domains_too_many",
+            (_, "not_string") => "exclude_domains_not_string",
+            (_, "empty") => "exclude_domains_empty_name",
+            (_, "url") => "exclude_domains_url",
+            (_, "path") => "exclude_domains_path",
+            (_, "port") => "exclude_domains_port",
+            _ => "exclude_domains_invalid",
+        }
+    };
+    let items = match fields.get(field) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                code("not_array"),
+                field,
+                format!("`{field}` must be an array of host names"),
+            ))
+        }
+    };
+    if items.len() > DOMAINS_MAX {
+        return Err(ApiError::invalid_field(
+            code("too_many"),
+            field,
+            format!("`{field}` holds {} names; at most {DOMAINS_MAX} are allowed", items.len()),
+        ));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::String(raw) = item else {
+            return Err(ApiError::invalid_field(code("not_string"), field, format!("`{field}` must hold strings")));
+        };
+        let name = domain(raw).map_err(|(what, why)| {
+            let shown: String = raw.chars().take(80).collect();
+            ApiError::invalid_field(code(what), field, format!("`{field}`: {shown:?} {why}"))
+        })?;
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// A host name in its one form: trimmed, lowercase, a final dot dropped, each label of other than ASCII in punycode
+/// (`xn--`). Refused, with the kind of fault and why: an empty name, a URL, a path, a port, or a name that is not a
+/// host name (a character outside letters, digits and hyphens, an empty label, a label over 63 bytes, a name over
+/// `DOMAIN_BYTES_MAX`).
+pub fn domain(raw: &str) -> Result<String, (&'static str, &'static str)> {
+    let name = raw.trim();
+    if name.is_empty() || name == "." {
+        return Err(("empty", "is empty"));
+    }
+    if name.contains("://") || name.starts_with("//") {
+        return Err(("url", "is a URL: give the host name alone (docs.python.org)"));
+    }
+    if name.contains(['/', '?', '#']) {
+        return Err(("path", "has a path: give the host name alone (docs.python.org)"));
+    }
+    if name.contains(':') {
+        return Err(("port", "has a port: give the host name alone (a domain covers every port)"));
+    }
+    let name = name.strip_suffix('.').unwrap_or(name).to_lowercase();
+    let mut out = String::with_capacity(name.len());
+    for label in name.split('.') {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        if label.is_ascii() {
+            out.push_str(label);
+        } else {
+            out.push_str("xn--");
+            out.push_str(&punycode(label).ok_or(("invalid", "is not a host name"))?);
+        }
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if out.len() > DOMAIN_BYTES_MAX || !out.split('.').all(label_ok) {
+        return Err(("invalid", "is not a host name"));
+    }
+    Ok(out)
+}
+
+/// A label in punycode (RFC 3492), without its `xn--` prefix; `None` on overflow (a label no host name has).
+fn punycode(label: &str) -> Option<String> {
+    const BASE: u32 = 36;
+    const T_MIN: u32 = 1;
+    const T_MAX: u32 = 26;
+    let digit = |d: u32| char::from(if d < 26 { b'a' + d as u8 } else { b'0' + (d - 26) as u8 });
+    let adapt = |mut delta: u32, points: u32, first: bool| {
+        delta /= if first { 700 } else { 2 };
+        delta += delta / points;
+        let mut k = 0;
+        while delta > ((BASE - T_MIN) * T_MAX) / 2 {
+            delta /= BASE - T_MIN;
+            k += BASE;
+        }
+        k + (BASE * delta) / (delta + 38)
+    };
+    let chars: Vec<u32> = label.chars().map(u32::from).collect();
+    let mut out: String = label.chars().filter(char::is_ascii).collect();
+    let basic = u32::try_from(out.len()).ok()?;
+    if basic > 0 {
+        out.push('-');
+    }
+    let (mut n, mut delta, mut bias, mut handled) = (128u32, 0u32, 72u32, basic);
+    let total = u32::try_from(chars.len()).ok()?;
+    while handled < total {
+        let m = chars.iter().copied().filter(|&c| c >= n).min()?;
+        delta = delta.checked_add((m - n).checked_mul(handled + 1)?)?;
+        n = m;
+        for &c in &chars {
+            if c < n {
+                delta = delta.checked_add(1)?;
+            }
+            if c == n {
+                let mut q = delta;
+                let mut k = BASE;
+                loop {
+                    let t = if k <= bias {
+                        T_MIN
+                    } else if k >= bias + T_MAX {
+                        T_MAX
+                    } else {
+                        k - bias
+                    };
+                    if q < t {
+                        break;
+                    }
+                    out.push(digit(t + (q - t) % (BASE - t)));
+                    q = (q - t) / (BASE - t);
+                    k += BASE;
+                }
+                out.push(digit(q));
+                bias = adapt(delta, handled + 1, handled == basic);
+                delta = 0;
+                handled += 1;
+            }
+        }
+        delta = delta.checked_add(1)?;
+        n = n.checked_add(1)?;
+    }
+    Some(out)
+}
+
+/// Whether `host` is `domain` or one of its subdomains.
+fn covers(domain: &str, host: &str) -> bool {
+    host == domain || host.strip_suffix(domain).is_some_and(|rest| rest.ends_with('.'))
+}
+
+/// What a source is sent for a search: the query (with its `site:` operators), the parameters to add to its URL or
+/// form, and its cookies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ask {
+    pub query: String,
+    pub params: Vec<(&'static str, String)>,
+    pub cookies: Vec<(&'static str, String)>,
+}
+
+impl Ask {
+    /// The `Cookie` header's value, when there are cookies.
+    pub fn cookie_header(&self) -> Option<String> {
+        (!self.cookies.is_empty())
+            .then(|| self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; "))
+    }
+}
+
+impl Controls {
+    /// Whether a result at `url` passes the domain filters (a URL without a host passes none).
+    pub fn admits(&self, url: &str) -> bool {
+        if self.include_domains.is_empty() && self.exclude_domains.is_empty() {
+            return true;
+        }
+        let Some(host) = super::url::host(url) else { return false };
+        let host = domain(&host).unwrap_or(host);
+        (self.include_domains.is_empty() || self.include_domains.iter().any(|d| covers(d, &host)))
+            && !self.exclude_domains.iter().any(|d| covers(d, &host))
+    }
+
+    /// The control `kind` cannot honour for this search (its name), or why the source cannot add a result (its
+    /// host is left out by the domain filters); `None` when it can be asked. `wiki_language` is the language of the
+    /// configured Wikipedia (`Some` when it can be chosen by its host, see `wikipedia_url`), `default_region` the
+    /// engine's own.
+    pub fn unsupported(&self, kind: Kind, endpoint: &str, default_region: &Region) -> Option<&'static str> {
+        if kind != Kind::Wikipedia {
+            return None;
+        }
+        if self.time_range.is_some() {
+            return Some("time_range");
+        }
+        if self.safesearch == SafeSearch::Strict {
+            return Some("safesearch");
+        }
+        // The wiki of another language is asked at its own host; a configured URL that is not Wikipedia's own
+        // (a mirror) serves only the default region's language.
+        let other_language = self.region.language().is_some() && self.region.language() != default_region.language();
+        if other_language && wiki_host(endpoint).is_none() {
+            return Some("region");
+        }
+        let host = super::url::host(&wikipedia_url(endpoint, &self.region)).unwrap_or_default();
+        if !self.include_domains.is_empty() && !self.include_domains.iter().any(|d| covers(d, &host)) {
+            return Some("include_domains");
+        }
+        if self.exclude_domains.iter().any(|d| covers(d, &host)) {
+            return Some("exclude_domains");
+        }
+        None
+    }
+
+    /// What `kind` is sent: the query with the domains as `site:` operators (where the source reads them and they
+    /// fit in `SITE_QUERY_BYTES_MAX`) and the controls in the source's own parameters. `today_unix_day` is the day
+    /// (days since 1970) for the sources that take a date bound.
+    pub fn ask(&self, kind: Kind, query: &str, today_unix_day: u64) -> Ask {
+        let mut ask = Ask { query: self.site_query(kind, query), ..Ask::default() };
+        let region = &self.region;
+        let (p, c) = (&mut ask.params, &mut ask.cookies);
+        match kind {
+            Kind::DdgHtml | Kind::DdgLite => {
+                p.push(("kl", region.code().to_owned()));
+                if let Some(t) = self.time_range {
+                    p.push(("df", t.name().get(..1).unwrap_or_default().to_owned()));
+                }
+                let kp = match self.safesearch {
+                    SafeSearch::Off => "-2",
+                    SafeSearch::Moderate => "-1",
+                    SafeSearch::Strict => "1",
+                };
+                p.push(("kp", kp.to_owned()));
+            }
+            Kind::Searxng => {
+                if let Some(t) = self.time_range {
+                    p.push(("time_range", t.name().to_owned()));
+                }
+                p.push(("language", region.tag().unwrap_or_else(|| "all".to_owned())));
+                p.push(("safesearch", self.safesearch.level().to_string()));
+            }
+            Kind::Brave => {
+                if let Some(t) = self.time_range {
+                    let tf = match t {
+                        TimeRange::Day => "pd",
+                        TimeRange::Week => "pw",
+                        TimeRange::Month => "pm",
+                        TimeRange::Year => "py",
+                    };
+                    p.push(("tf", tf.to_owned()));
+                }
+                c.push(("country", region.country().unwrap_or("all").to_owned()));
+                c.push(("safesearch", self.safesearch.name().to_owned()));
+                c.push(("useLocation", "0".to_owned()));
+            }
+            Kind::Bing => {
+                if let Some(t) = self.time_range {
+                    let ez = match t {
+                        TimeRange::Year => format!("ez5_{}_{today_unix_day}", today_unix_day.saturating_sub(t.days())),
+                        TimeRange::Day => "ez1".to_owned(),
+                        TimeRange::Week => "ez2".to_owned(),
+                        TimeRange::Month => "ez3".to_owned(),
+                    };
+                    p.push(("filters", format!("ex1:\"{ez}\"")));
+                }
+                if let Some(country) = region.country() {
+                    p.push(("cc", country.to_ascii_uppercase()));
+                }
+                if let Some(language) = region.language() {
+                    p.push(("setlang", language.to_owned()));
+                }
+                p.push(("adlt", self.safesearch.name().to_owned()));
+            }
+            Kind::Mojeek => {
+                if let Some(t) = self.time_range {
+                    p.push(("since", yyyymmdd(today_unix_day.saturating_sub(t.days()))));
+                }
+                if let Some(country) = region.country() {
+                    p.push(("arc", country.to_owned()));
+                }
+                if let Some(language) = region.language() {
+                    p.push(("lb", language.to_owned()));
+                }
+                p.push(("safe", u8::from(self.safesearch != SafeSearch::Off).to_string()));
+            }
+            Kind::Wikipedia => {}
+        }
+        ask
+    }
+
+    /// The query with `site:` operators for the domains, for the sources that read them (not Wikipedia's search):
+    /// one included domain as `site:`, several are enforced on the results alone (an `OR` of them is not read alike
+    /// by every engine), each excluded one as `-site:`, as many as fit in `SITE_QUERY_BYTES_MAX`.
+    fn site_query(&self, kind: Kind, query: &str) -> String {
+        let mut q = query.to_owned();
+        if kind == Kind::Wikipedia {
+            return q;
+        }
+        let include = match self.include_domains.as_slice() {
+            [one] => Some(format!("site:{one}")),
+            _ => None,
+        };
+        let exclude = self.exclude_domains.iter().map(|d| format!("-site:{d}"));
+        for op in include.into_iter().chain(exclude) {
+            if q.len() + 1 + op.len() > SITE_QUERY_BYTES_MAX {
+                break;
+            }
+            q.push(' ');
+            q.push_str(&op);
+        }
+        q
+    }
+
+    /// The cache key's part for the controls: every control, so two searches that differ in one never share an
+    /// answer.
+    pub fn key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}|{}",
+            self.time_range.map_or("any", TimeRange::name),
+            self.region.code(),
+            self.safesearch.name(),
+            self.include_domains.join(","),
+            self.exclude_domains.join(",")
+        )
+    }
+}
+
+/// The language of a configured Wikipedia URL whose host is a language's wiki (`en.wikipedia.org`).
+fn wiki_host(endpoint: &str) -> Option<String> {
+    let host = super::url::host(endpoint)?;
+    let language = host.strip_suffix(".wikipedia.org")?;
+    (!language.is_empty() && !language.contains('.')).then(|| language.to_owned())
+}
+
+/// The URL Wikipedia is asked at for `region`: the configured one, with its host's language replaced by the
+/// region's when the host is a language's wiki (`en.wikipedia.org` to `de.wikipedia.org`).
+pub fn wikipedia_url(endpoint: &str, region: &Region) -> String {
+    match (wiki_host(endpoint), region.language()) {
+        (Some(own), Some(language)) if own != language => {
+            endpoint.replacen(&format!("//{own}.wikipedia.org"), &format!("//{language}.wikipedia.org"), 1)
+        }
+        _ => endpoint.to_owned(),
+    }
+}
+
+/// A day (days since 1970-01-01) as `YYYYMMDD`.
+fn yyyymmdd(unix_day: u64) -> String {
+    let ms = unix_day.saturating_mul(86_400_000);
+    crate::clock::rfc3339(ms).get(..10).unwrap_or_default().replace('-', "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(body: &str) -> Result<Asked, &'static str> {
+        let fields: Map<String, Value> = serde_json::from_str(body).unwrap();
+        Asked::from_fields(&fields).map_err(|e| e.code)
+    }
+
+    fn controls(body: &str) -> Controls {
+        asked(body).unwrap().resolve(&Region::parse("us-en").unwrap(), SafeSearch::Moderate)
+    }
+
+    #[test]
+    fn controls_are_read_and_resolved() {
+        let c = controls(r#"{}"#);
+        assert_eq!((c.time_range, c.region.code(), c.safesearch), (None, "us-en", SafeSearch::Moderate));
+        let c = controls(
+            r#"{"time_range":"Week","region":"DE-de","safesearch":"strict",
+                "include_domains":["Docs.Python.org.","bücher.de"],"exclude_domains":["pinterest.com"]}"#,
+        );
+        assert_eq!(c.time_range, Some(TimeRange::Week));
+        assert_eq!(c.region.code(), "de-de");
+        assert_eq!(c.safesearch, SafeSearch::Strict);
+        assert_eq!(c.include_domains, ["docs.python.org", "xn--bcher-kva.de"]);
+        assert_eq!(c.exclude_domains, ["pinterest.com"]);
+        let nulls = r#"{"time_range":null,"region":null,"safesearch":null,"include_domains":null}"#;
+        assert_eq!(asked(nulls), Ok(Asked::default()));
+    }
+
+    #[test]
+    fn each_bad_control_has_its_code() {
+        let cases = [
+            (r#"{"time_range":"fortnight"}"#, "time_range_invalid"),
+            (r#"{"time_range":7}"#, "time_range_invalid"),
+            (r#"{"safesearch":"on"}"#, "safesearch_invalid"),
+            (r#"{"safesearch":1}"#, "safesearch_invalid"),
+            (r#"{"region":"germany"}"#, "region_invalid"),
+            (r#"{"region":"de_de"}"#, "region_invalid"),
+            (r#"{"region":"d1-de"}"#, "region_invalid"),
+            (r#"{"region":5}"#, "region_not_string"),
+            (r#"{"include_domains":"a.com"}"#, "include_domains_not_array"),
+            (r#"{"include_domains":[5]}"#, "include_domains_not_string"),
+            (r#"{"include_domains":[""]}"#, "include_domains_empty_name"),
+            (r#"{"include_domains":["https://a.com"]}"#, "include_domains_url"),
+            (r#"{"include_domains":["a.com/docs"]}"#, "include_domains_path"),
+            (r#"{"include_domains":["a.com:8080"]}"#, "include_domains_port"),
+            (r#"{"include_domains":["a..com"]}"#, "include_domains_invalid"),
+            (r#"{"include_domains":["a_b.com"]}"#, "include_domains_invalid"),
+            (r#"{"include_domains":["-a.com"]}"#, "include_domains_invalid"),
+            (r#"{"exclude_domains":["  "]}"#, "exclude_domains_empty_name"),
+            (r#"{"exclude_domains":["http://x.org/"]}"#, "exclude_domains_url"),
+            (r#"{"exclude_domains":["x.org?q"]}"#, "exclude_domains_path"),
+            (r#"{"exclude_domains":["[::1]:80"]}"#, "exclude_domains_port"),
+            (r#"{"exclude_domains":{}}"#, "exclude_domains_not_array"),
+        ];
+        for (body, code) in cases {
+            assert_eq!(asked(body), Err(code), "{body}");
+        }
+        let many: Vec<String> = (0..=DOMAINS_MAX).map(|i| format!("\"d{i}.com\"")).collect();
+        let body = format!(r#"{{"exclude_domains":[{}]}}"#, many.join(","));
+        assert_eq!(asked(&body), Err("exclude_domains_too_many"));
+        let long = format!(r#"{{"include_domains":["{}.com"]}}"#, "a".repeat(64));
+        assert_eq!(asked(&long), Err("include_domains_invalid"), "a label over 63 bytes");
+    }
+
+    /// RFC 3492's samples, and the names browsers show.
+    #[test]
+    fn punycode_as_the_rfc_writes_it() {
+        assert_eq!(punycode("bücher").as_deref(), Some("bcher-kva"));
+        assert_eq!(punycode("münchen").as_deref(), Some("mnchen-3ya"));
+        assert_eq!(punycode("例え").as_deref(), Some("r8jz45g"));
+        assert_eq!(punycode("他们为什么不说中文").as_deref(), Some("ihqwcrb4cv8a8dqg056pqjye"));
+        assert_eq!(domain("ÄPFEL.de"), Ok("xn--pfel-koa.de".to_owned()));
+    }
+
+    #[test]
+    fn a_domain_covers_its_subdomains_and_nothing_else() {
+        let c = controls(r#"{"include_domains":["python.org"],"exclude_domains":["wiki.python.org"]}"#);
+        assert!(c.admits("https://docs.python.org/3/"));
+        assert!(c.admits("https://python.org/"));
+        assert!(c.admits("https://PYTHON.ORG./about"));
+        assert!(!c.admits("https://wiki.python.org/moin/"), "excluded below an included domain");
+        assert!(!c.admits("https://notpython.org/"), "a suffix is not a subdomain");
+        assert!(!c.admits("https://python.org.evil.com/"));
+        assert!(!c.admits("not a url"));
+        assert!(controls("{}").admits("not a url"), "no filters: everything");
+    }
+
+    #[test]
+    fn each_source_gets_the_controls_in_its_own_parameters() {
+        let c = controls(r#"{"time_range":"week","region":"de-de","safesearch":"strict"}"#);
+        let day = 20_000; // 2024-10-04
+        let params = |k: Kind| c.ask(k, "q", day).params;
+        let own = |pairs: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+            pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
+        };
+        assert_eq!(params(Kind::DdgHtml), own(&[("kl", "de-de"), ("df", "w"), ("kp", "1")]));
+        assert_eq!(params(Kind::DdgLite), params(Kind::DdgHtml));
+        assert_eq!(params(Kind::Searxng), own(&[("time_range", "week"), ("language", "de-DE"), ("safesearch", "2")]));
+        assert_eq!(params(Kind::Brave), own(&[("tf", "pw")]));
+        assert_eq!(
+            c.ask(Kind::Brave, "q", day).cookie_header().as_deref(),
+            Some("country=de; safesearch=strict; useLocation=0")
+        );
+        assert_eq!(
+            params(Kind::Bing),
+            own(&[("filters", "ex1:\"ez2\""), ("cc", "DE"), ("setlang", "de"), ("adlt", "strict")])
+        );
+        assert_eq!(params(Kind::Mojeek), own(&[("since", "20240927"), ("arc", "de"), ("lb", "de"), ("safe", "1")]));
+        let year = controls(r#"{"time_range":"year","region":"wt-wt","safesearch":"off"}"#);
+        assert_eq!(
+            year.ask(Kind::Bing, "q", day).params,
+            own(&[("filters", "ex1:\"ez5_19635_20000\""), ("adlt", "off")])
+        );
+        assert_eq!(
+            year.ask(Kind::Searxng, "q", day).params,
+            own(&[("time_range", "year"), ("language", "all"), ("safesearch", "0")])
+        );
+        assert_eq!(year.ask(Kind::DdgLite, "q", day).params, own(&[("kl", "wt-wt"), ("df", "y"), ("kp", "-2")]));
+        let uk = controls(r#"{"region":"uk-en"}"#);
+        assert_eq!(uk.ask(Kind::Searxng, "q", day).params[0], ("language", "en-GB".to_owned()));
+    }
+
+    #[test]
+    fn domains_go_out_as_site_operators_that_fit() {
+        let c = controls(r#"{"include_domains":["docs.python.org"],"exclude_domains":["a.com","b.org"]}"#);
+        assert_eq!(c.ask(Kind::Bing, "asyncio", 0).query, "asyncio site:docs.python.org -site:a.com -site:b.org");
+        assert_eq!(c.ask(Kind::Wikipedia, "asyncio", 0).query, "asyncio", "Wikipedia's search reads no operators");
+        let two = controls(r#"{"include_domains":["a.com","b.com"]}"#);
+        assert_eq!(two.ask(Kind::DdgHtml, "q", 0).query, "q", "several: enforced on the results alone");
+        let many: Vec<String> = (0..20).map(|i| format!("\"{}{i}.com\"", "d".repeat(40))).collect();
+        let c = controls(&format!(r#"{{"exclude_domains":[{}]}}"#, many.join(",")));
+        let q = c.ask(Kind::DdgHtml, "q", 0).query;
+        assert!(q.len() <= SITE_QUERY_BYTES_MAX && q.matches("-site:").count() >= 8, "{}", q.len());
+    }
+
+    #[test]
+    fn wikipedia_is_not_asked_for_what_it_cannot_honour() {
+        let us = Region::parse("us-en").unwrap();
+        let wiki = "https://en.wikipedia.org/w/api.php";
+        let mirror = "http://127.0.0.1:9/w/api.php";
+        let check = |body: &str, endpoint: &str| controls(body).unsupported(Kind::Wikipedia, endpoint, &us);
+        assert_eq!(check("{}", wiki), None);
+        assert_eq!(check(r#"{"time_range":"day"}"#, wiki), Some("time_range"));
+        assert_eq!(check(r#"{"safesearch":"strict"}"#, wiki), Some("safesearch"));
+        assert_eq!(check(r#"{"safesearch":"off"}"#, wiki), None);
+        assert_eq!(check(r#"{"region":"de-de"}"#, wiki), None, "asked at de.wikipedia.org");
+        assert_eq!(check(r#"{"region":"de-de"}"#, mirror), Some("region"));
+        assert_eq!(check(r#"{"region":"uk-en"}"#, mirror), None, "the same language");
+        assert_eq!(check(r#"{"include_domains":["python.org"]}"#, wiki), Some("include_domains"));
+        assert_eq!(check(r#"{"include_domains":["wikipedia.org"]}"#, wiki), None);
+        assert_eq!(check(r#"{"exclude_domains":["en.wikipedia.org"]}"#, wiki), Some("exclude_domains"));
+        assert_eq!(controls(r#"{"time_range":"day"}"#).unsupported(Kind::Bing, wiki, &us), None);
+        let de = Region::parse("de-de").unwrap();
+        assert_eq!(wikipedia_url(wiki, &de), "https://de.wikipedia.org/w/api.php");
+        assert_eq!(wikipedia_url(mirror, &de), mirror);
+        assert_eq!(wikipedia_url(wiki, &Region::parse("wt-wt").unwrap()), wiki);
+    }
+
+    #[test]
+    fn the_key_differs_in_every_control() {
+        let bodies = [
+            "{}",
+            r#"{"time_range":"day"}"#,
+            r#"{"region":"de-de"}"#,
+            r#"{"safesearch":"off"}"#,
+            r#"{"include_domains":["a.com"]}"#,
+            r#"{"exclude_domains":["a.com"]}"#,
+        ];
+        let keys: std::collections::HashSet<String> = bodies.iter().map(|b| controls(b).key()).collect();
+        assert_eq!(keys.len(), bodies.len());
+    }
+}
