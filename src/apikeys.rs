@@ -214,23 +214,21 @@ fn parse_keys(text: &str, path: &Path) -> Vec<String> {
     keys
 }
 
-/// Makes a new key (32 random bytes), appends it to the keys file (created 0600) and returns it.
-pub fn add_new_key(path: &Path, comment: Option<&str>) -> io::Result<String> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// Makes a new key (32 random bytes), appends it to the keys file at `path` (created 0600, with the state
+/// directory 0700 if need be; reached from `state_dir` through `statedir`, never through a link) and returns it.
+pub fn add_new_key(state_dir: &Path, path: &Path, comment: Option<&str>) -> io::Result<String> {
     let random = crate::sign::keys::random_bytes::<32>()?;
     let key = format!("{KEY_PREFIX}{}", base64url_encode(&random));
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut file = std::fs::OpenOptions::new().append(true).create(true).mode(0o600).open(path)?;
+    let (dir, name) = crate::statedir::locate(state_dir, path, true)?;
     // A file made by hand may be wider open; keys are secrets.
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    let mut file = dir.open_append(&name, 0o600)?;
     let line = match comment.map(|c| c.replace(['\n', '\r'], " ")) {
         Some(c) if !c.trim().is_empty() => format!("{key} # {}\n", c.trim()),
         _ => format!("{key}\n"),
     };
-    file.write_all(line.as_bytes())?;
-    file.sync_all()?;
+    file.write_all(line.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     Ok(key)
 }
 
@@ -266,7 +264,7 @@ mod tests {
         assert_eq!(keys.check(Some("anything"), ip(1), now).unwrap_err().code, "api_key_invalid");
         assert_eq!(keys.check(None, ip(1), now).unwrap_err().code, "api_key_required");
         assert_eq!(keys.check(Some("  "), ip(1), now).unwrap_err().code, "api_key_required");
-        let first = add_new_key(&path, Some("ops laptop")).unwrap();
+        let first = add_new_key(path.parent().unwrap(), &path, Some("ops laptop")).unwrap();
         assert!(first.starts_with(KEY_PREFIX) && first.len() == KEY_LEN_MIN);
         keys.check(Some(&first), ip(1), now).unwrap();
         assert_eq!(keys.check(Some(&first[..20]), ip(1), now).unwrap_err().code, "api_key_invalid");
@@ -318,7 +316,7 @@ mod tests {
     #[test]
     fn a_file_others_can_read_is_refused_and_new_keys_tighten_it() {
         let path = temp("mode");
-        let key = add_new_key(&path, None).unwrap();
+        let key = add_new_key(path.parent().unwrap(), &path, None).unwrap();
         let keys = ApiKeys::new(&path);
         let now = Instant::now();
         for (mode, usable) in [(0o600, true), (0o640, true), (0o644, false), (0o660, false), (0o604, false)] {
@@ -331,7 +329,7 @@ mod tests {
                 assert_eq!((e.status, e.code), (503, "api_keys_unusable"), "mode {mode:o}");
             }
         }
-        add_new_key(&path, None).unwrap();
+        add_new_key(path.parent().unwrap(), &path, None).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         keys.check(Some(&key), ip(1), now).unwrap();
     }
@@ -339,7 +337,7 @@ mod tests {
     #[test]
     fn repeated_failures_are_slowed_per_address() {
         let path = temp("failures");
-        let key = add_new_key(&path, None).unwrap();
+        let key = add_new_key(path.parent().unwrap(), &path, None).unwrap();
         let keys = ApiKeys::new(&path);
         let t0 = Instant::now();
         for _ in 0..FAILURES_MAX {

@@ -297,7 +297,7 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
 fn mcp(config: Config) -> ExitCode {
     crate::logger::init(&config.log);
     if let Err(e) = create_state_dir(&config) {
-        log::error!("cannot create the state directory {}: {e}", config.state_dir.display());
+        log::error!("the state directory: {e}");
         return ExitCode::from(1);
     }
     crate::mcp::tools::run(config)
@@ -309,7 +309,7 @@ fn serve(config: Config) -> ExitCode {
         log::warn!("{name} is not a known variable (a typo?); it is ignored");
     }
     if let Err(e) = create_state_dir(&config) {
-        log::error!("cannot create the state directory {}: {e}", config.state_dir.display());
+        log::error!("the state directory: {e}");
         return ExitCode::from(1);
     }
     // Before any thread exists, so that every thread inherits the mask and only the signal thread sees them.
@@ -361,7 +361,7 @@ fn serve(config: Config) -> ExitCode {
     let keys = match crate::sign::Keyring::load_or_create(&config.key_paths()) {
         Ok(k) => Arc::new(k),
         Err(e) => {
-            log::error!("cannot load or create the signing keys: {e}");
+            log::error!("cannot load or create the signing keys: {}", serve_state_error(&config, &e));
             return ExitCode::from(1);
         }
     };
@@ -563,20 +563,17 @@ fn keygen(config: &Config) -> ExitCode {
     let now = crate::clock::Clock::now_unix_ms(&SystemClock);
     let paths = config.key_paths();
     match crate::sign::Keyring::rotate(&paths, now) {
-        Ok(k) => {
-            // The keys' directory first: the files in it are then handed to its (new) owner.
-            let dir = paths.retired.parent().unwrap_or(&config.state_dir);
-            hand_over(&[dir, &paths.card, &paths.result, &paths.retired], &config.state_dir);
-            println!(
-                "card key:   {}
-result key: {}",
-                k.card.kid, k.result.kid
-            );
-            println!("the previous keys stay published as retired; restart the server to sign with the new ones");
+        Ok((k, retired)) => {
+            println!("card key:   {}\nresult key: {}", k.card.kid, k.result.kid);
+            if retired > 0 {
+                println!("the previous keys stay published as retired; restart the server to sign with the new ones");
+            } else {
+                println!("there were no keys before: none retired");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("websearchd: cannot rotate the keys: {}", state_error(config, &paths.retired, &e));
+            eprintln!("websearchd: cannot rotate the keys: {}", state_error(config, &e));
             ExitCode::from(1)
         }
     }
@@ -639,9 +636,7 @@ fn key_set(config: &Config, jwks: Option<&std::path::Path>) -> Result<serde_json
                 absent.display()
             ));
         }
-        return crate::sign::Keyring::load_or_create(&paths)
-            .map(|k| k.jwks())
-            .map_err(|e| state_error(config, &paths.result, &e));
+        return crate::sign::Keyring::load_or_create(&paths).map(|k| k.jwks()).map_err(|e| state_error(config, &e));
     };
     let text = source.to_string_lossy();
     let bytes = if text.starts_with("http://") || text.starts_with("https://") {
@@ -660,9 +655,8 @@ fn key_set(config: &Config, jwks: Option<&std::path::Path>) -> Result<serde_json
 
 /// Adds an API key to the keys file and prints it: the only time it is shown.
 fn apikey_new(config: &Config, comment: Option<&str>) -> ExitCode {
-    match crate::apikeys::add_new_key(&config.api_keys_file, comment) {
+    match crate::apikeys::add_new_key(&config.state_dir, &config.api_keys_file, comment) {
         Ok(key) => {
-            hand_over(&[&config.api_keys_file], &config.state_dir);
             println!("{key}");
             eprintln!(
                 "added to {} (send it in the X-WALLET header to {}{{/state,/meshgraph}}; it is not shown again)",
@@ -672,7 +666,7 @@ fn apikey_new(config: &Config, comment: Option<&str>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("websearchd: {}", state_error(config, &config.api_keys_file, &e));
+            eprintln!("websearchd: {}", state_error(config, &e));
             ExitCode::from(1)
         }
     }
@@ -780,7 +774,8 @@ fn payments(config: &Config) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("websearchd: {}", state_error(config, &path, &e));
+            let e = std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+            eprintln!("websearchd: {}", state_error(config, &e));
             return ExitCode::from(1);
         }
     };
@@ -898,14 +893,10 @@ fn journal_repair(file: &std::path::Path, truncate_at: &str) -> ExitCode {
         return ExitCode::from(2);
     };
     let now = crate::clock::Clock::now_unix_ms(&SystemClock);
-    let owner = std::fs::metadata(file).ok();
+    // The new journal and its backup are given to the directory's owner (the service's user, when an operator repairs
+    // it with sudo) by `statedir`, which never follows a link there.
     match crate::journal::repair(file, offset, now) {
         Ok(r) => {
-            // Rewritten beside and renamed: the journal and its backup keep the owner the journal had (the service's
-            // user, when an operator repairs it with sudo).
-            if let Some(owner) = owner {
-                give_to(&[file, &r.backup], &owner);
-            }
             println!(
                 "kept a copy of {} in {}; cut {} complete record(s) ({} bytes) at offset {}; the cut is recorded in \
                  the journal so that their sequence numbers are never issued again",
@@ -918,72 +909,60 @@ fn journal_repair(file: &std::path::Path, truncate_at: &str) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
-            eprintln!("websearchd: {}: {e}; nothing was changed", file.display());
+            eprintln!("websearchd: {e}; nothing was changed");
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("websearchd: {}: {e}", file.display());
+            eprintln!("websearchd: {e}");
             ExitCode::from(1)
         }
     }
 }
 
-/// After an admin command run as root wrote files for the service (API keys, signing keys), gives them to the owner
-/// and group of the state directory when another user owns it (the service's fixed user): root-owned 0600 files
-/// would be unreadable to the service (it answered 403 `api_key_invalid`, "Permission denied" in its log). Modes
-/// are kept. Only files owned by root are changed, so nothing happens for a command run as the service's user.
-fn hand_over(paths: &[&std::path::Path], state_dir: &std::path::Path) {
+/// An I/O error on a file of the state directory (its message names the file), said so that an operator can act on
+/// it: "Permission denied" names the state directory, its owner, and how to run the command as a user who may read
+/// it.
+fn state_error(config: &Config, e: &std::io::Error) -> String {
     use std::os::unix::fs::MetadataExt;
-    match std::fs::metadata(state_dir) {
-        Ok(owner) if owner.uid() != 0 => give_to(paths, &owner),
-        _ => {}
-    }
-}
-
-/// Gives each root-owned path to `owner`'s user and group; a failure is a warning (the write itself succeeded).
-fn give_to(paths: &[&std::path::Path], owner: &std::fs::Metadata) {
-    use std::os::unix::fs::MetadataExt;
-    for path in paths {
-        let Ok(meta) = std::fs::symlink_metadata(path) else { continue };
-        if meta.uid() != 0 || (meta.uid(), meta.gid()) == (owner.uid(), owner.gid()) {
-            continue;
-        }
-        if let Err(e) = std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid())) {
-            eprintln!(
-                "websearchd: warning: cannot give {} to uid {} gid {} (the state directory's owner): {e}; the service \
-                 may not be able to read it",
-                path.display(),
-                owner.uid(),
-                owner.gid()
-            );
-        }
-    }
-}
-
-/// An I/O error on a file of the state directory, said so that an operator can act on it: "Permission denied" names
-/// the state directory, its owner, and how to run the command as a user who may read it.
-fn state_error(config: &Config, path: &std::path::Path, e: &std::io::Error) -> String {
-    use std::os::unix::fs::MetadataExt;
-    let said = format!("{}: {e}", path.display());
     if e.kind() != std::io::ErrorKind::PermissionDenied {
-        return said;
+        return e.to_string();
     }
     let dir = config.state_dir.display();
     match std::fs::metadata(&config.state_dir) {
         Ok(meta) => {
             let owner = user_name(meta.uid()).unwrap_or_else(|| format!("uid {}", meta.uid()));
             format!(
-                "{said}: the state directory {dir} belongs to {owner} (mode {:04o}); run the command as root (sudo \
+                "{e}: the state directory {dir} belongs to {owner} (mode {:04o}); run the command as root (sudo \
                  websearchd ..., which gives the files it writes to {owner}) or as that user (sudo -u {owner} \
                  websearchd ...), with the same --env-file",
                 meta.mode() & 0o7777
             )
         }
         Err(_) => format!(
-            "{said}: the state directory {dir} cannot be reached by this user; run the command as root (sudo) or as \
+            "{e}: the state directory {dir} cannot be reached by this user; run the command as root (sudo) or as \
              the service's user, with the same --env-file"
         ),
     }
+}
+
+/// The server's own error on its state directory: the path, its owner and mode, and who this process runs as.
+fn serve_state_error(config: &Config, e: &std::io::Error) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let (Some(meta), true) =
+        (std::fs::metadata(&config.state_dir).ok(), e.kind() == std::io::ErrorKind::PermissionDenied)
+    else {
+        return e.to_string();
+    };
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX);
+    let name = |uid: u32| user_name(uid).unwrap_or_else(|| format!("uid {uid}"));
+    format!(
+        "{e}: the state directory {} belongs to {} (mode {:04o}) and this process runs as {}; the server needs a \
+         state directory of its own user (WEBSEARCHD_STATE_DIR, or chown it)",
+        config.state_dir.display(),
+        name(meta.uid()),
+        meta.mode() & 0o7777,
+        name(me)
+    )
 }
 
 /// Lines of /etc/passwd read at most, to name a uid.
@@ -1000,13 +979,9 @@ fn user_name(uid: u32) -> Option<String> {
     })
 }
 
-/// Creates the state directory with mode 0700 if it does not exist.
-fn create_state_dir(config: &Config) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    if config.state_dir.is_dir() {
-        return Ok(());
-    }
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&config.state_dir)
+/// Opens the state directory, creating it (mode 0700, and any missing parents) if it does not exist.
+fn create_state_dir(config: &Config) -> Result<(), String> {
+    crate::statedir::Dir::open(&config.state_dir, true).map(drop).map_err(|e| serve_state_error(config, &e))
 }
 
 #[cfg(test)]

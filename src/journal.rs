@@ -139,7 +139,9 @@ impl Journal {
     pub fn open(path: &Path) -> io::Result<(Journal, Opened)> {
         use std::os::unix::fs::OpenOptionsExt;
         let existed = path.exists();
-        let mut file = OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path)?;
+        // Never through a link put where the journal goes (`statedir::open_file`).
+        let mut file =
+            crate::statedir::open_file(path, OpenOptions::new().read(true).append(true).create(true).mode(0o600))?;
         if !existed {
             sync_dir(path)?;
         }
@@ -169,7 +171,7 @@ impl Journal {
 
     /// Reads a journal without changing it (a torn tail is reported, not cut): for listing while a server runs.
     pub fn read(path: &Path) -> io::Result<Opened> {
-        parse_file(path, &std::fs::read(path)?)
+        parse_file(path, &read_whole(path)?)
     }
 
     /// Appends one record and waits until it is on disk (its own fsync, under the journal's lock); returns where it
@@ -427,7 +429,7 @@ pub fn repair_removed(record: &Value) -> Option<u64> {
 
 /// Reads a journal without changing it and describes it: for `websearchd journal check`.
 pub fn check(path: &Path) -> io::Result<Checked> {
-    let bytes = std::fs::read(path)?;
+    let bytes = read_whole(path)?;
     let len = bytes.len() as u64;
     Ok(match parse(&bytes) {
         Ok((records, _, good_len)) => {
@@ -443,12 +445,17 @@ pub fn check(path: &Path) -> io::Result<Checked> {
 /// marker land together: the new file is written beside the old and renamed over it, so a crash leaves either. The
 /// server must not be running on this file.
 pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
-    let bytes = std::fs::read(path)?;
-    let at = usize::try_from(offset).ok().filter(|&o| o <= bytes.len()).ok_or_else(|| {
-        invalid(format!("offset {offset} is past the end of {} ({} bytes)", path.display(), bytes.len()))
-    })?;
+    let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, format!("{}: {m}", path.display()));
+    // The journal's directory is opened once and the journal, its copy and the new file are reached in it, never
+    // through a link (`statedir`): run as root in the service's directory, a planted link must not redirect a write.
+    let (dir, name) = crate::statedir::locate(path.parent().unwrap_or(Path::new("")), path, false)?;
+    let mut bytes = Vec::new();
+    let file = dir.open_read(&name)?.ok_or_else(|| named(path, io::ErrorKind::NotFound.into()))?;
+    (&file).read_to_end(&mut bytes).map_err(|e| named(path, e))?;
+    let at = usize::try_from(offset)
+        .ok()
+        .filter(|&o| o <= bytes.len())
+        .ok_or_else(|| invalid(format!("offset {offset} is past the end of the file ({} bytes)", bytes.len())))?;
     if at > 0 && bytes.get(at - 1) != Some(&b'\n') {
         return Err(invalid(format!("offset {offset} is not the start of a line")));
     }
@@ -469,13 +476,10 @@ pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
         .take(cut.iter().filter(|&&b| b == b'\n').count())
         .map(|line| parse_line(line).ok().and_then(|r| repair_removed(&r)).unwrap_or(1))
         .sum::<u64>();
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".{now_ms}.bak"));
-    let backup = PathBuf::from(name);
-    let mut copy = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&backup)?;
-    copy.write_all(&bytes)?;
-    copy.sync_all()?;
-    sync_dir(&backup)?;
+    let mut backup_name = name.clone();
+    backup_name.push(format!(".{now_ms}.bak"));
+    let backup = dir.path().join(&backup_name);
+    dir.create_new(&backup_name, &[&bytes], 0o600)?;
     let marker = encode(&json!({
         REPAIR_KEY: {
             "at": now_ms,
@@ -485,16 +489,24 @@ pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
             "backup": backup.display().to_string(),
         }
     }))?;
-    let mut name = path.as_os_str().to_owned();
-    name.push(".repair");
-    let next = PathBuf::from(name);
-    let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&next)?;
-    file.write_all(head)?;
-    file.write_all(marker.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&next, path)?;
-    sync_dir(path)?;
+    if let Err(e) = dir.write_atomically(&name, &[head, marker.as_bytes()], 0o600) {
+        // Nothing was changed: the copy of an unchanged journal is not left behind.
+        let _ = dir.remove(&backup_name);
+        return Err(e);
+    }
     Ok(Repaired { backup, lines_removed, bytes_removed: cut.len() as u64 })
+}
+
+/// A journal's bytes, read without following a link at its name.
+fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    crate::statedir::open_file(path, OpenOptions::new().read(true))?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// `e` with the path it is about.
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// The records of a journal's bytes, and how many bytes of torn tail follow them.

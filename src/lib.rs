@@ -28,5 +28,6 @@ pub mod openapi;
 pub mod page;
 pub mod search;
 pub mod sign;
+pub mod statedir;
 pub mod store;
 pub mod x402;

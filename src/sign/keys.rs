@@ -1,8 +1,8 @@
 //! The service's keys: generated on first start in `<state>/keys/` (files 0600, written atomically), or loaded from
 //! configured paths; `websearchd keygen` rotates them, keeping the old public keys published as retired so earlier
-//! signatures still verify.
+//! signatures still verify. Every file is reached through `statedir` (never through a link).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use ed25519_dalek::SigningKey;
@@ -77,6 +77,8 @@ pub struct KeyPaths {
     pub card: PathBuf,
     pub result: PathBuf,
     pub retired: PathBuf,
+    /// The state directory the files under it are reached from (`statedir::locate`).
+    pub state_dir: PathBuf,
 }
 
 impl KeyPaths {
@@ -86,41 +88,47 @@ impl KeyPaths {
             card: card.map_or_else(|| dir.join(Purpose::Card.file()), Path::to_path_buf),
             result: result.map_or_else(|| dir.join(Purpose::Result.file()), Path::to_path_buf),
             retired: dir.join("retired.json"),
+            state_dir: state_dir.to_owned(),
         }
+    }
+
+    fn locate(&self, path: &Path) -> io::Result<(crate::statedir::Dir, std::ffi::OsString)> {
+        crate::statedir::locate(&self.state_dir, path, true)
     }
 }
 
 impl Keyring {
     /// Loads the keys, generating any that do not exist yet.
     pub fn load_or_create(paths: &KeyPaths) -> io::Result<Keyring> {
-        let card = load_or_create(&paths.card, Purpose::Card)?;
-        let result = load_or_create(&paths.result, Purpose::Result)?;
-        let retired = match std::fs::read(&paths.retired) {
-            Ok(bytes) => serde_json::from_slice::<Vec<Value>>(&bytes)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", paths.retired.display())))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e),
-        };
-        Ok(Keyring { card, result, retired })
+        let card = load_or_create(paths, &paths.card, Purpose::Card)?;
+        let result = load_or_create(paths, &paths.result, Purpose::Result)?;
+        Ok(Keyring { card, result, retired: retired(paths)? })
     }
 
-    /// Replaces both keys with new ones; the old public keys join the retired list. Returns the new keyring.
-    pub fn rotate(paths: &KeyPaths, now_ms: u64) -> io::Result<Keyring> {
-        let old = Keyring::load_or_create(paths)?;
-        let mut retired = old.retired;
-        for pair in [&old.card, &old.result] {
-            let mut jwk = pair.jwk("retired");
+    /// Replaces both keys with new ones; the old public keys join the retired list. A key that did not exist is only
+    /// made: a key that never signed anything is never listed as retired. Returns the new keyring and how many keys
+    /// were retired.
+    pub fn rotate(paths: &KeyPaths, now_ms: u64) -> io::Result<(Keyring, usize)> {
+        let mut retired = retired(paths)?;
+        let mut rotated = 0;
+        for (path, purpose) in [(&paths.card, Purpose::Card), (&paths.result, Purpose::Result)] {
+            let Some(old) = load(paths, path, purpose)? else { continue };
+            let mut jwk = old.jwk("retired");
             if let Some(map) = jwk.as_object_mut() {
                 map.insert("retired_at".into(), crate::clock::rfc3339(now_ms).into());
             }
             retired.push(jwk);
+            rotated += 1;
         }
-        write_atomically(&paths.retired, serde_json::to_string_pretty(&retired).unwrap_or_default().as_bytes(), 0o644)?;
+        let (dir, name) = paths.locate(&paths.retired)?;
+        let list = serde_json::to_string_pretty(&retired).unwrap_or_default();
+        dir.write_atomically(&name, &[list.as_bytes()], 0o644)?;
         for (path, purpose) in [(&paths.card, Purpose::Card), (&paths.result, Purpose::Result)] {
-            write_atomically(path, format!("{}\n", hex_encode(&random_bytes::<32>()?)).as_bytes(), 0o600)?;
+            let (dir, name) = paths.locate(path)?;
+            dir.write_atomically(&name, &[format!("{}\n", hex_encode(&random_bytes::<32>()?)).as_bytes()], 0o600)?;
             log::info!("new {} key written to {}", purpose.name(), path.display());
         }
-        Keyring::load_or_create(paths)
+        Ok((Keyring::load_or_create(paths)?, rotated))
     }
 
     /// The JWKS: active keys first, then retired ones.
@@ -131,21 +139,36 @@ impl Keyring {
     }
 }
 
-fn load_or_create(path: &Path, purpose: Purpose) -> io::Result<KeyPair> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let seed: [u8; 32] = hex_decode(text.trim()).and_then(|b| b.try_into().ok()).ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("{}: not 64 hex digits", path.display()))
-            })?;
-            Ok(KeyPair::from_seed(purpose, &seed))
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let seed = random_bytes::<32>()?;
-            write_atomically(path, format!("{}\n", hex_encode(&seed)).as_bytes(), 0o600)?;
-            log::info!("generated the {} key at {}", purpose.name(), path.display());
-            Ok(KeyPair::from_seed(purpose, &seed))
-        }
-        Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+fn load_or_create(paths: &KeyPaths, path: &Path, purpose: Purpose) -> io::Result<KeyPair> {
+    if let Some(pair) = load(paths, path, purpose)? {
+        return Ok(pair);
+    }
+    let seed = random_bytes::<32>()?;
+    let (dir, name) = paths.locate(path)?;
+    dir.write_atomically(&name, &[format!("{}\n", hex_encode(&seed)).as_bytes()], 0o600)?;
+    log::info!("generated the {} key at {}", purpose.name(), path.display());
+    Ok(KeyPair::from_seed(purpose, &seed))
+}
+
+/// The key at `path`, `None` if there is none.
+fn load(paths: &KeyPaths, path: &Path, purpose: Purpose) -> io::Result<Option<KeyPair>> {
+    let (dir, name) = paths.locate(path)?;
+    let Some(bytes) = dir.read(&name)? else { return Ok(None) };
+    let seed: [u8; 32] = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|text| hex_decode(text.trim()))
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("{}: not 64 hex digits", path.display())))?;
+    Ok(Some(KeyPair::from_seed(purpose, &seed)))
+}
+
+/// The public keys of rotated-out keys (none before the first rotation).
+fn retired(paths: &KeyPaths) -> io::Result<Vec<Value>> {
+    let (dir, name) = paths.locate(&paths.retired)?;
+    match dir.read(&name)? {
+        Some(bytes) => serde_json::from_slice::<Vec<Value>>(&bytes)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", paths.retired.display()))),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -154,20 +177,4 @@ pub fn random_bytes<const N: usize>() -> io::Result<[u8; N]> {
     let mut bytes = [0u8; N];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(bytes)
-}
-
-/// Writes a file so that a crash leaves either the old content or the new, never a mix: a temporary file in the
-/// same directory, fsynced, renamed over the target, and the directory fsynced.
-pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("file")));
-    {
-        let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    std::fs::File::open(dir)?.sync_all()
 }

@@ -111,7 +111,8 @@ fn keys_are_created_once_and_rotation_keeps_the_old_public_keys() {
     assert!(first.card.kid.starts_with("card-") && first.result.kid.starts_with("result-"));
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&paths.result).unwrap().permissions().mode() & 0o777, 0o600);
-    let rotated = Keyring::rotate(&paths, 0).unwrap();
+    let (rotated, retired) = Keyring::rotate(&paths, 0).unwrap();
+    assert_eq!(retired, 2);
     assert_ne!(rotated.result.kid, first.result.kid);
     let jwks = rotated.jwks();
     let keys = keys_from_jwks(&jwks);
