@@ -522,11 +522,11 @@ fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> E
         let extract = crate::extract::Extractor::run(&html, crate::extract::Options::default());
         // A cap hit while extracting says truncated too, as for a URL.
         let page = crate::page::Extracted::new(target.to_owned(), extract).fit(tokens);
-        return print_markdown(&page.markdown, page.truncated.then_some(page.tokens));
+        return print_markdown(target, &page.markdown, page.truncated.then_some(page.tokens));
     }
     let (policy, limits) = config.fetch_policy();
     match crate::page::extract(target, &policy, &limits, tokens) {
-        Ok(page) => print_markdown(&page.markdown, page.truncated.then_some(page.tokens)),
+        Ok(page) => print_markdown(target, &page.markdown, page.truncated.then_some(page.tokens)),
         Err(e) => {
             eprintln!("websearchd: {target}: {} ({})", e, e.code());
             ExitCode::from(1)
@@ -534,13 +534,14 @@ fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> E
     }
 }
 
-/// Prints an extract on stdout (nothing, and a note on stderr, when the page had no main content). A reader that
-/// goes away early (`| head`) ends the output quietly: that is not an error.
-fn print_markdown(markdown: &str, truncated_at_tokens: Option<usize>) -> ExitCode {
+/// Prints an extract on stdout. A page with no main content prints nothing and fails (exit 1) with a one-line
+/// reason on stderr, so that a script can tell it from a page that said something. A reader that goes away early
+/// (`| head`) ends the output quietly: that is not an error.
+fn print_markdown(target: &str, markdown: &str, truncated_at_tokens: Option<usize>) -> ExitCode {
     use std::io::Write;
     if markdown.trim().is_empty() {
-        eprintln!("websearchd: no main content was found on the page");
-        return ExitCode::SUCCESS;
+        eprintln!("websearchd: {target}: no main content was found on the page");
+        return ExitCode::from(1);
     }
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{markdown}").and_then(|()| out.flush()) {

@@ -11,9 +11,12 @@ use std::process::{Command, Stdio};
 fn the_extract_command_says_when_a_page_has_no_content() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/extract/empty_shell.html");
     let out = Command::new(common::binary()).env_clear().args(["extract", "--file", path]).output().unwrap();
-    assert!(out.status.success());
+    // Not a success (issue 34): a script must tell an empty page from one that said something.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no main content"), "{:?}", out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains("no main content") && err.contains("empty_shell.html"), "{err}");
 }
 
 #[test]
