@@ -38,6 +38,9 @@ Usage:
   websearchd verify --body FILE --headers FILE [--jwks FILE|URL]
                                             check a saved signed answer offline (default key set: this
                                             instance's own keys)
+  websearchd verify --mcp FILE [--jwks FILE|URL]
+                                            check an MCP tool result as a client saved it (the JSON-RPC
+                                            response, its result, or the server-sent event carrying it)
   websearchd verify --receipts FILE [--jwks FILE|URL]
                                             check notary receipts (one JSON receipt, a JSON array, JSON
                                             lines, or the notary journal) and the chain they form
@@ -61,6 +64,7 @@ enum Command {
     Mcp,
     Keygen,
     Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
+    VerifyMcp { file: PathBuf, jwks: Option<PathBuf> },
     VerifyReceipts { receipts: PathBuf, jwks: Option<PathBuf> },
     ApiKeyNew { comment: Option<String> },
     Help,
@@ -85,6 +89,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut headers = None;
     let mut jwks = None;
     let mut receipts = None;
+    let mut mcp = None;
     let mut comment = None;
     let mut truncate_at = None;
     let mut help = false;
@@ -113,6 +118,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--headers" => headers = Some(PathBuf::from(value("--headers")?)),
             "--jwks" => jwks = Some(PathBuf::from(value("--jwks")?)),
             "--receipts" | "--receipt" => receipts = Some(PathBuf::from(value("--receipts")?)),
+            "--mcp" => mcp = Some(PathBuf::from(value("--mcp")?)),
             "--comment" => comment = Some(value("--comment")?),
             "--truncate-at" => truncate_at = Some(value("--truncate-at")?),
             "--" => {
@@ -146,10 +152,11 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
                 (None, Some(url)) => Command::Extract { target: url, file: false, tokens: tokens.take() },
                 _ => return Err("extract needs a URL or --file PATH (not both)".into()),
             },
-            Some("verify") => match (body.take(), headers.take(), receipts.take()) {
-                (Some(body), Some(headers), None) => Command::Verify { body, headers, jwks: jwks.take() },
-                (None, None, Some(receipts)) => Command::VerifyReceipts { receipts, jwks: jwks.take() },
-                _ => return Err("verify needs --body FILE and --headers FILE, or --receipts FILE".into()),
+            Some("verify") => match (body.take(), headers.take(), receipts.take(), mcp.take()) {
+                (Some(body), Some(headers), None, None) => Command::Verify { body, headers, jwks: jwks.take() },
+                (None, None, Some(receipts), None) => Command::VerifyReceipts { receipts, jwks: jwks.take() },
+                (None, None, None, Some(file)) => Command::VerifyMcp { file, jwks: jwks.take() },
+                _ => return Err("verify needs --body FILE and --headers FILE, --mcp FILE, or --receipts FILE".into()),
             },
             Some("apikey") => match positional.next().as_deref() {
                 Some("new") => Command::ApiKeyNew { comment: comment.take() },
@@ -169,6 +176,9 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         }
         if truncate_at.is_some() {
             return Err("--truncate-at goes with journal repair".into());
+        }
+        if mcp.is_some() {
+            return Err("--mcp goes with verify".into());
         }
         if !matches!(command, Command::Search { .. }) && (max_results.is_some() || extract) {
             return Err("--max-results and --extract go with search".into());
@@ -216,6 +226,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Keygen => keygen(&config),
         Command::Extract { target, file, tokens } => extract(&config, &target, file, tokens.as_deref()),
         Command::Verify { body, headers, jwks } => verify(&config, &body, &headers, jwks.as_deref()),
+        Command::VerifyMcp { file, jwks } => verify_mcp(&config, &file, jwks.as_deref()),
         Command::VerifyReceipts { receipts, jwks } => verify_receipts(&config, &receipts, jwks.as_deref()),
         Command::ApiKeyNew { comment } => apikey_new(&config, comment.as_deref()),
         Command::Mcp => mcp(config),
@@ -609,6 +620,54 @@ fn verify(
     match crate::sign::verify_answer(&body, lookup, &crate::sign::keys_from_jwks(&jwks)) {
         Ok(v) => {
             println!("ok: signed by {} ({} key), over the {} form", v.kid, v.status, v.object.name());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("not valid: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Checks a saved MCP tool result (`web_search`, `extract_page`, from `websearchd mcp` or `/mcp`) with nothing written
+/// by hand: the text of `content[0]` against `structuredContent.signature`, as `mcp::tools::verify` does. The file is
+/// what a client saves: the JSON-RPC response, its `result` alone, or a Streamable HTTP answer as server-sent events
+/// (the message on its last `data:` line).
+fn verify_mcp(config: &Config, file: &std::path::Path, jwks: Option<&std::path::Path>) -> ExitCode {
+    use serde_json::Value;
+    let loaded = (|| -> Result<(Value, Value), String> {
+        let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let message = serde_json::from_slice::<Value>(&bytes).or_else(|e| {
+            let text = String::from_utf8_lossy(&bytes);
+            let data = text.lines().rev().find_map(|l| l.strip_prefix("data:"));
+            data.map_or(Err(e), serde_json::from_str).map_err(|e| {
+                format!("{}: neither a JSON-RPC message nor server-sent events carrying one: {e}", file.display())
+            })
+        })?;
+        Ok((message, key_set(config, jwks)?))
+    })();
+    let (message, jwks) = match loaded {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("websearchd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = message.get("result").unwrap_or(&message);
+    let text = result.pointer("/content/0/text").and_then(Value::as_str);
+    let signature = result.pointer("/structuredContent/signature");
+    let (Some(text), Some(signature)) = (text, signature) else {
+        let why = if message.get("error").is_some() || result.get("isError") == Some(&Value::Bool(true)) {
+            "it is an error, and errors are not signed"
+        } else {
+            "it has no content[0].text and structuredContent.signature (is it a tools/call result?)"
+        };
+        println!("not valid: {}: {why}", file.display());
+        return ExitCode::from(1);
+    };
+    match crate::mcp::tools::verify(text, signature, &crate::sign::keys_from_jwks(&jwks)) {
+        Ok(v) => {
+            println!("ok: signed by {} ({} key), over the text of content[0]", v.kid, v.status);
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -1013,6 +1072,10 @@ mod tests {
             parse(&["journal", "repair", "j", "--truncate-at=120"]).map(|i| i.command),
             Ok(Command::JournalRepair { file: "j".into(), truncate_at: "120".into() })
         );
+        assert_eq!(
+            parse(&["verify", "--mcp", "answer.json"]).map(|i| i.command),
+            Ok(Command::VerifyMcp { file: "answer.json".into(), jwks: None })
+        );
         let inv = parse(&["--env-file", "/etc/x.env", "serve"]).expect("valid");
         assert_eq!(inv.env_file, Some(PathBuf::from("/etc/x.env")));
     }
@@ -1035,5 +1098,7 @@ mod tests {
         assert!(parse(&["journal", "repair", "f"]).is_err(), "repair needs --truncate-at");
         assert!(parse(&["journal", "check", "f", "--truncate-at", "3"]).is_err());
         assert!(parse(&["serve", "--truncate-at", "3"]).is_err());
+        assert!(parse(&["verify", "--mcp", "a", "--body", "b"]).is_err());
+        assert!(parse(&["search", "q", "--mcp", "a"]).is_err());
     }
 }

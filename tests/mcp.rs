@@ -258,6 +258,49 @@ fn web_search_answers_signed_results_and_tool_errors_as_results() {
     assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "scheme_refused", "{answer}");
 }
 
+/// Issue 34: `websearchd verify --mcp FILE` checks a tool result as a client saved it, with no headers written by
+/// hand: the whole JSON-RPC response, its `result` alone, or the server-sent event of the HTTP door carrying it.
+#[test]
+fn verify_checks_a_saved_tool_result() {
+    let mut mcp = Mcp::start();
+    let answer = mcp.request(
+        1,
+        "tools/call",
+        json!({ "name": "web_search", "arguments": { "query": "rust", "max_results": 1 } }),
+    );
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let error = mcp.request(2, "tools/call", json!({ "name": "web_search", "arguments": { "query": 5 } }));
+    let dir = mcp._state.path();
+    let verify = |name: &str, content: String| {
+        let file = dir.join(name);
+        std::fs::write(&file, content).unwrap();
+        Command::new(common::binary())
+            .env_clear()
+            .env("WEBSEARCHD_STATE_DIR", dir.join("data"))
+            .args(["verify", "--mcp"])
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    let response = serde_json::to_string(&answer).unwrap();
+    let result = serde_json::to_string_pretty(&answer["result"]).unwrap();
+    let events = format!("event: message\ndata: {response}\n\n");
+    for (name, content) in [("response.json", response.clone()), ("result.json", result), ("events.txt", events)] {
+        let out = verify(name, content);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}: {said}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(said.starts_with("ok: signed by result-"), "{name}: {said}");
+    }
+    let tampered = response.replacen("rust-lang", "rust-1ang", 1);
+    assert_ne!(tampered, response);
+    let out = verify("tampered.json", tampered);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("not valid"));
+    let out = verify("error.json", error.to_string());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("errors are not signed"), "{:?}", out);
+}
+
 #[test]
 fn the_server_ends_when_its_input_ends() {
     let mut mcp = Mcp::start();
