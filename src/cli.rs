@@ -953,8 +953,8 @@ fn journal_repair(file: &std::path::Path, truncate_at: &str) -> ExitCode {
         return ExitCode::from(2);
     };
     let now = crate::clock::Clock::now_unix_ms(&SystemClock);
-    // The new journal and its backup are given to the directory's owner (the service's user, when an operator repairs
-    // it with sudo) by `statedir`, which never follows a link there.
+    // The new journal and its backup keep the owner the journal had (the service's user, when an operator repairs it
+    // with sudo); `statedir` never follows a link in its directory.
     match crate::journal::repair(file, offset, now) {
         Ok(r) => {
             println!(

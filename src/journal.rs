@@ -448,9 +448,15 @@ pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
     let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, format!("{}: {m}", path.display()));
     // The journal's directory is opened once and the journal, its copy and the new file are reached in it, never
     // through a link (`statedir`): run as root in the service's directory, a planted link must not redirect a write.
-    let (dir, name) = crate::statedir::locate(path.parent().unwrap_or(Path::new("")), path, false)?;
+    let (mut dir, name) = crate::statedir::locate(path.parent().unwrap_or(Path::new("")), path, false)?;
     let mut bytes = Vec::new();
     let file = dir.open_read(&name)?.ok_or_else(|| named(path, io::ErrorKind::NotFound.into()))?;
+    // The new journal and its backup keep the owner the journal had (the service's user, repaired with sudo).
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = file.metadata().map_err(|e| named(path, e))?;
+        dir.give_new_files_to(meta.uid(), meta.gid());
+    }
     (&file).read_to_end(&mut bytes).map_err(|e| named(path, e))?;
     let at = usize::try_from(offset)
         .ok()

@@ -38,6 +38,11 @@ pub struct Dir {
     /// The state directory's owner: the service's user. Files and directories in it must be its or root's.
     uid: u32,
     gid: u32,
+    /// Root's and writable by no one else: nothing in it was put there by another user, so any owner is accepted
+    /// (a key file an operator configured in /etc/websearchd/ and gave to the service's user).
+    trusted: bool,
+    /// Who gets what root creates here (`give_new_files_to`): the state directory's owner unless said otherwise.
+    heir: (u32, u32),
 }
 
 impl Dir {
@@ -79,15 +84,21 @@ impl Dir {
                 ));
             }
         }
-        Ok(Dir::new(fd, path.to_owned(), meta.uid(), meta.gid()))
+        Ok(Dir::new(fd, path.to_owned(), &meta, (meta.uid(), meta.gid())))
     }
 
-    fn new(fd: File, path: PathBuf, uid: u32, gid: u32) -> Dir {
+    fn new(fd: File, path: PathBuf, meta: &std::fs::Metadata, (uid, gid): (u32, u32)) -> Dir {
         use std::os::fd::AsRawFd;
         let proc = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
-        let same = |m: std::fs::Metadata| fd.metadata().is_ok_and(|d| (d.dev(), d.ino()) == (m.dev(), m.ino()));
+        let same = |m: std::fs::Metadata| (m.dev(), m.ino()) == (meta.dev(), meta.ino());
         let base = if std::fs::metadata(&proc).is_ok_and(same) { proc } else { path.clone() };
-        Dir { fd, base, path, uid, gid }
+        let trusted = meta.uid() == 0 && meta.mode() & 0o022 == 0;
+        Dir { fd, base, path, uid, gid, trusted, heir: (uid, gid) }
+    }
+
+    /// What root creates here from now on goes to `uid` and `gid` (a repaired journal keeps its owner).
+    pub fn give_new_files_to(&mut self, uid: u32, gid: u32) {
+        self.heir = (uid, gid);
     }
 
     pub fn path(&self) -> &Path {
@@ -113,7 +124,9 @@ impl Dir {
         let meta = fd.metadata().map_err(|e| named(&path, "", e))?;
         self.check_owner(&path, &meta)?;
         self.hand_over(&path, &fd, &meta)?;
-        Ok(Dir::new(fd, path, self.uid, self.gid))
+        // In a directory of root's, a subdirectory's owner is as good as root.
+        let owner = if self.trusted { (meta.uid(), meta.gid()) } else { (self.uid, self.gid) };
+        Ok(Dir::new(fd, path, &meta, owner))
     }
 
     /// The file `name` opened to read, or `None` when there is none.
@@ -244,7 +257,7 @@ impl Dir {
     }
 
     fn check_owner(&self, path: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
-        if meta.uid() == self.uid || meta.uid() == 0 {
+        if self.trusted || meta.uid() == self.uid || meta.uid() == 0 {
             return Ok(());
         }
         Err(refused(
@@ -254,17 +267,14 @@ impl Dir {
     }
 
     /// Gives a root-owned file or directory in a directory another user owns to that user (the service's, which must
-    /// read it), on its descriptor.
+    /// read it), or to the heir named, on its descriptor.
     fn hand_over(&self, path: &Path, file: &File, meta: &std::fs::Metadata) -> io::Result<()> {
-        if meta.uid() != 0 || self.uid == 0 {
+        let (uid, gid) = self.heir;
+        if meta.uid() != 0 || uid == 0 {
             return Ok(());
         }
-        std::os::unix::fs::fchown(file, Some(self.uid), Some(self.gid)).map_err(|e| {
-            named(
-                path,
-                &format!("cannot give it to uid {} gid {} (the state directory's owner)", self.uid, self.gid),
-                e,
-            )
+        std::os::unix::fs::fchown(file, Some(uid), Some(gid)).map_err(|e| {
+            named(path, &format!("cannot give it to uid {uid} gid {gid} (the state directory's owner)"), e)
         })
     }
 }
@@ -278,7 +288,12 @@ pub fn locate(state_dir: &Path, path: &Path, create: bool) -> io::Result<(Dir, s
     })?;
     let parent = path.parent().unwrap_or(Path::new(""));
     let Ok(rest) = parent.strip_prefix(state_dir) else {
-        return Ok((Dir::open(parent, create)?, name.to_owned()));
+        let mut dir = Dir::open(parent, create)?;
+        // What root writes there is for the service, as in the state directory.
+        if let Ok(meta) = std::fs::metadata(state_dir) {
+            dir.give_new_files_to(meta.uid(), meta.gid());
+        }
+        return Ok((dir, name.to_owned()));
     };
     let mut dir = Dir::open(state_dir, create)?;
     for component in rest.components() {

@@ -377,3 +377,31 @@ fn serve_on_a_state_directory_it_cannot_write_names_it() {
     assert!(line.contains(&format!("{}/keys", state.display())), "{line}");
     assert!(line.contains(&format!("the state directory {} belongs to root", state.display())), "{line}");
 }
+
+/// A key file an operator configured in a directory of root's that no one else may write (/etc/websearchd/) may
+/// belong to the service's user: nobody else could have put it there. In a directory others may write, it may not.
+#[test]
+fn a_key_file_in_roots_own_directory_may_be_the_services() {
+    let Some((dir, _state, env_file)) = root_instance("admin-etc-key", SERVICE_ID, "the configured key file check")
+    else {
+        return;
+    };
+    let etc = dir.path().join("etc");
+    std::fs::create_dir(&etc).unwrap();
+    std::fs::set_permissions(&etc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let card = etc.join("card.key");
+    std::fs::write(&card, format!("{}\n", "11".repeat(32))).unwrap();
+    std::os::unix::fs::chown(&card, Some(SERVICE_ID), Some(SERVICE_ID)).unwrap();
+    let mut text = std::fs::read_to_string(&env_file).unwrap();
+    text.push_str(&format!("WEBSEARCHD_CARD_KEY_FILE={}\n", card.display()));
+    std::fs::write(&env_file, text).unwrap();
+    let out = admin(&env_file, &["keygen"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(std::fs::read_to_string(&card).unwrap().trim(), "11".repeat(32), "rotated");
+    let meta = std::fs::metadata(&card).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (SERVICE_ID, 0o600), "the new key is the service's to read");
+
+    std::fs::set_permissions(&etc, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::os::unix::fs::chown(&card, Some(SERVICE_ID), Some(SERVICE_ID)).unwrap();
+    refused(&admin(&env_file, &["keygen"], None), "belongs to uid 65534");
+}
