@@ -151,18 +151,29 @@ impl ApiKeys {
 
     fn keys(&self, now: Instant) -> Keys {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let meta = std::fs::metadata(&self.path).ok();
+        // A link is not followed, as `apikey new` does not follow it (`statedir`).
+        let meta = std::fs::symlink_metadata(&self.path).ok();
         let Some(meta) = meta else {
             *cache = Cache::default();
             return Keys::None;
         };
         let mode = meta.permissions().mode();
-        if mode & UNSAFE_MODE_BITS != 0 {
-            let why = format!(
+        let unusable = if meta.is_symlink() {
+            Some(
+                "is a symbolic link, which is not followed; put the file itself there, or name it in \
+                  WEBSEARCHD_API_KEYS_FILE"
+                    .to_owned(),
+            )
+        } else if mode & UNSAFE_MODE_BITS != 0 {
+            Some(format!(
                 "is readable or writable by other users (mode {:04o}); run `chmod 600 {}`",
                 mode & 0o7777,
                 self.path.display()
-            );
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = unusable {
             if !matches!(&cache.keys, Keys::Unusable(w) if *w == why) {
                 log::error!("{}: {why}; no API key is accepted until then", self.path.display());
             }
@@ -172,7 +183,11 @@ impl ApiKeys {
         let stamp = meta.modified().ok().map(|m| (m, meta.len()));
         let due = cache.read_at.is_none_or(|t| now.duration_since(t) >= RECHECK_INTERVAL);
         if stamp != cache.stamp || due {
-            match std::fs::read(&self.path) {
+            let read = crate::statedir::open_file(&self.path, std::fs::OpenOptions::new().read(true)).and_then(|f| {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut &f, &mut bytes).map(|_| bytes)
+            });
+            match read {
                 Ok(bytes) => {
                     let content = sha256(&bytes);
                     if cache.content != Some(content) {
@@ -332,6 +347,23 @@ mod tests {
         add_new_key(path.parent().unwrap(), &path, None).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         keys.check(Some(&key), ip(1), now).unwrap();
+    }
+
+    /// A link at the keys file's name is neither followed by `apikey new` nor read by the server.
+    #[test]
+    fn a_link_for_the_keys_file_is_refused() {
+        let path = temp("link");
+        let target = path.with_file_name("elsewhere");
+        let key = add_new_key(path.parent().unwrap(), &target, None).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let keys = ApiKeys::new(&path);
+        let e = keys.check(Some(&key), ip(1), Instant::now()).unwrap_err();
+        assert_eq!((e.status, e.code), (503, "api_keys_unusable"));
+        assert!(e.message.contains("symbolic link"), "{}", e.message);
+        let before = std::fs::read(&target).unwrap();
+        let e = add_new_key(path.parent().unwrap(), &path, None).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert_eq!(std::fs::read(&target).unwrap(), before);
     }
 
     #[test]
