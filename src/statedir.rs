@@ -7,8 +7,9 @@
 //!   `/proc/self/fd/<fd>/<name>`, which the kernel resolves to the open directory itself as `openat(2)` would (std
 //!   has no `openat`, and only `http::sys` holds `unsafe`); where /proc is not mounted, by its path.
 //! - Every file is opened with `O_NOFOLLOW` (a link is refused, never followed) and checked on its descriptor: a
-//!   regular file, one link, owned by the directory's owner (the service's user) or root. A subdirectory (`keys/`) is
-//!   opened the same way. Anything else is refused in one line that names it.
+//!   regular file, one link, owned by the directory's owner (the service's user) or root (or anyone, in a directory
+//!   of root's that no one else may write: nobody else could have put it there). A subdirectory (`keys/`) is opened
+//!   the same way. Anything else is refused in one line that names it.
 //! - A file is replaced through a temporary file of a random name made with `O_CREAT|O_EXCL`, its mode and owner set
 //!   on the descriptor, renamed over the target; on any failure the temporary file is removed.
 //! - What root creates in a directory another user owns is given to that user (on the descriptor), so the service can
@@ -124,9 +125,14 @@ impl Dir {
         let meta = fd.metadata().map_err(|e| named(&path, "", e))?;
         self.check_owner(&path, &meta)?;
         self.hand_over(&path, &fd, &meta)?;
-        // In a directory of root's, a subdirectory's owner is as good as root.
-        let owner = if self.trusted { (meta.uid(), meta.gid()) } else { (self.uid, self.gid) };
-        Ok(Dir::new(fd, path, &meta, owner))
+        // In a directory of root's, a subdirectory's owner is as good as root; elsewhere the state directory's owner
+        // stays the one, and gets what root makes.
+        if self.trusted {
+            return Ok(Dir::new(fd, path, &meta, (meta.uid(), meta.gid())));
+        }
+        let mut sub = Dir::new(fd, path, &meta, (self.uid, self.gid));
+        sub.heir = self.heir;
+        Ok(sub)
     }
 
     /// The file `name` opened to read, or `None` when there is none.
