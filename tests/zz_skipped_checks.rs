@@ -1,12 +1,15 @@
 //! One visible summary of the checks that `cargo test` skips on this machine, and why (issue 16: about 45 checks
 //! skip without `../shared` and the interop venv, and each skip's notice is hidden by the test harness, which shows
-//! a passing test's output only with `--nocapture`).
+//! a passing test's output only with `--nocapture`; a skipped check counts as passed).
 //!
-//! The summary is written to the process's standard error directly: the harness captures `print!` and `eprint!`,
-//! not writes to `std::io::stderr()`, so it shows in every `cargo test` run (between the other test binaries' lines).
-//! A skip is a notice, not a failure, except where every input must be present: with `WEBSEARCHD_REQUIRE_INPUTS=1`
-//! (`.ci/run` sets it; CI runs as root with `../shared` and the interop venv) a missing input fails the summary, so
-//! that a CI machine that lost one does not pass green with dozens of checks skipped.
+//! The file's name sorts last, so cargo runs this binary after every other (the library's and the binary's unit
+//! tests first, then the integration tests in the order of their names; the crate has no doctests, `doctest = false`
+//! in Cargo.toml): the summary is in the last lines of `cargo test`'s output (issue 34; it was line 760 of 806). It
+//! is written to the process's standard error directly: the harness captures `print!` and `eprint!`, not writes to
+//! `std::io::stderr()`. A skip is a notice, not a failure, except where every input must be present: with
+//! `WEBSEARCHD_REQUIRE_INPUTS=1` (`.ci/run` sets it; CI runs as root with `../shared` and the interop venv) a
+//! missing input fails the summary, so that a CI machine that lost one does not pass green with dozens of checks
+//! skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
@@ -120,19 +123,28 @@ fn checks(input: &Input) -> usize {
 fn summary_of_skipped_checks() {
     let required = common::inputs_required();
     let missing: Vec<(usize, Input)> = inputs().into_iter().filter(|i| !i.present).map(|i| (checks(&i), i)).collect();
+    let text = summary(&missing);
+    let _ = std::io::stderr().write_all(text.as_bytes());
+    assert!(!required || missing.is_empty(), "WEBSEARCHD_REQUIRE_INPUTS=1, and checks skip:{text}");
+}
+
+/// The summary's text: what skipped and how to provide it, ending with the count (the line a reader sees last).
+fn summary(missing: &[(usize, Input)]) -> String {
     if missing.is_empty() {
-        return;
+        return "\nwebsearchd: no check skipped: every test input is present.\n".into();
     }
     let total: usize = missing.iter().map(|(n, _)| n).sum();
-    let mut text =
-        format!("\nwebsearchd: {total} check(s) skip on this machine for missing test inputs (see README, Tests):\n");
-    for (n, input) in &missing {
+    let mut text = String::from("\nwebsearchd: checks skipped for missing test inputs (docs/development.md, Tests):\n");
+    for (n, input) in missing {
         let mut files: Vec<&str> = input.checks_in.iter().map(|(f, _)| *f).collect();
         files.dedup();
         text.push_str(&format!("  - {n} in {}: {} is absent; {}\n", files.join(", "), input.what, input.how));
     }
-    let _ = std::io::stderr().write_all(text.as_bytes());
-    assert!(!required, "WEBSEARCHD_REQUIRE_INPUTS=1, and {total} check(s) skip:{text}");
+    text.push_str(&format!(
+        "websearchd: {total} check(s) SKIPPED on this machine (counted as passed above); \
+         WEBSEARCHD_REQUIRE_INPUTS=1 makes a skip fail.\n"
+    ));
+    text
 }
 
 /// Every file the summary counts in still holds its marker: a renamed helper must not make the count silently 0.
@@ -141,7 +153,37 @@ fn the_counted_markers_exist() {
     for input in inputs() {
         for (file, marker) in input.checks_in {
             let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
-            assert!(text.contains(marker), "{file} no longer contains {marker:?}: update tests/skipped_checks.rs");
+            assert!(text.contains(marker), "{file} no longer contains {marker:?}: update tests/zz_skipped_checks.rs");
         }
     }
+}
+
+/// This binary runs last, so its summary ends `cargo test`'s output: its name sorts after every other test file's,
+/// and no doctest pass follows it.
+#[test]
+fn the_summary_comes_last() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let this = Path::new(file!()).file_name().unwrap().to_owned();
+    for entry in std::fs::read_dir(root.join("tests")).unwrap() {
+        let name = entry.unwrap().file_name();
+        if Path::new(&name).extension().is_some_and(|e| e == "rs") {
+            assert!(name <= this, "tests/{} runs after tests/{}: rename one", name.display(), this.display());
+        }
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let lib = manifest.split("\n[lib]\n").nth(1).expect("Cargo.toml has a [lib] section").split("\n[").next().unwrap();
+    assert!(lib.lines().any(|l| l.trim() == "doctest = false"), "a doctest pass would print after the summary");
+}
+
+#[test]
+fn the_summary_ends_with_the_count() {
+    let missing = vec![
+        (3, Input { what: "x".into(), present: false, checks_in: &[("a.rs", "m")], how: "get x" }),
+        (4, Input { what: "y".into(), present: false, checks_in: &[("b.rs", "m")], how: "get y" }),
+    ];
+    let text = summary(&missing);
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("websearchd: 7 check(s) SKIPPED"), "{text}");
+    assert!(text.contains("  - 3 in a.rs: x is absent; get x\n"), "{text}");
+    assert!(summary(&[]).contains("no check skipped"));
 }
