@@ -852,7 +852,7 @@ fn preflight(methods: &str) -> Response {
 
 /// A bazaar discovery extension for a POST with a JSON body: an example call and the JSON Schema of the call. It
 /// travels in every 402's `PAYMENT-REQUIRED` header and clients copy it into their payment, so it is kept small: no
-/// example answer nor answer schema (the README, `llms.txt` and the catalogue describe the answers).
+/// example answer nor answer schema (docs/api.md, `llms.txt` and the catalogue describe the answers).
 fn bazaar(example_body: Value, body_schema: Value) -> Value {
     json!({
         "info": { "input": { "type": "http", "method": "POST", "bodyType": "json", "body": example_body } },

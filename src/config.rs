@@ -1,6 +1,6 @@
 //! Configuration: environment variables (optionally filled in from a systemd-style environment file), parsed once
-//! into a typed `Config`. Every variable is listed in `VARS` with its default and bounds; the README's table says
-//! the same and a test keeps the two in step. An invalid value stops start-up with a message that names the
+//! into a typed `Config`. Every variable is listed in `VARS` with its default and bounds; docs/configuration.md's tables
+//! say the same and a test keeps the two in step. An invalid value stops start-up with a message that names the
 //! variable and what it allows.
 //!
 //! This module reads no sockets and starts nothing; `Config::resolved` keeps, for `check-config`, where each value
@@ -1064,18 +1064,21 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    /// The README's configuration table says what `VARS` says.
+    /// docs/configuration.md's tables say what `VARS` says, and name no other variable.
     #[test]
-    fn readme_documents_every_variable() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    fn configuration_page_documents_every_variable() {
+        let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md"))
+            .expect("docs/configuration.md");
         // Each row whole (what it means too), in the order of VARS and `check-config`.
         let mut after = 0;
         for v in VARS {
             let row = format!("| `{}` | `{}` | {} | {} |", v.name, v.default, v.allowed, v.meaning);
-            let at = readme.find(&row).unwrap_or_else(|| panic!("README lacks the row {row}"));
-            assert!(at > after, "README's row of {} is out of the order of VARS", v.name);
+            let at = page.find(&row).unwrap_or_else(|| panic!("docs/configuration.md lacks the row\n{row}\n"));
+            assert!(at > after, "docs/configuration.md's row of {} is out of the order of VARS", v.name);
             after = at;
         }
+        let rows = page.lines().filter(|l| l.starts_with("| `WEBSEARCHD_")).count();
+        assert_eq!(rows, VARS.len(), "docs/configuration.md has a row for a variable VARS does not name");
     }
 
     #[test]

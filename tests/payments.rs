@@ -537,14 +537,14 @@ fn a_paid_call_waits_for_one_ledger_sync_and_its_unsynced_records_outlive_a_kill
     assert_eq!(events(&payments_listing(server.state_dir.path()).0).len(), 3);
 }
 
-/// Every metric family the README documents under `GET /metrics` is exported after a paid call, and every exported
-/// family is documented (the payment families were documented and never exported).
+/// Every metric family docs/operations.md documents under `GET /metrics` is exported after a paid call, and every
+/// exported family is documented (the payment families were documented and never exported).
 #[test]
 fn metrics_are_exported_as_documented() {
     let w = world(&[]);
     assert_eq!(pay(&w, "metrics", &Payer::new(7)).status, 200);
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = readme.split("### `GET /metrics`").nth(1).unwrap().split("\n#").next().unwrap();
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md")).unwrap();
+    let section = page.split("\n## Metrics: `GET /metrics`\n").nth(1).unwrap().split("\n#").next().unwrap();
     let documented: std::collections::BTreeSet<String> = section
         .split('`')
         .skip(1)

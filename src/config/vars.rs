@@ -1,5 +1,5 @@
 //! The table of every variable the service reads (`VARS`): its default, what it allows and what it means. The
-//! README's configuration table says the same (a test in `config` keeps the two in step); `check-config` prints
+//! tables of docs/configuration.md say the same (a test in `config` keeps the two in step); `check-config` prints
 //! the variables in its order.
 
 use super::FACILITATOR_URL_DEFAULT;
@@ -13,7 +13,7 @@ pub struct VarDoc {
     pub meaning: &'static str,
 }
 
-/// Every variable the service reads. Order is the order of `check-config` and of the README table.
+/// Every variable the service reads. Order is the order of `check-config` and of docs/configuration.md.
 pub const VARS: &[VarDoc] = &[
     VarDoc {
         name: "WEBSEARCHD_ENV_FILE",
@@ -390,7 +390,7 @@ pub const VARS: &[VarDoc] = &[
         default: "(none: each node keeps its state in memory)",
         allowed: "redis://[user:password@]host[:port][/db], or rediss:// for TLS",
         meaning: "A Redis (or Valkey) that several nodes share: the replay guard, the answer cache, breakers and \
-                  pacing, trial counters (README, Several nodes). The password is hidden by check-config.",
+                  pacing, trial counters (docs/deploy.md, Several nodes). The password is hidden by check-config.",
     },
     VarDoc {
         name: "WEBSEARCHD_REDIS_PREFIX",
