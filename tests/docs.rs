@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// The README's length the issue allows ("at most about 200 lines").
 const README_LINES_MAX: usize = 200;
+/// The largest picture under docs/.
+const PICTURE_BYTES_MAX: u64 = 150 * 1024;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -160,6 +162,18 @@ fn every_page_lists_its_sections() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The pictures of the docs stay small: they are in every clone, archive and package.
+#[test]
+fn the_pictures_are_small() {
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "png") {
+            let bytes = std::fs::metadata(&path).unwrap().len();
+            assert!(bytes <= PICTURE_BYTES_MAX, "{} is {bytes} bytes: make it smaller (pngquant)", path.display());
+        }
+    }
 }
 
 #[test]
