@@ -2,14 +2,14 @@
 //! skip without `../shared` and the interop venv, and each skip's notice is hidden by the test harness, which shows
 //! a passing test's output only with `--nocapture`; a skipped check counts as passed).
 //!
-//! The file's name sorts last, so cargo runs this binary after every other (the library's and the binary's unit
-//! tests first, then the integration tests in the order of their names; the crate has no doctests, `doctest = false`
-//! in Cargo.toml): the summary is in the last lines of `cargo test`'s output (issue 34; it was line 760 of 806). It
-//! is written to the process's standard error directly: the harness captures `print!` and `eprint!`, not writes to
-//! `std::io::stderr()`. A skip is a notice, not a failure, except where every input must be present: with
-//! `WEBSEARCHD_REQUIRE_INPUTS=1` (`.ci/run` sets it; CI runs as root with `../shared` and the interop venv) a
-//! missing input fails the summary, so that a CI machine that lost one does not pass green with dozens of checks
-//! skipped.
+//! The summary ends `cargo test`'s output (issue 34; it was line 760 of 806): the file's name sorts last, so cargo
+//! runs this binary after every other (the library's and the binary's unit tests first, then the integration tests
+//! in the order of their names; the crate has no doctests, `doctest = false` in Cargo.toml), and it runs without the
+//! test harness (`harness = false`), which would print its own lines after it: `main` makes its checks, then writes
+//! the summary, whose last line is the count. A skip is a notice, not a failure, except where every input must be
+//! present: with `WEBSEARCHD_REQUIRE_INPUTS=1` (`.ci/run` sets it; CI runs as root with `../shared` and the interop
+//! venv) a missing input fails the summary, so that a CI machine that lost one does not pass green with dozens of
+//! checks skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
@@ -119,7 +119,6 @@ fn checks(input: &Input) -> usize {
         .sum()
 }
 
-#[test]
 fn summary_of_skipped_checks() {
     let required = common::inputs_required();
     let missing: Vec<(usize, Input)> = inputs().into_iter().filter(|i| !i.present).map(|i| (checks(&i), i)).collect();
@@ -148,7 +147,6 @@ fn summary(missing: &[(usize, Input)]) -> String {
 }
 
 /// Every file the summary counts in still holds its marker: a renamed helper must not make the count silently 0.
-#[test]
 fn the_counted_markers_exist() {
     for input in inputs() {
         for (file, marker) in input.checks_in {
@@ -159,8 +157,7 @@ fn the_counted_markers_exist() {
 }
 
 /// This binary runs last, so its summary ends `cargo test`'s output: its name sorts after every other test file's,
-/// and no doctest pass follows it.
-#[test]
+/// no doctest pass follows it, and no harness prints after it.
 fn the_summary_comes_last() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let this = Path::new(file!()).file_name().unwrap().to_owned();
@@ -173,9 +170,12 @@ fn the_summary_comes_last() {
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let lib = manifest.split("\n[lib]\n").nth(1).expect("Cargo.toml has a [lib] section").split("\n[").next().unwrap();
     assert!(lib.lines().any(|l| l.trim() == "doctest = false"), "a doctest pass would print after the summary");
+    assert!(
+        manifest.contains("[[test]]\nname = \"zz_skipped_checks\"\nharness = false\n"),
+        "the test harness would print its lines after the summary"
+    );
 }
 
-#[test]
 fn the_summary_ends_with_the_count() {
     let missing = vec![
         (3, Input { what: "x".into(), present: false, checks_in: &[("a.rs", "m")], how: "get x" }),
@@ -186,4 +186,11 @@ fn the_summary_ends_with_the_count() {
     assert!(last.starts_with("websearchd: 7 check(s) SKIPPED"), "{text}");
     assert!(text.contains("  - 3 in a.rs: x is absent; get x\n"), "{text}");
     assert!(summary(&[]).contains("no check skipped"));
+}
+
+fn main() {
+    the_counted_markers_exist();
+    the_summary_comes_last();
+    the_summary_ends_with_the_count();
+    summary_of_skipped_checks();
 }
