@@ -9,8 +9,9 @@
 //!
 //! Memory: the pending text run and the tag being read are the only buffers. A text run is delivered in pieces of at
 //! most `TEXT_RUN_BYTES_MAX` bytes, each cut where no character or character reference spans it, so the pieces
-//! decode to the run's text; a tag is bounded by the input, which callers cap, and keeps at most `ATTRS_MAX`
-//! attributes. Every state does constant work per input byte.
+//! decode to the run's text; a tag keeps at most `ATTRS_MAX` attributes, `NAME_BYTES_MAX` bytes of its name and of
+//! each attribute's name, and `VALUE_BYTES_MAX` bytes of each value, so it costs the same whatever its length. Every
+//! state does constant work per input byte.
 
 mod entities;
 
@@ -126,6 +127,20 @@ const COMMENT_BYTES_MAX: usize = 4_096;
 /// more than this many buffers.
 pub const ATTRS_MAX: usize = 64;
 
+/// Bytes kept of a tag's and of an attribute's name: a longer name is cut to its first `NAME_BYTES_MAX` bytes. Every
+/// name a consumer asks for is far shorter, so a cut name matches none of them (and a start and an end tag cut alike
+/// still match each other); it costs this much however long it was.
+pub const NAME_BYTES_MAX: usize = 128;
+
+/// Bytes of an attribute's value kept (before character references are decoded): a longer value is dropped, and the
+/// attribute kept with an empty value (that it is there still counts, as for `hidden`). A value cut short would be
+/// another value, a wrong URL for an `href`. What consumers read is far shorter: class lists and styles of a few
+/// kilobytes at most on real pages, and URLs within the 8 KiB servers take; longer values are inline data (`data:`
+/// images, JSON state) that nothing reads. So a tag costs at most `ATTRS_MAX` values of this many bytes, whatever
+/// its values' lengths (one `href` of 3 MB cost its bytes four times over, in the buffer, the decoded copy and the
+/// extractor's copies).
+pub const VALUE_BYTES_MAX: usize = 8 * 1_024;
+
 /// Bytes of a text run (text, raw or escapable raw text) buffered at most: a longer run is delivered in pieces, so a
 /// page that is one text run of megabytes costs this buffer and its decoded copy, not the run twice over. A piece
 /// ends after a byte that ends every character and character reference (ASCII, not a letter, digit, `&` or `#`),
@@ -142,6 +157,8 @@ pub struct Tokenizer {
     name: Vec<u8>,
     attr_name: Vec<u8>,
     attr_value: Vec<u8>,
+    /// The attribute value being read is longer than `VALUE_BYTES_MAX`: it is dropped (`attr_value` stays empty).
+    value_dropped: bool,
     comment: Vec<u8>,
     /// After a raw-text start tag, the kind of element we are in.
     raw: Option<RawKind>,
@@ -168,6 +185,7 @@ impl Tokenizer {
             name: Vec::new(),
             attr_name: Vec::new(),
             attr_value: Vec::new(),
+            value_dropped: false,
             comment: Vec::new(),
             raw: None,
             keep_raw: true,
@@ -230,13 +248,17 @@ impl Tokenizer {
                         .count();
                     if run > 0 {
                         let name = if attr { &mut self.attr_name } else { &mut self.name };
-                        name.extend(rest.iter().take(run).map(u8::to_ascii_lowercase));
+                        let room = NAME_BYTES_MAX.saturating_sub(name.len());
+                        name.extend(rest.iter().take(run.min(room)).map(u8::to_ascii_lowercase));
                         i += run;
                         continue;
                     }
                 }
                 State::AttrValueQuoted(q) => {
-                    match copy_until(chunk.get(i..).unwrap_or_default(), q, Some(&mut self.attr_value)) {
+                    let rest = chunk.get(i..).unwrap_or_default();
+                    let found = find(rest, q);
+                    self.push_value(rest.get(..found.unwrap_or(rest.len())).unwrap_or_default());
+                    match found {
                         Some(p) => {
                             self.end_attr();
                             self.state = State::AfterAttrValueQuoted;
@@ -311,7 +333,7 @@ impl Tokenizer {
                 b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => self.state = State::BeforeAttrName,
                 b'/' => self.state = State::SelfClosing,
                 b'>' => self.emit_tag(sink),
-                _ => self.name.push(b.to_ascii_lowercase()),
+                _ => push_name(&mut self.name, b),
             },
             State::BeforeAttrName => match b {
                 b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {}
@@ -333,7 +355,7 @@ impl Tokenizer {
                     self.end_attr();
                     self.emit_tag(sink);
                 }
-                _ => self.attr_name.push(b.to_ascii_lowercase()),
+                _ => push_name(&mut self.attr_name, b),
             },
             State::AfterAttrName => match b {
                 b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => {}
@@ -373,7 +395,7 @@ impl Tokenizer {
                     self.end_attr();
                     self.emit_tag(sink);
                 }
-                _ => self.attr_value.push(b),
+                _ => self.push_value(&[b]),
             },
             State::AfterAttrValueQuoted => match b {
                 b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => self.state = State::BeforeAttrName,
@@ -466,9 +488,24 @@ impl Tokenizer {
         self.tag.self_closing = false;
         self.attr_name.clear();
         self.attr_value.clear();
+        self.value_dropped = false;
+    }
+
+    /// Appends bytes of the attribute value being read, up to `VALUE_BYTES_MAX`: past it the value is dropped.
+    fn push_value(&mut self, bytes: &[u8]) {
+        if self.value_dropped {
+            return;
+        }
+        if bytes.len() > VALUE_BYTES_MAX.saturating_sub(self.attr_value.len()) {
+            self.value_dropped = true;
+            self.attr_value.clear();
+            return;
+        }
+        self.attr_value.extend_from_slice(bytes);
     }
 
     fn end_attr(&mut self) {
+        self.value_dropped = false;
         if self.attr_name.is_empty() {
             self.attr_value.clear();
             return;
@@ -548,6 +585,13 @@ impl Tokenizer {
         }
         sink.text(&self.decoded);
         self.text.drain(..end);
+    }
+}
+
+/// Appends a byte of a name, lowercased, up to `NAME_BYTES_MAX`.
+fn push_name(name: &mut Vec<u8>, b: u8) {
+    if name.len() < NAME_BYTES_MAX {
+        name.push(b.to_ascii_lowercase());
     }
 }
 

@@ -275,3 +275,45 @@ fn a_long_text_run_comes_in_pieces_that_decode_to_it() {
         }
     }
 }
+
+/// Names are cut to `NAME_BYTES_MAX` bytes and a value longer than `VALUE_BYTES_MAX` is dropped (the attribute kept,
+/// empty), quoted or not, at every chunk size; a cut tag name still ends its element.
+#[test]
+fn names_are_cut_and_long_values_dropped() {
+    let name = "x".repeat(NAME_BYTES_MAX);
+    check(&format!("<{name}yyy a=1>t</{name}zz>"), &[&format!("<{name} a=\"1\">"), "\"t\"", &format!("</{name}>")]);
+    check(&format!("<p {name}QQQ=1 b=2>"), &[&format!("<p {name}=\"1\" b=\"2\">")]);
+    let fits = "v".repeat(VALUE_BYTES_MAX);
+    let over = "v".repeat(VALUE_BYTES_MAX + 1);
+    for (quote, tail) in [("\"", ""), ("'", ""), ("", " ")] {
+        check(&format!("<a href={quote}{fits}{quote}{tail} class=k>"), &[&format!("<a href=\"{fits}\" class=\"k\">")]);
+        check(&format!("<a href={quote}{over}{quote}{tail} class=k>"), &["<a href=\"\" class=\"k\">"]);
+        check(&format!("<p hidden={quote}{over}{quote}{tail}>x"), &["<p hidden=\"\">", "\"x\""]);
+    }
+    // The value is counted before decoding: references that decode shorter do not let more in.
+    let refs = "&amp;".repeat(VALUE_BYTES_MAX / 5 + 1);
+    check(&format!("<a title=\"{refs}\">"), &["<a title=\"\">"]);
+}
+
+/// Issue 33, finding 6: a tag whose one `href` is 3 MB (or whose name is) costs the tokenizer its caps, not the
+/// value's bytes: the buffers once grew to the whole value, and its decoded copy beside them.
+#[test]
+fn a_tag_of_megabytes_costs_the_caps() {
+    let huge = "h".repeat(3_000_000);
+    for page in [format!("<a href=\"{huge}\">x</a>"), format!("<a href={huge}>x</a>"), format!("<a{huge} b{huge}=1>")] {
+        for size in [page.len(), 65_536, 7] {
+            let mut t = Tokenizer::new();
+            let mut r = Record::default();
+            for piece in page.as_bytes().chunks(size) {
+                t.feed(piece, &mut r);
+            }
+            t.finish(&mut r);
+            let held = t.name.capacity()
+                + t.attr_name.capacity()
+                + t.attr_value.capacity()
+                + t.tag.name.capacity()
+                + t.tag.attrs.iter().chain(&t.spare).map(|a| a.name.capacity() + a.value.capacity()).sum::<usize>();
+            assert!(held <= 4 * (NAME_BYTES_MAX + VALUE_BYTES_MAX), "chunks of {size}: {held} bytes held");
+        }
+    }
+}
