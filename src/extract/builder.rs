@@ -695,6 +695,10 @@ struct Hints {
 /// Distinct tokens remembered; past it the memory starts over (bounded on hostile pages).
 const HINT_TOKENS_MAX: usize = 4_096;
 
+/// Longest token remembered: a longer one is judged each time it comes (templates repeat short tokens; a long one is
+/// rare), so the memory holds at most `HINT_TOKENS_MAX` tokens of this many bytes, whatever the class lists' lengths.
+const HINT_TOKEN_BYTES_MAX: usize = 64;
+
 /// What an element's class, id, role and `itemprop` say of it (`Hints::of`).
 #[derive(Debug, Clone, Copy, Default)]
 struct Hinted {
@@ -734,10 +738,12 @@ impl Hints {
                     Some(&h) => h,
                     None => {
                         let h = token_hint(&self.token) | if comment_token(&self.token) { HINT_COMMENTS } else { 0 };
-                        if self.tokens.len() >= HINT_TOKENS_MAX {
-                            self.tokens.clear();
+                        if self.token.len() <= HINT_TOKEN_BYTES_MAX {
+                            if self.tokens.len() >= HINT_TOKENS_MAX {
+                                self.tokens.clear();
+                            }
+                            self.tokens.insert(self.token.clone(), h);
                         }
-                        self.tokens.insert(self.token.clone(), h);
                         h
                     }
                 };
@@ -941,10 +947,12 @@ impl Words {
             | if ends_ignore_ascii_case(t.as_bytes(), b"caption") { WORD_NAMED_CAPTION } else { 0 }
             | if SCREEN_READER_ONLY.iter().any(|w| t.eq_ignore_ascii_case(w)) { WORD_SCREEN_READER } else { 0 }
             | if comment_token(t) { WORD_COMMENTS } else { 0 };
-        if self.tokens.len() >= HINT_TOKENS_MAX {
-            self.tokens.clear();
+        if t.len() <= HINT_TOKEN_BYTES_MAX {
+            if self.tokens.len() >= HINT_TOKENS_MAX {
+                self.tokens.clear();
+            }
+            self.tokens.insert(t.into(), f);
         }
-        self.tokens.insert(t.into(), f);
         f
     }
 
@@ -1926,6 +1934,29 @@ mod tests {
             let t = tag("commentary");
             assert_eq!(words.of(&t) & WORD_COMMENTS, 0);
             assert_eq!(hints.of(&t, false).weight, -25);
+        }
+    }
+
+    /// Issue 33, finding 6: the memories of token verdicts keep short tokens only, so long class lists (each up to
+    /// `html::VALUE_BYTES_MAX`) of tokens never repeated cost nothing kept; before, each distinct token was kept
+    /// whole, up to `HINT_TOKENS_MAX` of them (here 800 KB in each memory).
+    #[test]
+    fn long_tokens_are_judged_but_not_remembered() {
+        let tag = |class: String| Tag {
+            name: "div".into(),
+            attrs: vec![crate::html::Attr { name: "class".into(), value: class }],
+            self_closing: false,
+        };
+        let mut hints = Hints::default();
+        let mut words = Words::default();
+        for i in 0..200 {
+            let t = tag(format!("comments sidebar-{i}-{} content", "x".repeat(4_000)));
+            assert_ne!(words.of(&t) & WORD_COMMENTS, 0);
+            assert_eq!(hints.of(&t, true).weight, 0, "sidebar and content weigh each other out");
+        }
+        let kept = [hints.tokens.keys().map(|t| t.len()).sum::<usize>(), words.tokens.keys().map(|t| t.len()).sum()];
+        for kept in kept {
+            assert!(kept <= 3 * HINT_TOKEN_BYTES_MAX, "{kept} bytes of tokens kept");
         }
     }
 
