@@ -326,3 +326,51 @@ fn a_pipelining_client_does_not_hold_back_the_others() {
     drop(server);
     let _ = reader.join();
 }
+
+/// A `tools/call` of `web_search` on `/mcp` (2026-07-28, unpaid) with these extra headers: whether it was served
+/// (free) rather than answered with the payment requirements.
+fn mcp_served_free(server: &Server, headers: &[(&str, &str)]) -> bool {
+    let meta = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let message = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "web_search", "arguments": { "query": "rust" }, "_meta": meta } });
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "web_search"),
+    ];
+    h.extend_from_slice(headers);
+    let reply = server.request("POST", "/mcp", &h, message.to_string().as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let result = &reply.json()["result"];
+    let refused = result["isError"] == true && result["structuredContent"]["accepts"].is_array();
+    assert!(refused || result["structuredContent"]["results"].is_array(), "{result}");
+    !refused
+}
+
+/// Issue 33, finding 7: a proxy on this machine that writes neither `X-Forwarded-For` nor `Forwarded` (nginx's
+/// common snippet writes only `X-Real-IP`; a cache writes `Via`) relayed the internet's requests as loopback ones,
+/// and the free loopback rule served them free on `/service` and `/mcp`. Any header a proxy writes about its client
+/// makes a request from a peer the operator did not list relayed.
+#[test]
+fn a_request_with_any_proxy_header_is_not_local() {
+    let (_s, _f, server) = paying_world(&[("WEBSEARCHD_FREE_LOOPBACK", "1")]);
+    assert_eq!(search_as(&server, "mine", &[]), 200, "the operator's own agent");
+    assert!(mcp_served_free(&server, &[]), "the operator's own agent on /mcp");
+    let relayed: [(&str, &str); 7] = [
+        ("X-Real-IP", "203.0.113.5"),
+        ("Via", "1.1 nginx"),
+        ("X-Forwarded-Proto", "https"),
+        ("X-Forwarded-Host", "search.example"),
+        ("True-Client-IP", "203.0.113.5"),
+        ("CF-Connecting-IP", "203.0.113.5"),
+        ("Fastly-Client-IP", "203.0.113.5"),
+    ];
+    for (i, header) in relayed.iter().enumerate() {
+        assert_eq!(search_as(&server, &format!("relayed {i}"), &[*header]), 402, "{header:?} on /service");
+        assert!(!mcp_served_free(&server, &[*header]), "{header:?} on /mcp");
+    }
+}

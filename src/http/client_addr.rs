@@ -2,8 +2,10 @@
 //! (`WEBSEARCHD_TRUSTED_PROXIES`), it is the address the proxy forwarded in the one header the operator names
 //! (`WEBSEARCHD_FORWARDED_HEADER`: `X-Forwarded-For` by default, or `Forwarded`, RFC 7239), read right to left,
 //! skipping the trusted hops. A forwarded address is believed only from a trusted peer and only in that header:
-//! anyone can send either header, and a proxy that writes one passes the other through as the client sent it. And the key under which an address is counted (connections per
-//! address, free trials): an IPv4 address, or an IPv6 /64, the smallest allocation one subscriber gets.
+//! anyone can send either header, and a proxy that writes one passes the other through as the client sent it. A
+//! request that carries any header a proxy writes about its client (`X-Real-IP`, `Via`, the `X-Forwarded-` family,
+//! ...) from a peer the operator did not list was relayed, and is never local. And the key under which an address
+//! is counted (connections per address, free trials): an IPv4 address, or an IPv6 /64, the smallest allocation one subscriber gets.
 //!
 //! Pure: no I/O. The work per request is bounded by the header limits and `FORWARDED_HOPS_MAX`.
 
@@ -16,6 +18,31 @@ pub const IPV6_PREFIX_BITS: u32 = 64;
 
 /// Forwarded hops read at most, from the right, across the forwarding headers of one request.
 pub const FORWARDED_HOPS_MAX: usize = 16;
+
+/// Headers a proxy writes about the client it relays (besides the `x-forwarded-` family, matched by its prefix). A
+/// request from a peer the operator did not list that carries any of them was relayed by a proxy, so it is never
+/// local, whichever of them that proxy writes: nginx's common snippet writes only `X-Real-IP`, a cache only `Via`.
+const RELAY_HEADERS: [&str; 16] = [
+    "forwarded",
+    "forwarded-for",
+    "x-forwarded",
+    "x-real-ip",
+    "via",
+    "true-client-ip",
+    "cf-connecting-ip",
+    "cf-connecting-ipv6",
+    "x-client-ip",
+    "x-cluster-client-ip",
+    "fastly-client-ip",
+    "client-ip",
+    "x-original-forwarded-for",
+    "x-originating-ip",
+    "x-envoy-external-address",
+    "x-azure-clientip",
+];
+
+/// The prefix of the de facto family `X-Forwarded-For`, `-Host`, `-Proto`, `-Port`, `-Server`, `-Prefix`, ...
+const RELAY_HEADER_PREFIX: &str = "x-forwarded-";
 
 /// An address range, like `10.0.0.0/8`, `::1/128` or a single address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +153,7 @@ impl ForwardedHeader {
 pub fn client(peer: IpAddr, headers: &Headers<'_>, trusted: &[Cidr], header: ForwardedHeader) -> Client {
     let peer = canonical(peer);
     let named = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
-    let relayed = named("forwarded") || named("x-forwarded-for");
+    let relayed = headers.iter().any(|(n, _)| relay_header(n));
     if !trusted.iter().any(|c| c.contains(peer)) {
         // Forwarding headers from an untrusted peer are ignored; from a loopback peer they mean a proxy on this
         // machine relayed someone else's request.
@@ -143,6 +170,13 @@ pub fn client(peer: IpAddr, headers: &Headers<'_>, trusted: &[Cidr], header: For
         // counted under the proxy's address and is not local.
         None => Client { ip: peer, local: false },
     }
+}
+
+/// Whether a header is one a proxy writes about the client it relays (`RELAY_HEADERS`, the `x-forwarded-` family).
+fn relay_header(name: &str) -> bool {
+    let prefix = name.get(..RELAY_HEADER_PREFIX.len());
+    prefix.is_some_and(|p| p.eq_ignore_ascii_case(RELAY_HEADER_PREFIX))
+        || RELAY_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h))
 }
 
 /// The nearest untrusted hop of `header` (several lines of it are one list, in order). When every hop is trusted,
@@ -288,6 +322,32 @@ mod tests {
         assert_eq!(found("127.0.0.1", &xff, &[]), Client { ip: ip("127.0.0.1"), local: false });
         assert!(!found("127.0.0.1", &[("Forwarded", "for=1.2.3.4")], &[]).local);
         assert!(found("127.0.0.1", &[("Accept", "*/*")], &[]).local);
+        // Issue 33, finding 7: a proxy that writes neither of those headers still relays: any header a proxy writes
+        // about its client makes the request relayed, in any case, whatever its value.
+        for name in [
+            "X-Real-IP",
+            "Via",
+            "x-forwarded-host",
+            "X-Forwarded-Proto",
+            "True-Client-IP",
+            "CF-Connecting-IP",
+            "X-Client-IP",
+            "X-Cluster-Client-IP",
+            "Fastly-Client-IP",
+            "Client-IP",
+            "Forwarded-For",
+            "X-Forwarded",
+        ] {
+            let relayed = [("Accept", "*/*"), (name, "127.0.0.1")];
+            assert_eq!(found("127.0.0.1", &relayed, &[]), Client { ip: ip("127.0.0.1"), local: false }, "{name}");
+            // The same from a trusted proxy that writes `X-Forwarded-For`, without it: not its own request.
+            let proxies = [Cidr::parse("127.0.0.1").unwrap()];
+            assert!(!found("127.0.0.1", &relayed, &proxies).local, "{name} through a trusted proxy");
+        }
+        // Names that only look alike are not relay headers.
+        for name in ["Viaduct", "X-Real-IPs", "X-Forwarde", "Forwarded-By-Nobody"] {
+            assert!(found("127.0.0.1", &[(name, "1")], &[]).local, "{name}");
+        }
         assert!(found("::ffff:127.0.0.1", &[], &[]).local);
         // A trusted proxy forwarding what cannot be read: counted under the proxy, not local.
         let proxies = [Cidr::parse("127.0.0.1").unwrap()];
