@@ -309,3 +309,33 @@ fn a_public_url_with_a_path_keeps_its_own_origin() {
     let other = [("Origin", "https://other.example"), headers[1], headers[2]];
     check_rpc_error(&post(&w.server, &list, &other), 403, -32_600);
 }
+
+/// Issue 33, finding 9: a public URL (or a listed origin) written with its scheme's default port never matched what
+/// browsers send, which has none; and of two `Origin` headers only the first was read, so an allowed one could
+/// carry any other past the check. Default ports are compared away, and a request with two origins is refused.
+#[test]
+fn default_ports_are_no_ports_and_two_origins_are_refused() {
+    let w = world(&[
+        ("WEBSEARCHD_PUBLIC_URL", "https://search.example:443"),
+        ("WEBSEARCHD_MCP_ORIGINS", "http://app.example:80"),
+    ]);
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": { "_meta": meta(json!({})) } });
+    let with = |origins: &[&'static str]| {
+        let mut headers = vec![("MCP-Protocol-Version", VERSION), ("Mcp-Method", "tools/list")];
+        headers.extend(origins.iter().map(|o| ("Origin", *o)));
+        post(&w.server, &list, &headers)
+    };
+    for origin in ["https://search.example", "https://search.example:443", "http://app.example", "http://localhost"] {
+        let r = with(&[origin]);
+        assert_eq!(r.status, 200, "{origin}: {}", r.text());
+    }
+    for origin in ["http://search.example", "https://search.example:8443", "https://app.example"] {
+        check_rpc_error(&with(&[origin]), 403, -32_600);
+    }
+    for two in [["https://search.example", "https://evil.example"], ["https://search.example"; 2]] {
+        let r = with(&two);
+        check_rpc_error(&r, 403, -32_600);
+        assert!(r.json()["error"]["message"].as_str().unwrap().contains("one Origin"), "{}", r.text());
+    }
+    assert_eq!(w.source.count("/html/"), 0);
+}

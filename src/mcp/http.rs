@@ -55,11 +55,8 @@ pub type Payer = Option<(String, bool)>;
 
 /// Answers one request to `/mcp` (any method), and says who paid, if someone did.
 pub fn handle(door: &Door<'_>, req: &Request) -> (Response, Payer) {
-    if let Some(origin) = req.header("origin") {
-        if !origin_allowed(origin, door.origins) {
-            let e = RpcError::new(INVALID_REQUEST, format!("Origin {origin:?} may not call this endpoint"));
-            return (rpc_error(403, &e), None);
-        }
+    if let Err(e) = check_origin(req, door.origins) {
+        return (rpc_error(403, &e), None);
     }
     match req.method() {
         "POST" => post(door, req),
@@ -171,11 +168,31 @@ pub fn decode_header_value(value: &str) -> Option<String> {
     }
 }
 
+/// A request with no `Origin` (not a browser's) or one allowed origin may go on. A browser sends one `Origin`; a
+/// request with several is refused, since which of them would be checked is a guess another reader could make
+/// differently (only the first was read), and so is one that is not UTF-8.
+fn check_origin(req: &Request, allowed: &[String]) -> Result<(), RpcError> {
+    let mut origins = req.headers().iter().filter(|(name, _)| name.eq_ignore_ascii_case("origin"));
+    let Some((_, first)) = origins.next() else { return Ok(()) };
+    if origins.next().is_some() {
+        return Err(RpcError::new(INVALID_REQUEST, "a request may carry one Origin header, not several"));
+    }
+    let origin = String::from_utf8_lossy(first);
+    let origin = origin.trim();
+    if origin_allowed(origin, allowed) {
+        Ok(())
+    } else {
+        Err(RpcError::new(INVALID_REQUEST, format!("Origin {origin:?} may not call this endpoint")))
+    }
+}
+
 /// Whether a browser `Origin` may call: a listed one (or `*`), or a loopback one (a page the user serves on this
-/// machine; a rebinding attacker's page keeps its own origin).
+/// machine; a rebinding attacker's page keeps its own origin). Origins are compared without a scheme's default port,
+/// as browsers send them: a public URL written `https://host:443` is the origin `https://host`.
 pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
-    let origin = origin.to_ascii_lowercase();
-    if allowed.iter().any(|a| a == "*" || *a == origin) {
+    let lowercase = origin.to_ascii_lowercase();
+    let origin = without_default_port(&lowercase);
+    if allowed.iter().any(|a| a == "*" || without_default_port(&a.to_ascii_lowercase()) == origin) {
         return true;
     }
     let Some(authority) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
@@ -192,6 +209,19 @@ pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
         }
         _ => false,
     }
+}
+
+/// An origin (lowercase) without its scheme's default port: `https://host:443` is `https://host`, and
+/// `http://host:80` is `http://host`.
+fn without_default_port(origin: &str) -> &str {
+    let default = if origin.starts_with("https://") {
+        ":443"
+    } else if origin.starts_with("http://") {
+        ":80"
+    } else {
+        return origin;
+    };
+    origin.strip_suffix(default).unwrap_or(origin)
 }
 
 fn rpc_error(status: u16, e: &RpcError) -> Response {
@@ -303,8 +333,19 @@ mod tests {
             "http://127.0.0.1",
             "http://[::1]:8080",
             "https://localhost",
+            // Issue 33, finding 9: a default port is no port.
+            "https://search.example:443",
+            "http://localhost:80",
         ] {
             assert!(origin_allowed(ok, &listed), "{ok}");
+        }
+        // A public URL written with its default port matches what browsers send, which has none.
+        let written = ["https://search.example:443".to_owned(), "http://plain.example:80".to_owned()];
+        for ok in ["https://search.example", "http://plain.example", "https://search.example:443"] {
+            assert!(origin_allowed(ok, &written), "{ok}");
+        }
+        for refused in ["http://search.example", "https://plain.example", "https://search.example:4430"] {
+            assert!(!origin_allowed(refused, &written), "{refused}");
         }
         for refused in [
             "https://evil.example",
