@@ -163,6 +163,30 @@ fn a_line_over_the_limit_is_refused_and_the_next_one_served() {
     assert!(answer["result"]["tools"].is_array(), "{answer}");
 }
 
+/// Issue 33, finding 10: a client that ends its lines with CRLF may send a message of `LINE_BYTES_MAX` bytes, as one
+/// ending them with LF may: the CR is not part of the message. One byte more is refused either way.
+#[test]
+fn a_message_at_the_limit_ended_by_crlf_is_served() {
+    let mut mcp = Mcp::start();
+    // A `tools/list` of `LINE_BYTES_MAX + extra` bytes.
+    let sized = |extra: usize| {
+        let mut message = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": { "_meta": meta() } });
+        message["pad"] = json!("");
+        let pad = websearchd::mcp::LINE_BYTES_MAX - message.to_string().len() + extra;
+        message["pad"] = json!("p".repeat(pad));
+        let line = message.to_string();
+        assert_eq!(line.len(), websearchd::mcp::LINE_BYTES_MAX + extra);
+        line
+    };
+    for ending in ["\n", "\r\n"] {
+        mcp.send_raw(format!("{}{ending}", sized(0)).as_bytes());
+        let answer = mcp.answer();
+        assert!(answer["result"]["tools"].is_array(), "{ending:?}: {answer}");
+        mcp.send_raw(format!("{}{ending}", sized(1)).as_bytes());
+        check_error(&mcp.answer(), Value::Null, -32_600);
+    }
+}
+
 #[test]
 fn notifications_and_blank_lines_get_no_answer() {
     let mut mcp = Mcp::start();

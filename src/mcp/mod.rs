@@ -360,7 +360,9 @@ pub enum Line {
 }
 
 /// Reads the next line into `buf`, holding at most `max_bytes` of it: a longer line is consumed to its newline
-/// without being kept. The last line may end without a newline.
+/// without being kept. The last line may end without a newline. A line ended by CRLF is the line without its CR,
+/// so the CR does not count against `max_bytes` (the buffer holds one byte more until the newline says whether the
+/// last was the CR).
 pub fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max_bytes: usize) -> io::Result<Line> {
     buf.clear();
     let mut too_long = false;
@@ -372,6 +374,7 @@ pub fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max_bytes: usize) 
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
+            too_long |= buf.len() > max_bytes;
             return Ok(match (seen, too_long) {
                 (false, _) => Line::End,
                 (true, true) => Line::TooLong,
@@ -382,7 +385,8 @@ pub fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max_bytes: usize) 
         let newline = chunk.iter().position(|b| *b == b'\n');
         let take = newline.unwrap_or(chunk.len());
         if !too_long {
-            if buf.len() + take > max_bytes {
+            // One byte past the limit is held for now: it may be the CR of a CRLF.
+            if buf.len() + take > max_bytes.saturating_add(1) {
                 too_long = true;
                 buf.clear();
             } else {
@@ -393,6 +397,10 @@ pub fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max_bytes: usize) 
         if newline.is_some() {
             if buf.last() == Some(&b'\r') {
                 buf.pop();
+            }
+            too_long |= buf.len() > max_bytes;
+            if too_long {
+                buf.clear();
             }
             return Ok(if too_long { Line::TooLong } else { Line::Message });
         }

@@ -42,6 +42,21 @@ fn a_line_over_the_limit_is_dropped_whole_and_the_next_one_read() {
     check(&long, 16, &[Err(Line::TooLong)]);
 }
 
+/// Issue 33, finding 10: the CR of a CRLF line is not part of the message, so it does not count against the limit;
+/// any other byte past it does, wherever the chunks cut the line.
+#[test]
+fn the_cr_of_a_crlf_line_is_not_counted() {
+    let full = "y".repeat(16);
+    check(&format!("{full}\r\n{{}}\r\n"), 16, &[Ok(&full), Ok("{}")]);
+    check(&format!("{full}x\r\n{{}}\n"), 16, &[Err(Line::TooLong), Ok("{}")]);
+    check(&format!("{full}x\n"), 16, &[Err(Line::TooLong)]);
+    check(&format!("{full}\r\r\n"), 16, &[Err(Line::TooLong)]);
+    // At the end of the input, without a newline, a CR is an ordinary byte.
+    check(&format!("{full}x"), 16, &[Err(Line::TooLong)]);
+    check(&format!("{full}\r"), 16, &[Err(Line::TooLong)]);
+    check(&full, 16, &[Ok(&full)]);
+}
+
 #[test]
 fn the_buffer_never_holds_more_than_the_limit() {
     let input = format!("{}\n", "z".repeat(10_000));
