@@ -12,6 +12,7 @@
 //!
 //! It knows nothing of search or payment; callers build the request and read the `Fetched` response.
 
+pub mod body;
 pub mod guard;
 pub mod lookup;
 pub mod untrusted;

@@ -2,6 +2,8 @@
 //! (on a helper thread, bounded by the deadline), every address checked, and the connection made only to those
 //! addresses (a pinned resolver: there is no second lookup to rebind). Redirects are followed by hand, at most
 //! `REDIRECTS_MAX`, each hop checked again. One total deadline; a cap on body bytes; only HTML, XHTML and plain text.
+//! A body is handed on as text the extractor reads (`body`): a content coding the server applied unasked is undone
+//! (gzip and deflate, the inflated bytes within the same cap; any other is refused), and UTF-16 becomes UTF-8.
 
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
@@ -10,6 +12,7 @@ use std::time::{Duration, Instant};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
+use super::body;
 use super::guard::{Policy, Refusal, Target};
 use super::lookup::{LookupError, Lookups};
 
@@ -42,6 +45,8 @@ pub enum Error {
     TooManyRedirects,
     Status(u16),
     ContentType(String),
+    /// A `Content-Encoding` that cannot be undone, or a compressed body that does not inflate.
+    ContentEncoding(String),
     Fetch(super::Error),
 }
 
@@ -52,6 +57,7 @@ impl Error {
             Error::TooManyRedirects => "too_many_redirects",
             Error::Status(_) => "http_status",
             Error::ContentType(_) => "content_type_refused",
+            Error::ContentEncoding(_) => "content_encoding_refused",
             Error::Fetch(e) => e.code(),
         }
     }
@@ -65,6 +71,7 @@ impl std::fmt::Display for Error {
             Error::TooManyRedirects => write!(f, "more than {REDIRECTS_MAX} redirects"),
             Error::Status(s) => write!(f, "HTTP {s}"),
             Error::ContentType(t) => write!(f, "content type {t:?} is not HTML, XHTML or plain text"),
+            Error::ContentEncoding(why) => write!(f, "the body cannot be decoded: {why}"),
             Error::Fetch(e) => write!(f, "{e}"),
         }
     }
@@ -137,27 +144,38 @@ pub fn fetch(url: &str, policy: &Policy, limits: &Limits, sink: &mut dyn FnMut(&
         if !matches!(media.as_str(), "text/html" | "application/xhtml+xml" | "text/plain") {
             return Err(Error::ContentType(media));
         }
-        super::declared_length(response.body(), limits.body_bytes_max).map_err(Error::Fetch)?;
-        let mut reader = response.body_mut().with_config().limit(limits.body_bytes_max).reader();
+        let coding = body::Coding::of(header("content-encoding").as_deref())
+            .map_err(|c| Error::ContentEncoding(format!("the content coding {c:?} is not supported")))?;
+        let limit = limits.body_bytes_max;
+        super::declared_length(response.body(), limit).map_err(Error::Fetch)?;
+        let mut reader = body::decoded(response.body_mut().with_config().limit(limit).reader(), coding);
+        let mut text = body::Utf16::new(&content_type);
         let mut buf = [0u8; 16 * 1_024];
+        // Bytes of the body as the server sent it, then inflated: each within the cap.
         let mut bytes = 0u64;
         loop {
             match reader.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
                     bytes += n as u64;
-                    sink(buf.get(..n).unwrap_or_default());
+                    if bytes > limit {
+                        return Err(Error::Fetch(super::Error::TooLarge { limit }));
+                    }
+                    text.feed(buf.get(..n).unwrap_or_default(), sink);
                 }
                 Err(e) => {
-                    let limit = limits.body_bytes_max;
-                    let err = match e.into_inner().and_then(|inner| inner.downcast::<ureq::Error>().ok()) {
-                        Some(inner) => super::Error::from(*inner),
-                        None => super::Error::Other("read failed".into()),
+                    let why = e.to_string();
+                    let err = match e.into_inner().map(|inner| inner.downcast::<ureq::Error>()) {
+                        Some(Ok(inner)) => super::Error::from(*inner),
+                        // Not the connection's error: the inflater's, about the compressed bytes.
+                        _ if coding != body::Coding::Identity => return Err(Error::ContentEncoding(why)),
+                        _ => super::Error::Other("read failed".into()),
                     };
                     return Err(Error::Fetch(if bytes >= limit { super::Error::TooLarge { limit } } else { err }));
                 }
             }
         }
+        text.finish(sink);
         return Ok(Fetched { final_url: target.url(), content_type, bytes, redirects: hop });
     }
     Err(Error::TooManyRedirects)
