@@ -365,3 +365,55 @@ pub fn resp_reply(data: &[u8]) {
     assert_eq!(whole, parse(input, chunk), "chunk size {chunk}");
     whole.0.iter().for_each(|r| within(r, 0));
 }
+
+/// A third party's page body (`fetch::body`), the first byte picking its content type, its coding and the size of
+/// the pieces it arrives in: decoded or refused, inflated within a cap, the same whatever the pieces, and UTF-16
+/// always decoded to valid UTF-8 of at most twice its bytes.
+pub fn page_body(data: &[u8]) {
+    use std::io::Read;
+    use websearchd::fetch::body::{decoded, Coding, Utf16};
+    const CONTENT_TYPES: [&str; 4] =
+        ["text/html", "text/html; charset=utf-16", "text/html; charset=UTF-16BE", "text/plain; charset=utf-8"];
+    const CODINGS: [Coding; 4] = [Coding::Identity, Coding::Gzip, Coding::Deflate, Coding::Identity];
+    const INFLATED_BYTES_MAX: u64 = 1 << 20;
+    /// Hands out a body `n` bytes per read.
+    struct Pieces<'a>(&'a [u8], usize);
+    impl Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let Some((&first, body)) = data.split_first() else {
+        return;
+    };
+    let content_type = CONTENT_TYPES[usize::from(first & 3)];
+    let coding = CODINGS[usize::from(first >> 2 & 3)];
+    let piece = usize::from(first >> 4) + 1;
+    let inflate = |n: usize| {
+        let mut out = Vec::new();
+        decoded(Pieces(body, n), coding).take(INFLATED_BYTES_MAX).read_to_end(&mut out).map(|_| out).ok()
+    };
+    let inflated = inflate(body.len().max(1));
+    assert_eq!(inflated, inflate(piece), "reads of {piece}");
+    let text = inflated.unwrap_or_default();
+    let transcode = |n: usize| {
+        let mut t = Utf16::new(content_type);
+        let mut out = Vec::new();
+        for chunk in text.chunks(n) {
+            t.feed(chunk, &mut |b| out.extend_from_slice(b));
+        }
+        t.finish(&mut |b| out.extend_from_slice(b));
+        (out, t.is_utf16())
+    };
+    let (whole, utf16) = transcode(text.len().max(1));
+    assert_eq!((&whole, utf16), (&transcode(piece).0, transcode(piece).1), "chunks of {piece}");
+    if utf16 {
+        assert!(std::str::from_utf8(&whole).is_ok(), "UTF-16 decodes to UTF-8");
+        assert!(whole.len() <= 2 * text.len() + 3, "{} bytes out of {}", whole.len(), text.len());
+    } else {
+        assert_eq!(whole, text, "a body that is not UTF-16 passes as it is");
+    }
+}

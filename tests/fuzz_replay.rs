@@ -56,6 +56,14 @@ fn html_tokenizer() {
     replay("html_tokenizer", &[0, 1, 2, 6, 63], checks::html_tokenizer);
 }
 
+/// The first byte picks the content type (bits 0-1: UTF-16 declared or not), the coding (bits 2-3: identity, gzip,
+/// deflate) and the piece size (the high half): the recorded pages and the seeds (UTF-16 with and without a mark,
+/// gzip, zlib and raw deflate streams, a gzip bomb) read every way.
+#[test]
+fn page_body() {
+    replay("page_body", &[0x00, 0x01, 0x02, 0x13, 0x24, 0x65, 0x38, 0xfa], checks::page_body);
+}
+
 /// The first byte picks the source (`Kind::ALL[byte % 7]`) and, with its high bit, the status 202: every source's
 /// parser (Bing 4, Brave 5, Wikipedia 6 included) reads every seed.
 #[test]
