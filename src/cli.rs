@@ -49,7 +49,7 @@ Usage:
 Options:
   --env-file PATH   read variables from PATH (systemd EnvironmentFile syntax) where the environment lacks them
 
-Configuration comes from WEBSEARCHD_* environment variables: see `check-config` and the README.
+Configuration comes from WEBSEARCHD_* environment variables: see `check-config` and docs/configuration.md.
 ";
 
 #[derive(Debug, PartialEq, Eq)]
