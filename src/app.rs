@@ -187,7 +187,7 @@ impl App {
     ) -> Result<App, String> {
         let notary = match &config.notary_path {
             Some(_) => {
-                let path = config.state_dir.join(crate::notary::JOURNAL_FILE);
+                let path = config.notary_journal_path();
                 let notary = Notary::open(&path, keys.clone(), config.notary_url.clone(), clock.clone())
                     .map_err(|e| format!("the notary journal {}: {e}", path.display()))?;
                 Some(notary)

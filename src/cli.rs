@@ -506,7 +506,7 @@ fn serve(config: Config) -> ExitCode {
 /// The host (and port) of a configured URL, for the log: its origin without the scheme, and without any
 /// `user:password@`, which is not for a log.
 fn host_of(url: &str) -> String {
-    let origin = crate::search::url::origin(url);
+    let origin = crate::urls::origin(url);
     let authority = origin.split_once("://").map_or(origin, |(_, a)| a);
     authority.rsplit_once('@').map_or(authority, |(_, h)| h).to_owned()
 }
@@ -826,7 +826,7 @@ fn verify_receipts(config: &Config, path: &std::path::Path, jwks: Option<&std::p
 
 /// Prints the payment ledger: every record as a JSON line, then counts by event (to stderr).
 fn payments(config: &Config) -> ExitCode {
-    let path = config.state_dir.join(crate::x402::gate::LEDGER_FILE);
+    let path = config.ledger_path();
     let opened = match crate::journal::Journal::read(&path) {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

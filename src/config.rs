@@ -385,7 +385,22 @@ impl Resolver<'_> {
     }
 }
 
+/// The payment ledger's file in the state directory.
+pub const LEDGER_FILE: &str = "payments.journal";
+/// The notary journal's file in the state directory.
+pub const NOTARY_JOURNAL_FILE: &str = "notary.journal";
+
 impl Config {
+    /// Where the payment ledger is.
+    pub fn ledger_path(&self) -> PathBuf {
+        self.state_dir.join(LEDGER_FILE)
+    }
+
+    /// Where the notary journal is.
+    pub fn notary_journal_path(&self) -> PathBuf {
+        self.state_dir.join(NOTARY_JOURNAL_FILE)
+    }
+
     pub fn from_source(source: &Source) -> Result<Config, ConfigError> {
         let mut r = Resolver { source, resolved: Vec::new() };
         let env_file = r.string("WEBSEARCHD_ENV_FILE", "");
@@ -830,8 +845,8 @@ impl Config {
         out.push_str(&format!(
             "# files in the state directory:\n#   payments ledger  {}\n#   notary journal   {}{}\n#   retired keys     \
              {}\n",
-            state(crate::x402::gate::LEDGER_FILE),
-            state(crate::notary::JOURNAL_FILE),
+            state(LEDGER_FILE),
+            state(NOTARY_JOURNAL_FILE),
             if self.notary_path.is_none() { " (the notary is off)" } else { "" },
             abs(&keys.retired)
         ));

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::sign::{self, Keyring, SignedObject};
@@ -83,42 +83,6 @@ fn with_signature(mut doc: Value, keys: &Keyring) -> Value {
     doc
 }
 
-/// USDC has 6 decimals: 5000 atomic units are "0.005".
-pub fn usdc_decimal(atomic: u128) -> String {
-    let whole = atomic / 1_000_000;
-    let frac = format!("{:06}", atomic % 1_000_000);
-    let frac = frac.trim_end_matches('0');
-    if frac.is_empty() {
-        whole.to_string()
-    } else {
-        format!("{whole}.{frac}")
-    }
-}
-
-/// The published terms as strings (the agent card's extension params, the catalogue).
-pub(crate) fn terms_params(resource: &str, terms: &Terms, free: FreeRules) -> Map<String, Value> {
-    let mut m = Map::new();
-    let mut put = |k: &str, v: String| {
-        m.insert(k.into(), Value::String(v));
-    };
-    put("scheme", "exact".into());
-    put("network", terms.network.caip2().into());
-    put("asset", crate::x402::eip712::checksum_address(&terms.network.usdc()));
-    put("assetSymbol", "USDC".into());
-    put("payTo", crate::x402::eip712::checksum_address(&terms.pay_to));
-    put("amount", terms.price.to_string());
-    put("priceUsd", usdc_decimal(terms.price));
-    put("maxTimeoutSeconds", terms.max_timeout_s.to_string());
-    put("resource", resource.to_owned());
-    if free.trial_calls_per_day > 0 {
-        put("trialCallsPerDay", free.trial_calls_per_day.to_string());
-    }
-    if free.loopback {
-        put("freeFromLoopback", "true".into());
-    }
-    m
-}
-
 /// The A2A card, as a signed discovery document: it lists no `supportedInterfaces`, because no A2A protocol binding
 /// (JSON-RPC, gRPC, HTTP+JSON `message:send`) is served; the skills say how to call the service over plain HTTP.
 fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRules) -> Value {
@@ -129,11 +93,11 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
         "params": { "jwks": format!("{base}/.well-known/jwks.json"), "resultKid": keys.result.kid },
     })];
     if let Some(t) = terms {
-        let mut params = terms_params(&format!("{base}/service"), t, free);
+        let mut params = crate::x402::terms::published(&format!("{base}/service"), t, free);
         params.insert("catalog".into(), format!("{base}/catalog.json").into());
         let mut description = format!(
             "Each call to {base}/service is paid with x402: {} USDC on {}, scheme exact.",
-            usdc_decimal(t.price),
+            crate::x402::terms::usdc_decimal(t.price),
             t.network.caip2()
         );
         if config.notary_path.is_some() {
@@ -142,7 +106,7 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
             description.push_str(&format!(
                 " Each notarisation at {}/service: {} USDC.",
                 config.notary_url,
-                usdc_decimal(config.notary_price_atomic)
+                crate::x402::terms::usdc_decimal(config.notary_price_atomic)
             ));
         }
         extensions.push(json!({
@@ -308,14 +272,14 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         },
     });
     if let (Some(map), Some(t)) = (op.as_object_mut(), terms) {
-        map.insert("payment".into(), Value::Object(terms_params(&format!("{base}/service"), t, free)));
+        map.insert("payment".into(), Value::Object(crate::x402::terms::published(&format!("{base}/service"), t, free)));
     } else if let Some(map) = op.as_object_mut() {
         map.insert("payment".into(), json!({ "mode": "free" }));
     }
     let mcp_url = format!("{base}/mcp");
     let mcp_payment = match terms {
         Some(t) => {
-            let mut p = terms_params(&mcp_url, t, free);
+            let mut p = crate::x402::terms::published(&mcp_url, t, free);
             p.insert("per".into(), "tools/call".into());
             p.insert("carrier".into(), "params._meta[\"x402/payment\"] (x402 MCP transport)".into());
             Value::Object(p)
@@ -336,9 +300,11 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
     if config.notary_path.is_some() {
         let url = format!("{}/service", config.notary_url);
         let payment = match terms {
-            Some(t) => {
-                Value::Object(terms_params(&url, &Terms { price: config.notary_price_atomic, ..t.clone() }, free))
-            }
+            Some(t) => Value::Object(crate::x402::terms::published(
+                &url,
+                &Terms { price: config.notary_price_atomic, ..t.clone() },
+                free,
+            )),
             None => json!({ "mode": "free" }),
         };
         operations.push(json!({
@@ -388,7 +354,10 @@ fn notary_lines(config: &Config, terms: Option<&Terms>) -> String {
     // What `app` answers: with payments on, a GET or an unpaid POST gets the challenge; free, a GET is 405.
     let (price, unpaid) = match terms {
         Some(_) => (
-            format!("{} USDC per receipt, paid with x402 like search", usdc_decimal(config.notary_price_atomic)),
+            format!(
+                "{} USDC per receipt, paid with x402 like search",
+                crate::x402::terms::usdc_decimal(config.notary_price_atomic)
+            ),
             "a GET or an unpaid POST gets 402 with the terms",
         ),
         None => ("free on this instance".to_owned(), "POST only: a GET gets 405"),
@@ -425,7 +394,7 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
                  base64, in the PAYMENT-REQUIRED header. Check network, asset, amount and payTo, sign an EIP-3009 \
                  authorization, and resend the same request with PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1). The \
                  answer carries PAYMENT-RESPONSE. Never send a private key or recovery phrase to the service.\n",
-                usdc_decimal(t.price),
+                crate::x402::terms::usdc_decimal(t.price),
                 t.price,
                 t.network.caip2(),
                 crate::x402::eip712::checksum_address(&t.pay_to)
@@ -507,10 +476,10 @@ mod tests {
 
     #[test]
     fn usdc_amounts() {
-        assert_eq!(usdc_decimal(5_000), "0.005");
-        assert_eq!(usdc_decimal(1_000_000), "1");
-        assert_eq!(usdc_decimal(1_250_000), "1.25");
-        assert_eq!(usdc_decimal(1), "0.000001");
+        assert_eq!(crate::x402::terms::usdc_decimal(5_000), "0.005");
+        assert_eq!(crate::x402::terms::usdc_decimal(1_000_000), "1");
+        assert_eq!(crate::x402::terms::usdc_decimal(1_250_000), "1.25");
+        assert_eq!(crate::x402::terms::usdc_decimal(1), "0.000001");
     }
 
     /// No empty string, list or object and no `false` anywhere in the card: the A2A SDKs drop them before checking.

@@ -30,4 +30,5 @@ pub mod search;
 pub mod sign;
 pub mod statedir;
 pub mod store;
+pub mod urls;
 pub mod x402;

@@ -30,9 +30,6 @@ use crate::error::ApiError;
 use crate::journal::Journal;
 use crate::sign::{sha256_hex, Keyring, PublicKey};
 
-/// The notary journal's file in the state directory.
-pub const JOURNAL_FILE: &str = "notary.journal";
-
 /// `prev` of the first receipt.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 

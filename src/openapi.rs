@@ -104,7 +104,7 @@ pub fn document(
             for (path, resource, terms) in operations {
                 let at = format!("/paths/{}/post", pointer_escape(&path));
                 if let Some(op) = doc.pointer_mut(&at).and_then(Value::as_object_mut) {
-                    op.insert("x-x402".into(), Value::Object(crate::discovery::terms_params(&resource, terms, free)));
+                    op.insert("x-x402".into(), Value::Object(crate::x402::terms::published(&resource, terms, free)));
                 }
             }
         }

@@ -198,7 +198,7 @@ pub fn normalize_host(host: &str) -> Result<String, Refusal> {
         return Ok(ip.to_string());
     }
     let host = host.strip_suffix('.').unwrap_or(&host).to_owned();
-    if host.is_empty() || !crate::search::url::valid_host(&host) {
+    if host.is_empty() || !crate::urls::valid_host(&host) {
         return Err(Refusal::Url(format!("bad host {host:?}")));
     }
     // WHATWG: a host whose last label is numeric is an IPv4 address (and must parse as one).

@@ -132,9 +132,6 @@ pub struct FreeRules {
     pub loopback: bool,
 }
 
-/// The payment ledger's file in the state directory.
-pub const LEDGER_FILE: &str = "payments.journal";
-
 /// `Retry-After` when the facilitator could not be asked, and when the ledger could not be written.
 const FACILITATOR_RETRY_AFTER_S: u32 = 5;
 const LEDGER_RETRY_AFTER_S: u32 = 30;
@@ -240,7 +237,7 @@ impl Gate {
         };
         let terms =
             Terms { network: config.network, pay_to, price: config.price_atomic, max_timeout_s: config.max_timeout_s };
-        let path = config.state_dir.join(LEDGER_FILE);
+        let path = config.ledger_path();
         let ledger = Ledger::open(&path, clock.now_unix_ms())
             .map_err(|e| format!("the payment ledger {}: {e}", path.display()))?;
         Ok(Gate::new(Some(terms), facilitator, Some(ledger), clock, free))

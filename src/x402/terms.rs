@@ -1,9 +1,10 @@
 //! The terms the service publishes and the 402 challenge built from them (x402 v2 `PaymentRequired`, with the v1
 //! requirement shape for payments that arrive as v1).
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::eip712::{checksum_address, parse_address, Address, Domain};
+use super::FreeRules;
 
 /// The chains on which USDC payments are accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +92,42 @@ pub struct Resource {
     pub bazaar: Option<Value>,
     /// The operation's own price (atomic units), when it differs from the terms'.
     pub price: Option<u128>,
+}
+
+/// USDC has 6 decimals: 5000 atomic units are "0.005".
+pub fn usdc_decimal(atomic: u128) -> String {
+    let whole = atomic / 1_000_000;
+    let frac = format!("{:06}", atomic % 1_000_000);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        whole.to_string()
+    } else {
+        format!("{whole}.{frac}")
+    }
+}
+
+/// The published terms as strings (the agent card's extension params, the catalogue, OpenAPI's `x-x402`).
+pub fn published(resource: &str, terms: &Terms, free: FreeRules) -> Map<String, Value> {
+    let mut m = Map::new();
+    let mut put = |k: &str, v: String| {
+        m.insert(k.into(), Value::String(v));
+    };
+    put("scheme", "exact".into());
+    put("network", terms.network.caip2().into());
+    put("asset", checksum_address(&terms.network.usdc()));
+    put("assetSymbol", "USDC".into());
+    put("payTo", checksum_address(&terms.pay_to));
+    put("amount", terms.price.to_string());
+    put("priceUsd", usdc_decimal(terms.price));
+    put("maxTimeoutSeconds", terms.max_timeout_s.to_string());
+    put("resource", resource.to_owned());
+    if free.trial_calls_per_day > 0 {
+        put("trialCallsPerDay", free.trial_calls_per_day.to_string());
+    }
+    if free.loopback {
+        put("freeFromLoopback", "true".into());
+    }
+    m
 }
 
 impl Resource {
