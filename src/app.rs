@@ -456,7 +456,7 @@ impl App {
         let priced = self.search_resource.for_pages(base, per_page, search.extract);
         let resource = priced.as_ref().unwrap_or(&self.search_resource);
         self.gated(req, ("search", resource), object, || {
-            search_answer(work, &self.keys.result.kid, &search, &req.request_id)
+            crate::answer::search_answer(work, &self.keys.result.kid, &search, &req.request_id)
         })
     }
 
@@ -757,24 +757,6 @@ impl McpDoor {
         let origins = own.into_iter().chain(config.mcp_origins.iter().cloned()).collect();
         McpDoor { definitions: crate::mcp::tools::definitions(), resources, origins }
     }
-}
-
-/// The work of one search call, shared by `/service` and the MCP tools (`mcp`): the engine's answer, the pages of
-/// its first results when `extract` asks for them, and the `kid` of the result key that is to sign it.
-pub fn search_answer(
-    (engine, pages): (&Engine, &crate::page::Pages),
-    kid: &str,
-    search: &SearchRequest,
-    request_id: &str,
-) -> Result<Value, ApiError> {
-    let mut answer = engine.search(search, request_id)?;
-    if search.extract > 0 {
-        pages.add_to_answer(&mut answer, search.extract, search.extract_tokens);
-    }
-    if let Some(map) = answer.as_object_mut() {
-        map.insert("kid".into(), kid.into());
-    }
-    Ok(answer)
 }
 
 /// Who is calling, for the mesh graph: a verified payer's address, or an `X-WALLET` address hint on a free call

@@ -1,6 +1,7 @@
 //! websearchd: a self-hostable web search service for software agents, paid per call over x402 and signed with
 //! Ed25519. ARCHITECTURE.md maps the modules.
 
+pub mod answer;
 pub mod apikeys;
 pub mod app;
 pub mod cache;

@@ -1,4 +1,4 @@
-//! The MCP tools: `web_search` (the `/service` pipeline: `app::search_answer`) and `extract_page` (one page through
+//! The MCP tools: `web_search` (the `/service` pipeline: `answer::search_answer`) and `extract_page` (one page through
 //! the same SSRF guard, fetch limits and extraction cache as `extract: true`). Each answer is signed with the
 //! result key over exactly the text block sent, as `/service` signs its body, and the structured content carries
 //! the answer with the signature beside it. A call is read first (`Job::parse`: bad arguments never cost a payment),
@@ -87,7 +87,7 @@ impl Parts<'_> {
         match job {
             Job::Search(search) => {
                 let work = (self.engine, self.pages);
-                crate::app::search_answer(work, &self.keys.result.kid, search, request_id)
+                crate::answer::search_answer(work, &self.keys.result.kid, search, request_id)
             }
             Job::Extract { url, tokens } => self.extract_page(url, *tokens, request_id),
         }
