@@ -439,7 +439,7 @@ impl App {
         if maybe_free || crate::x402::Call::of_request(req).payment.is_some() {
             return None;
         }
-        if require_json(req).is_err() || !valid(req.body()) || signed_object(req).is_err() {
+        if req.require_json().is_err() || !valid(req.body()) || signed_object(req).is_err() {
             return None;
         }
         self.gate.count_challenge(None);
@@ -448,7 +448,7 @@ impl App {
 
     /// Validation first (400s never ask for payment), then the gate, the search, and settlement only for an answer.
     fn service(&self, req: &Request) -> Result<Response, ApiError> {
-        require_json(req)?;
+        req.require_json()?;
         let search = SearchRequest::from_json(req.body())?;
         let object = signed_object(req)?;
         let work = (&self.engine, &self.pages);
@@ -541,7 +541,7 @@ impl App {
     /// `POST <notary>/service`: validation, the gate, the durable receipt, then settlement.
     fn notary_service(&self, req: &Request) -> Result<Response, ApiError> {
         let notary = self.notary()?;
-        require_json(req)?;
+        req.require_json()?;
         let hash = crate::notary::parse_request(req.body())?;
         let object = signed_object(req)?;
         self.gated(req, ("notary", &self.notary_resource), object, || {
@@ -792,20 +792,6 @@ impl Handler for NotaryOnly {
 
     fn completed(&self, request: &Request, status: u16, elapsed: Duration) {
         self.0.completed(request, status, elapsed);
-    }
-}
-
-/// 415 unless the body is declared as `application/json` (parameters such as `charset=utf-8` are fine).
-pub(crate) fn require_json(req: &Request) -> Result<(), ApiError> {
-    let media_type = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
-    match media_type {
-        Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(()),
-        Some(t) => Err(ApiError::new(
-            415,
-            "unsupported_media_type",
-            format!("Content-Type must be application/json, not {t:?}"),
-        )),
-        None => Err(ApiError::new(415, "unsupported_media_type", "Content-Type: application/json is required")),
     }
 }
 

@@ -350,6 +350,21 @@ pub struct Request {
 }
 
 impl Request {
+    /// 415 unless the body is declared as `application/json` (parameters such as `charset=utf-8` are fine).
+    pub fn require_json(&self) -> Result<(), crate::error::ApiError> {
+        use crate::error::ApiError;
+        let media_type = self.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
+        match media_type {
+            Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(()),
+            Some(t) => Err(ApiError::new(
+                415,
+                "unsupported_media_type",
+                format!("Content-Type must be application/json, not {t:?}"),
+            )),
+            None => Err(ApiError::new(415, "unsupported_media_type", "Content-Type: application/json is required")),
+        }
+    }
+
     /// A request whose head was parsed from the start of `input`, which holds its body whole.
     pub(crate) fn new(input: Vec<u8>, head: Head, peer: SocketAddr, client: Client, request_id: RequestId) -> Request {
         Request { input, head, peer, client, request_id }

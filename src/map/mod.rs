@@ -548,7 +548,7 @@ impl MapService {
     fn gdelt(&self, manifest_url: &str, max: usize) -> Result<Outcome, String> {
         let manifest = self.get(manifest_url, &[]).map_err(|(why, _)| why)?;
         let export = feeds::gdelt_manifest(&manifest)?;
-        if crate::search::url::origin(&export) != crate::search::url::origin(manifest_url) {
+        if crate::urls::origin(&export) != crate::urls::origin(manifest_url) {
             return Err(format!("the manifest points to another host ({export}); not followed"));
         }
         let zip = self.get(&export, &[]).map_err(|(why, _)| why)?;

@@ -74,7 +74,7 @@ pub fn handle(door: &Door<'_>, req: &Request) -> (Response, Payer) {
 }
 
 fn post(door: &Door<'_>, req: &Request) -> (Response, Payer) {
-    if let Err(e) = crate::app::require_json(req) {
+    if let Err(e) = req.require_json() {
         return (rpc_error(e.status, &RpcError::new(INVALID_REQUEST, e.message)), None);
     }
     let message = match super::parse(req.body()) {
