@@ -483,3 +483,68 @@ fn make_certificates(dir: &std::path::Path) -> Option<String> {
     .unwrap();
     Some(dir.join("ca.pem").display().to_string())
 }
+
+/// A server speaking RESP on loopback that answers each command (its arguments) with what `answer` gives, on every
+/// connection: a broken or hostile Redis, or whatever answers at its address. Needs no `redis-server`.
+fn fake_redis(answer: impl Fn(&[Vec<u8>]) -> Vec<u8> + Send + Sync + 'static) -> String {
+    use std::io::{Read, Write};
+    use websearchd::store::resp::{Parser, Reply as Resp};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("redis://{}", listener.local_addr().unwrap());
+    let answer = Arc::new(answer);
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                let (mut parser, mut buf) = (Parser::new(), vec![0u8; 64 * 1_024]);
+                while let Ok(n @ 1..) = conn.read(&mut buf) {
+                    let mut input = &buf[..n];
+                    while !input.is_empty() {
+                        let Ok((used, command)) = parser.feed(input) else { return };
+                        input = &input[used..];
+                        if let Some(Resp::Array(args)) = command {
+                            let args: Vec<Vec<u8>> =
+                                args.into_iter().map(|a| if let Resp::Bulk(b) = a { b } else { Vec::new() }).collect();
+                            if conn.write_all(&answer(&args)).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Issue 33, finding 8: a reply to the replay guard's `SET NX` that is neither `+OK` (taken) nor a null (held
+/// elsewhere) says nothing of the payment: it is the store failing (503 `store_unavailable`, retry), never a replay
+/// (402 `payment_replayed`, which tells the payer their authorization was used).
+#[test]
+fn a_wrong_typed_reply_to_the_replay_guard_is_a_store_failure_not_a_replay() {
+    let url = fake_redis(|args| match args.first().map(Vec::as_slice) {
+        Some(b"PING") => b"+PONG\r\n".to_vec(),
+        Some(b"SET") if args.iter().any(|a| a == b"NX") => match args.get(2).map(|t| t.last()) {
+            // The token ends with the node's count of holds: each payment meets another wrong type.
+            Some(Some(b'0')) => b":1\r\n".to_vec(),
+            Some(Some(b'1')) => b"$2\r\nOK\r\n".to_vec(),
+            Some(Some(b'2')) => b"+QUEUED\r\n".to_vec(),
+            _ => b"*1\r\n+OK\r\n".to_vec(),
+        },
+        _ => b"$-1\r\n".to_vec(),
+    });
+    let source = Upstream::start(|_| results());
+    let facilitator = Facilitator::start();
+    let vars = with(paid_env(source.url("/html/"), facilitator.url()), &[("WEBSEARCHD_REDIS_URL", &url)]);
+    let server = Server::start(&common::pairs(&vars));
+    let accepted = accepted(&server);
+    for n in 0..4u8 {
+        let r = search_at(server.addr, "paid", Some(&Payer::new(n).v2_header(&accepted)));
+        assert_eq!((r.status, r.error_code()), (503, "store_unavailable".into()), "payment {n}: {}", r.text());
+        assert_eq!(r.header("Retry-After"), Some("2"));
+    }
+    assert!(facilitator.upstream.seen().is_empty(), "no payment reached the facilitator");
+    assert_eq!(server.metric("websearchd_store_failures_total"), 4);
+    let health = server.get("/health").json();
+    assert!(health["store"]["last_error"].as_str().unwrap().contains("unexpected reply to SET NX"), "{health}");
+}

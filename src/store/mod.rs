@@ -37,6 +37,8 @@ use resp::Reply;
 pub const RETRY_AFTER_S: u32 = 2;
 /// After a failed call, how long the store is not asked (the next call after it tries again).
 const DOWN_MS: u64 = 1_000;
+/// Characters of an unexpected reply kept in the log and `/health` (its `Debug` form: a bulk string's bytes).
+const REPLY_SHOWN_CHARS_MAX: usize = 200;
 /// Trial counters outlive their UTC day by one more, so a node whose clock is a little off still finds them.
 const TRIAL_TTL_MS: u64 = 2 * 86_400_000;
 
@@ -117,14 +119,19 @@ impl Store {
     }
 
     /// Takes the authorization (`payer`, `nonce`) for `ttl_ms` (past its `validBefore`): `Ok(None)` when another
-    /// request, on any node, holds it.
+    /// request, on any node, holds it. `SET NX` answers `+OK` when it took the key and a null when the key was held;
+    /// any other reply (another type, another status: a proxy's or a broken server's) says neither, and is a
+    /// failure of the store, never a replay (nor a hold).
     pub fn reserve(&self, payer: &[u8; 20], nonce: &[u8; 32], ttl_ms: u64) -> Result<Option<Hold>, Unavailable> {
         let key = self.key("pay", &format!("{}:{}", crate::codec::hex_encode(payer), crate::codec::hex_encode(nonce)));
         let n = self.holds.fetch_add(1, Relaxed);
         let token = format!("{}-{n}", self.node).into_bytes();
         let ttl = ttl_ms.max(1).to_string();
-        let reply = self.one(&[b"SET", &key, &token, b"NX", b"PX", ttl.as_bytes()])?;
-        Ok(matches!(reply, Reply::Status(_)).then_some(Hold { key, token }))
+        match self.one(&[b"SET", &key, &token, b"NX", b"PX", ttl.as_bytes()])? {
+            Reply::Status(s) if s == "OK" => Ok(Some(Hold { key, token })),
+            Reply::Nil => Ok(None),
+            other => Err(self.unexpected("SET NX", &other)),
+        }
     }
 
     /// Frees an authorization this node holds (the payment was refused or abandoned: another try may come). If the
@@ -167,7 +174,7 @@ impl Store {
     pub fn admit(&self, endpoint: &str, pace: &str, interval: Duration) -> Result<Turn, Unavailable> {
         let (cool, pace, ms) = (self.key("cool", endpoint), self.key("pace", pace), interval.as_millis().to_string());
         let reply = self.one(&[b"EVAL", ADMIT_SCRIPT.as_bytes(), b"2", &cool, &pace, ms.as_bytes()])?;
-        let Reply::Array(items) = reply else { return Err(Unavailable("the admission script's reply".into())) };
+        let Reply::Array(items) = reply else { return Err(self.unexpected("the admission script", &reply)) };
         let at = |i: usize| items.get(i).and_then(Reply::as_int).unwrap_or(0);
         let left = Duration::from_millis(u64::try_from(at(1)).unwrap_or(0));
         Ok(match at(0) {
@@ -270,13 +277,27 @@ impl Store {
     fn one(&self, command: &[&[u8]]) -> Result<Reply, Unavailable> {
         let reply = self.run(&[command])?.into_iter().next().ok_or_else(|| Unavailable("no reply".into()))?;
         match reply {
-            Reply::Error(e) => {
-                self.failures.fetch_add(1, Relaxed);
-                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
-                Err(Unavailable(e))
-            }
+            Reply::Error(e) => Err(self.failed(e)),
             other => Ok(other),
         }
+    }
+
+    /// A reply of a type the command does not answer with: a failure of the store, counted and kept as its last
+    /// error (as a server's error reply is).
+    fn unexpected(&self, command: &str, reply: &Reply) -> Unavailable {
+        let mut shown = format!("{reply:?}");
+        if let Some((end, _)) = shown.char_indices().nth(REPLY_SHOWN_CHARS_MAX) {
+            shown.truncate(end);
+            shown.push('…');
+        }
+        self.failed(format!("unexpected reply to {command}: {shown}"))
+    }
+
+    /// Counts a failure the server answered (an error reply, a wrong-typed one) and keeps it as the last error.
+    fn failed(&self, e: String) -> Unavailable {
+        self.failures.fetch_add(1, Relaxed);
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+        Unavailable(e)
     }
 
     /// The commands, pipelined, unless the store is down; a failure marks it down for `DOWN_MS`.
@@ -331,4 +352,54 @@ fn node_token() -> String {
         ((nanos as u64) ^ u64::from(std::process::id())).to_le_bytes()
     });
     crate::codec::hex_encode(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A server that answers the commands it reads, in order, with `replies` (one each), on one connection.
+    fn answering(replies: Vec<&'static [u8]>) -> Store {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let (mut parser, mut buf) = (resp::Parser::new(), [0u8; 4_096]);
+            let mut replies = replies.into_iter();
+            while let Ok(n @ 1..) = conn.read(&mut buf) {
+                let mut input = &buf[..n];
+                while !input.is_empty() {
+                    let (used, command) = parser.feed(input).unwrap();
+                    input = &input[used..];
+                    if command.is_some() {
+                        conn.write_all(replies.next().unwrap()).unwrap();
+                    }
+                }
+            }
+        });
+        let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
+        let timeout = Duration::from_secs(5);
+        Store::new(Settings { url, timeout, connections_max: 1, ca_file: None }, "t:").unwrap()
+    }
+
+    /// Issue 33, finding 8: `SET NX` answers `+OK` (taken) or a null (held); anything else is neither a hold nor
+    /// a replay, but a store that cannot be trusted to guard: the payment gets 503, not 402 `payment_replayed`.
+    #[test]
+    fn only_ok_or_a_null_answers_the_replay_guard() {
+        let wrong: [&[u8]; 6] = [b":1\r\n", b"$2\r\nOK\r\n", b"+QUEUED\r\n", b"*0\r\n", b"#t\r\n", b"-ERR no\r\n"];
+        let mut replies: Vec<&[u8]> = vec![b"+OK\r\n", b"$-1\r\n", b"_\r\n"];
+        replies.extend(wrong);
+        let store = answering(replies);
+        let reserve = || store.reserve(&[1; 20], &[2; 32], 60_000);
+        assert!(matches!(reserve(), Ok(Some(_))), "+OK takes it");
+        assert!(matches!(reserve(), Ok(None)), "a RESP2 null: held elsewhere");
+        assert!(matches!(reserve(), Ok(None)), "a RESP3 null: held elsewhere");
+        for reply in wrong {
+            let e = reserve().map(|h| h.is_some()).unwrap_err();
+            assert!(!e.0.is_empty(), "{}", String::from_utf8_lossy(reply));
+        }
+        assert_eq!(store.failures.load(Relaxed), wrong.len() as u64);
+        assert!(store.health()["last_error"].as_str().unwrap().contains("ERR no"));
+    }
 }
