@@ -328,9 +328,9 @@ pub fn mcp_message(data: &[u8]) {
 }
 
 /// Redis replies (`store::resp`): the first byte picks a chunk size; the replies and the error must not depend on
-/// it, and every reply is within the parser's bounds.
+/// it, and every reply is within the parser's bounds (its values, nested ones included, within `REPLY_ELEMENTS_MAX`).
 pub fn resp_reply(data: &[u8]) {
-    use websearchd::store::resp::{Parser, Reply, ARRAY_LEN_MAX, BULK_BYTES_MAX, DEPTH_MAX};
+    use websearchd::store::resp::{Parser, Reply, ARRAY_LEN_MAX, BULK_BYTES_MAX, DEPTH_MAX, REPLY_ELEMENTS_MAX};
     fn parse(input: &[u8], chunk: usize) -> (Vec<Reply>, Option<String>) {
         let (mut parser, mut replies) = (Parser::new(), Vec::new());
         for piece in input.chunks(chunk) {
@@ -347,14 +347,18 @@ pub fn resp_reply(data: &[u8]) {
         }
         (replies, None)
     }
-    fn within(reply: &Reply, depth: usize) {
+    /// The values in `reply`, itself included.
+    fn within(reply: &Reply, depth: usize) -> usize {
         match reply {
-            Reply::Bulk(b) => assert!(b.len() <= BULK_BYTES_MAX),
+            Reply::Bulk(b) => {
+                assert!(b.len() <= BULK_BYTES_MAX);
+                1
+            }
             Reply::Array(items) => {
                 assert!(items.len() <= ARRAY_LEN_MAX && depth < DEPTH_MAX, "{} items at depth {depth}", items.len());
-                items.iter().for_each(|r| within(r, depth + 1));
+                1 + items.iter().map(|r| within(r, depth + 1)).sum::<usize>()
             }
-            _ => {}
+            _ => 1,
         }
     }
     let Some((&first, input)) = data.split_first() else {
@@ -363,7 +367,10 @@ pub fn resp_reply(data: &[u8]) {
     let chunk = usize::from(first % 64) + 1;
     let whole = parse(input, input.len().max(1));
     assert_eq!(whole, parse(input, chunk), "chunk size {chunk}");
-    whole.0.iter().for_each(|r| within(r, 0));
+    for reply in &whole.0 {
+        let values = within(reply, 0);
+        assert!(values <= REPLY_ELEMENTS_MAX, "{values} values in one reply");
+    }
 }
 
 /// A third party's page body (`fetch::body`), the first byte picking its content type, its coding and the size of

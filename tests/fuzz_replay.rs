@@ -262,7 +262,8 @@ fn map_feed() {
     }
 }
 
-/// Redis replies: the seeds of every type (RESP2 and RESP3), deep and wide aggregates, and each one's prefixes.
+/// Redis replies: the seeds of every type (RESP2 and RESP3), deep and wide aggregates, replies of more values than
+/// a reply may hold (tiny nulls, an attribute's), and each one's prefixes.
 #[test]
 fn resp_reply() {
     let seeds = ["\u{1}+OK\r\n:42\r\n$3\r\nabc\r\n*2\r\n$-1\r\n_\r\n", "\u{0}$3\r\nab", "\u{2}*-1\r\n%1\r\n"];

@@ -548,3 +548,77 @@ fn a_wrong_typed_reply_to_the_replay_guard_is_a_store_failure_not_a_replay() {
     let health = server.get("/health").json();
     assert!(health["store"]["last_error"].as_str().unwrap().contains("unexpected reply to SET NX"), "{health}");
 }
+
+/// Peak resident memory allowed for a node reading hostile replies (an idle debug build is about 13 MB; the unit's
+/// `MemoryMax=128M`): the parser bounded by bytes alone took eight searches to 88 MB.
+const HOSTILE_PEAK_RSS_BYTES_MAX: u64 = 40 << 20;
+
+fn peak_rss_bytes(server: &Server) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .unwrap()
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .unwrap();
+    kb * 1_024
+}
+
+/// `n` searches at `addr` at once (queries `prefix 0`, `prefix 1`...): their replies.
+fn searches_at_once(addr: SocketAddr, prefix: &str, n: usize) -> Vec<Reply> {
+    let barrier = Arc::new(Barrier::new(n));
+    let threads: Vec<_> = (0..n)
+        .map(|i| {
+            let (barrier, query) = (barrier.clone(), format!("{prefix} {i}"));
+            std::thread::spawn(move || {
+                barrier.wait();
+                search_at(addr, &query, None)
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().unwrap()).collect()
+}
+
+/// Issue 33, finding 5: a Redis that answers every command with 1.06 MB of three-byte nulls in arrays of 1,024,
+/// within every bound of bytes, length and depth the parser had (353,000 values: 11 MB a reply in memory): eight
+/// searches at once took a node to 88 MB. Each reply is now refused at its 1,025th value: the node stays near its
+/// idle size, and its searches go on with its own state.
+#[test]
+fn a_reply_of_tiny_elements_costs_a_node_no_memory() {
+    let inner = format!("*1024\r\n{}", "_\r\n".repeat(1_024));
+    let hostile = Arc::new(format!("*344\r\n{}", inner.repeat(344)).into_bytes());
+    assert!(hostile.len() > 1_050_000, "{}", hostile.len());
+    let url = fake_redis(move |_| hostile.to_vec());
+    let source = Upstream::start(|_| results());
+    let vars = free_env(
+        &source,
+        &[
+            ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+            ("WEBSEARCHD_WORKERS", "8"),
+            ("WEBSEARCHD_REDIS_URL", &url),
+            ("WEBSEARCHD_REDIS_CONNECTIONS_MAX", "8"),
+            LOADED_MACHINE_TIMEOUT,
+        ],
+    );
+    let server = Server::start(&common::pairs(&vars));
+    for round in 0..3 {
+        // The store is asked again once its second down after the last failure is over.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !server.get("/health").json()["store"]["retry_in_ms"].is_null() {
+            assert!(Instant::now() < deadline, "the store stayed down");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for r in searches_at_once(server.addr, &format!("tiny {round}"), 8) {
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+    }
+    let peak = peak_rss_bytes(&server);
+    eprintln!("tiny elements: peak {:.1} MB", peak as f64 / 1e6);
+    assert!(peak < HOSTILE_PEAK_RSS_BYTES_MAX, "peak RSS {peak} bytes");
+    assert!(server.metric("websearchd_store_failures_total") >= 3, "a reply was read and refused each round");
+    let health = server.get("/health").json();
+    assert!(health["store"]["last_error"].as_str().unwrap().contains("reply elements"), "{health}");
+}

@@ -5,7 +5,9 @@
 //! The parser takes input in pieces of any size (`feed`) and reads each byte once, so a reply split across reads is
 //! an ordinary state and parsing stays linear. Every reply is bounded: a line by `LINE_BYTES_MAX`, a bulk string by
 //! `BULK_BYTES_MAX`, an aggregate by `ARRAY_LEN_MAX` elements and `DEPTH_MAX` levels, and the whole reply by
-//! `REPLY_BYTES_MAX`; past a bound the parser fails and the connection is dropped.
+//! `REPLY_BYTES_MAX` and `REPLY_ELEMENTS_MAX` values; past a bound the parser fails and the connection is dropped.
+//! A reply in memory is its bytes and at most `REPLY_ELEMENTS_MAX` values (each a `Reply` and one allocation), so
+//! its cost does not depend on how its bytes are cut into elements.
 
 use std::fmt;
 
@@ -19,6 +21,10 @@ pub const ARRAY_LEN_MAX: usize = 1_024;
 pub const DEPTH_MAX: usize = 8;
 /// Bytes of one whole reply, header lines and nested elements included.
 pub const REPLY_BYTES_MAX: usize = BULK_BYTES_MAX + 64 * 1_024;
+/// Values in one whole reply: every scalar and every aggregate at any depth, an attribute's dropped contents
+/// included. The service's largest reply holds 3 (the admission script's pair in its array); within the byte bound
+/// alone, 1.06 MB of three-byte nulls in nested arrays was 353,000 values, 11 MB each reply in memory.
+pub const REPLY_ELEMENTS_MAX: usize = 1_024;
 
 /// A decoded reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +113,8 @@ pub struct Parser {
     bulk: Vec<u8>,
     /// Bytes of the reply being read.
     bytes: usize,
+    /// Values of the reply being read, complete or opened.
+    elements: usize,
 }
 
 impl Default for Parser {
@@ -117,7 +125,7 @@ impl Default for Parser {
 
 impl Parser {
     pub fn new() -> Parser {
-        Parser { state: State::Type, stack: Vec::new(), line: Vec::new(), bulk: Vec::new(), bytes: 0 }
+        Parser { state: State::Type, stack: Vec::new(), line: Vec::new(), bulk: Vec::new(), bytes: 0, elements: 0 }
     }
 
     /// Reads from `input` up to the end of one reply. Returns the bytes consumed and the reply if it is complete
@@ -136,6 +144,7 @@ impl Parser {
             if let Some(value) = value {
                 if let Some(done) = self.complete(value)? {
                     self.bytes = 0;
+                    self.elements = 0;
                     return Ok((at, Some(done)));
                 }
             }
@@ -150,6 +159,11 @@ impl Parser {
                 let Some(&b) = input.first() else { return Ok((0, None)) };
                 if !b"+-:$*_#,(=!%~>|".contains(&b) {
                     return Err(Error::UnknownType(b));
+                }
+                // Counted when it starts, before anything of it is kept.
+                self.elements += 1;
+                if self.elements > REPLY_ELEMENTS_MAX {
+                    return Err(Error::TooLarge("reply elements"));
                 }
                 self.state = State::Line(b);
                 self.line.clear();
@@ -409,6 +423,31 @@ mod tests {
             big.extend_from_slice(b"\r\n");
         }
         assert_eq!(parse_chunked(&big, 65_536), Err(Error::TooLarge("reply bytes")));
+    }
+
+    /// Issue 33, finding 5: a reply within every bound of bytes, length and depth, made of tiny elements (1.06 MB
+    /// of three-byte nulls in arrays of 1,024 was 353,000 values, 11 MB in memory): refused at its 1,025th value,
+    /// counting the aggregates, an attribute's dropped contents, and nothing of the replies before it.
+    #[test]
+    fn a_reply_of_many_tiny_elements_is_refused_by_its_element_count() {
+        let inner = format!("*{ARRAY_LEN_MAX}\r\n{}", "_\r\n".repeat(ARRAY_LEN_MAX));
+        let arrays = (REPLY_BYTES_MAX - 16) / inner.len();
+        let many = format!("*{arrays}\r\n{}", inner.repeat(arrays));
+        assert!(many.len() > REPLY_BYTES_MAX - inner.len() && many.len() < REPLY_BYTES_MAX, "{}", many.len());
+        assert_eq!(parse_chunked(many.as_bytes(), 65_536), Err(Error::TooLarge("reply elements")));
+        check(format!("*2\r\n{inner}").as_bytes(), Err(Error::TooLarge("reply elements")));
+        // At the bound: an array and 1,023 values, the array itself one of them.
+        let most = REPLY_ELEMENTS_MAX - 1;
+        let at_bound = format!("*{most}\r\n{}", "_\r\n".repeat(most));
+        check(at_bound.as_bytes(), Ok(vec![Reply::Array(vec![Reply::Nil; most])]));
+        let over = format!("*{}\r\n{}", most + 1, "_\r\n".repeat(most + 1));
+        check(over.as_bytes(), Err(Error::TooLarge("reply elements")));
+        // An attribute's pairs count though they are dropped.
+        let attributed = format!("|{}\r\n{}:1\r\n", ARRAY_LEN_MAX / 2, "_\r\n".repeat(ARRAY_LEN_MAX));
+        check(attributed.as_bytes(), Err(Error::TooLarge("reply elements")));
+        // The count is per reply: replies of 1,024 values each, one after another, are all read.
+        let two = format!("{at_bound}{at_bound}");
+        check(two.as_bytes(), Ok(vec![Reply::Array(vec![Reply::Nil; most]); 2]));
     }
 
     #[test]
