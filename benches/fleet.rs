@@ -54,6 +54,7 @@ fn main() {
                 None => vec![Server::start(&common::pairs(&vars))],
                 Some(r) => {
                     vars.push(("WEBSEARCHD_REDIS_URL".into(), r.url()));
+                    vars.push(r.secret_var());
                     let pairs = common::pairs(&vars);
                     vec![Server::start(&pairs), Server::start(&pairs)]
                 }

@@ -247,7 +247,9 @@ pub fn add_new_key(state_dir: &Path, path: &Path, comment: Option<&str>) -> io::
     Ok(key)
 }
 
-fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+/// Whether two digests are equal, in a time that does not depend on where they differ (also the shared store's
+/// answer tags, `store::entry`).
+pub(crate) fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     let mut diff = 0u8;
     for (x, y) in a.iter().zip(b) {
         diff |= x ^ y;

@@ -366,6 +366,7 @@ impl Resolver<'_> {
         let timeout_ms = self.int("WEBSEARCHD_REDIS_TIMEOUT_MS", 250u64, 10..=5_000)?;
         let connections_max = self.int("WEBSEARCHD_REDIS_CONNECTIONS_MAX", 8usize, 1..=256)?;
         let ca_file = self.path_opt("WEBSEARCHD_REDIS_CA_FILE");
+        let secret_file = self.path_opt("WEBSEARCHD_REDIS_SECRET_FILE");
         let Some((raw, origin)) = self.raw("WEBSEARCHD_REDIS_URL") else { return Ok(None) };
         let url = crate::store::Url::parse(&raw).ok_or_else(|| ConfigError {
             var: "WEBSEARCHD_REDIS_URL".into(),
@@ -375,7 +376,7 @@ impl Resolver<'_> {
         })?;
         self.record("WEBSEARCHD_REDIS_URL", url.redacted(), origin);
         let timeout = std::time::Duration::from_millis(timeout_ms);
-        Ok(Some(crate::store::Settings { url, timeout, connections_max, ca_file }))
+        Ok(Some(crate::store::Settings { url, timeout, connections_max, ca_file, secret_file }))
     }
 
     fn string(&mut self, name: &'static str, default: &str) -> String {

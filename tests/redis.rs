@@ -38,6 +38,7 @@ impl Fleet {
         let mut vars = with(Vec::new(), &[("WEBSEARCHD_SOURCE_PAGES_MAX", "1"), LOADED_MACHINE_TIMEOUT]);
         vars.extend(extra);
         vars.push(("WEBSEARCHD_REDIS_URL".into(), redis.url()));
+        vars.push(redis.secret_var());
         let pairs = common::pairs(&vars);
         let (a, b) = (Server::start(&pairs), Server::start(&pairs));
         Fleet { redis, vars, a, b }
@@ -423,8 +424,16 @@ fn rediss_with_a_password_and_a_database() {
     let Some(redis) = RedisServer::start_with(&options, true) else { return };
     let source = Upstream::start(|_| results());
     let url = format!("rediss://:s3cret%20pass@127.0.0.1:{}/3", redis.port);
-    let vars =
-        free_env(&source, &[("WEBSEARCHD_REDIS_URL", &url), ("WEBSEARCHD_REDIS_CA_FILE", &ca), LOADED_MACHINE_TIMEOUT]);
+    let (secret_var, secret) = redis.secret_var();
+    let vars = free_env(
+        &source,
+        &[
+            ("WEBSEARCHD_REDIS_URL", &url),
+            ("WEBSEARCHD_REDIS_CA_FILE", &ca),
+            LOADED_MACHINE_TIMEOUT,
+            (&secret_var, &secret),
+        ],
+    );
     let pairs = common::pairs(&vars);
     let (a, b) = (Server::start(&pairs), Server::start(&pairs));
     assert_eq!(search_at(a.addr, "over tls", None).json()["cached"], false);
@@ -549,8 +558,9 @@ fn a_wrong_typed_reply_to_the_replay_guard_is_a_store_failure_not_a_replay() {
     assert!(health["store"]["last_error"].as_str().unwrap().contains("unexpected reply to SET NX"), "{health}");
 }
 
-/// Peak resident memory allowed for a node reading hostile replies (an idle debug build is about 13 MB; the unit's
-/// `MemoryMax=128M`): the parser bounded by bytes alone took eight searches to 88 MB.
+/// Peak resident memory allowed for a node reading hostile replies or entries (an idle debug build is about 13 MB;
+/// the unit's `MemoryMax=128M`): the unbounded parser took eight searches to 88 MB, a 1 MB shared entry cost 35 MB
+/// per request.
 const HOSTILE_PEAK_RSS_BYTES_MAX: u64 = 40 << 20;
 
 fn peak_rss_bytes(server: &Server) -> u64 {
@@ -621,4 +631,115 @@ fn a_reply_of_tiny_elements_costs_a_node_no_memory() {
     assert!(server.metric("websearchd_store_failures_total") >= 3, "a reply was read and refused each round");
     let health = server.get("/health").json();
     assert!(health["store"]["last_error"].as_str().unwrap().contains("reply elements"), "{health}");
+}
+
+/// The key an answer of `query` is shared under: the one key node a's search of it adds (besides pacing).
+fn shared_key(fleet: &Fleet, query: &str) -> Vec<u8> {
+    let keys = |fleet: &Fleet| match fleet.redis.call(&[b"KEYS", b"websearchd:*"]) {
+        Some(websearchd::store::resp::Reply::Array(keys)) => keys,
+        other => panic!("KEYS: {other:?}"),
+    };
+    let before = keys(fleet);
+    let r = search_at(fleet.a.addr, query, None);
+    assert_eq!((r.status, r.json()["cached"].as_bool()), (200, Some(false)), "{}", r.text());
+    let added: Vec<Vec<u8>> = keys(fleet)
+        .into_iter()
+        .filter(|k| !before.contains(k))
+        .filter_map(|k| if let websearchd::store::resp::Reply::Bulk(k) = k { Some(k) } else { None })
+        .filter(|k| !k.starts_with(b"websearchd:pace:") && !k.starts_with(b"websearchd:cool:"))
+        .collect();
+    assert_eq!(added.len(), 1, "{:?}", added.iter().map(|k| String::from_utf8_lossy(k)).collect::<Vec<_>>());
+    added.into_iter().next().unwrap()
+}
+
+fn get(fleet: &Fleet, key: &[u8]) -> Vec<u8> {
+    match fleet.redis.call(&[b"GET", key]) {
+        Some(websearchd::store::resp::Reply::Bulk(value)) => value,
+        other => panic!("GET: {other:?}"),
+    }
+}
+
+fn set(fleet: &Fleet, key: &[u8], value: &[u8]) {
+    let reply = fleet.redis.call(&[b"SET", key, value, b"PX", b"600000"]);
+    assert_eq!(reply, Some(websearchd::store::resp::Reply::Status("OK".into())));
+}
+
+/// Issue 33, finding 4: anyone who can write the Redis (another fleet on the same server, someone on a plain
+/// `redis://` path) could have every node serve, and sign, what they wrote as the fleet's answer: `"FORGED"`
+/// results, or a 1 MB entry of 520,001 "results" for `max_results: 2` at 35 MB a request. Now an entry is served
+/// only if it opens under the fleet's secret for its own query, and is at most `ANSWER_BYTES_MAX` long: anything
+/// else is a miss (the node searches itself), logged and counted.
+#[test]
+fn a_shared_answer_not_sealed_by_the_fleet_is_never_served() {
+    let Some(redis) = RedisServer::start() else { return };
+    let source = Upstream::start(|_| results());
+    let fleet = Fleet::start(redis, free_env(&source, &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "0")]));
+    let forged = br#"{"results":[{"position":1,"title":"FORGED","url":"https://forged.example/","snippet":"FORGED","source":"ddg_html"}],"sources":[{"name":"ddg_html","status":"ok"}]}"#;
+    let genuine_key = shared_key(&fleet, "genuine");
+    let genuine = get(&fleet, &genuine_key);
+    let mut tampered = genuine.clone();
+    let at = tampered.len() - 10;
+    tampered[at] ^= 0x20;
+    let mut oversized = genuine[..genuine.len().min(44)].to_vec();
+    oversized.extend_from_slice(br#"{"results":["#);
+    oversized.extend(b"{},".repeat(350_000));
+    oversized.extend_from_slice(br#"{}],"sources":[]}"#);
+    let entries: [(&str, &[u8]); 5] = [
+        ("plain JSON, as a writer without the secret puts it", forged),
+        ("the fleet's entry with one byte changed", &tampered),
+        ("the fleet's entry of another query", &genuine),
+        ("a 1 MB entry behind a genuine header", &oversized),
+        ("an empty value", b""),
+    ];
+    for (i, (what, value)) in entries.iter().enumerate() {
+        let query = format!("tampered {i}");
+        let key = shared_key(&fleet, &query);
+        set(&fleet, &key, value);
+        let r = search_at(fleet.b.addr, &query, None);
+        assert_eq!((r.status, r.json()["cached"].as_bool()), (200, Some(false)), "{what}: {}", r.text());
+        assert!(!r.text().contains("FORGED"), "{what}");
+    }
+    assert_eq!(fleet.b.metric("websearchd_store_cache_refused_total"), 4, "the empty value is no entry");
+    assert_eq!(fleet.b.metric("websearchd_store_cache_hits_total"), 0);
+    assert!(fleet.b.log_with("was refused").contains("was refused"));
+    // Four at once, each a 1 MB entry behind a genuine header: each read costs at most the bound, never the tree.
+    let keys: Vec<Vec<u8>> = (0..4).map(|i| shared_key(&fleet, &format!("large {i}"))).collect();
+    for key in &keys {
+        set(&fleet, key, &oversized);
+    }
+    for r in searches_at_once(fleet.b.addr, "large", 4) {
+        assert_eq!((r.status, r.json()["cached"].as_bool()), (200, Some(false)), "{}", r.text());
+    }
+    let peak = peak_rss_bytes(&fleet.b);
+    eprintln!("oversized shared entries: node b's peak {:.1} MB", peak as f64 / 1e6);
+    assert!(peak < HOSTILE_PEAK_RSS_BYTES_MAX, "peak RSS {peak} bytes");
+    // Another fleet on the same Redis and prefix, with a secret of its own: its answers are not this fleet's.
+    let other = fleet.redis.dir_file("other.secret", &"0f".repeat(32));
+    let mut vars = fleet.vars.clone();
+    vars.push(("WEBSEARCHD_REDIS_SECRET_FILE".into(), other));
+    let c = Server::start(&common::pairs(&vars));
+    assert_eq!(search_at(c.addr, "other fleet", None).json()["cached"], false);
+    assert_eq!(search_at(fleet.b.addr, "other fleet", None).json()["cached"], false);
+    assert_eq!(fleet.b.metric("websearchd_store_cache_refused_total"), 9);
+    // And the fleet's own answers are still shared.
+    let _ = shared_key(&fleet, "genuine again");
+    assert_eq!(search_at(fleet.b.addr, "genuine again", None).json()["cached"], true);
+}
+
+/// Without `WEBSEARCHD_REDIS_SECRET_FILE` a node cannot tell its fleet's answers from anyone's: it shares none (and
+/// says so at start), while the rest of the shared state is shared as before.
+#[test]
+fn without_the_fleets_secret_answers_are_not_shared() {
+    let Some(redis) = RedisServer::start() else { return };
+    let source = Upstream::start(|_| results());
+    let mut vars = free_env(&source, &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"), LOADED_MACHINE_TIMEOUT]);
+    vars.push(("WEBSEARCHD_REDIS_URL".into(), redis.url()));
+    let pairs = common::pairs(&vars);
+    let (a, b) = (Server::start(&pairs), Server::start(&pairs));
+    assert!(a.log_with("WEBSEARCHD_REDIS_SECRET_FILE is not set").contains("answers are not shared"));
+    assert_eq!(search_at(a.addr, "unshared", None).json()["cached"], false);
+    assert_eq!(search_at(b.addr, "unshared", None).json()["cached"], false);
+    assert_eq!(source.count("/html/"), 2);
+    assert_eq!(redis.call(&[b"KEYS", b"websearchd:answer:*"]), Some(websearchd::store::resp::Reply::Array(vec![])));
+    assert_eq!(b.get("/health").json()["store"]["state"], "up");
 }

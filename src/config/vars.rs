@@ -418,6 +418,14 @@ pub const VARS: &[VarDoc] = &[
         meaning: "Certificates trusted for a rediss:// server instead of the public roots.",
     },
     VarDoc {
+        name: "WEBSEARCHD_REDIS_SECRET_FILE",
+        default: "(none: answers are not shared)",
+        allowed: "a file path (mode 0600) holding at least 32 bytes",
+        meaning: "The fleet's secret (the same file on every node, e.g. `openssl rand -hex 32`): each answer shared \
+                  through Redis is sealed with an HMAC under it, and one that does not open is a miss. Without it \
+                  the other shared state still is.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_NOTARY_PATH",
         default: "/notary",
         allowed: "a path like /notary (letters, digits, -, _ and /; no trailing slash), or off",

@@ -22,6 +22,7 @@
 mod breaker;
 pub mod controls;
 mod request;
+mod shared;
 pub mod sources;
 pub mod url;
 
@@ -409,7 +410,8 @@ impl Engine {
         let started = Instant::now();
         let controls = request.controls.resolve(&self.settings.region, self.settings.safesearch);
         let key = format!("{}\n{}\n{}", request.query.to_lowercase(), request.max_results, controls.key());
-        let (outcome, age) = match self.cache.get(&key, started).or_else(|| self.shared_cached(&key, started)) {
+        let from_store = || self.shared_cached(&key, request.max_results, started);
+        let (outcome, age) = match self.cache.get(&key, started).or_else(from_store) {
             Some((outcome, age)) => {
                 self.cache_hits.fetch_add(1, Relaxed);
                 (outcome, Some(age))
@@ -419,7 +421,7 @@ impl Engine {
                 let outcome = self.run(request, &controls, started)?.render();
                 if let Some(store) = self.shared_cache() {
                     let shared = json!({ "results": outcome.results, "sources": outcome.sources });
-                    store.cache(&key, shared.to_string().as_bytes(), self.settings.cache_ttl);
+                    store.cache(&key, shared.to_string().as_bytes(), self.settings.cache_ttl, self.clock.now_unix_ms());
                 }
                 self.cache.put(key, outcome.clone(), Instant::now());
                 (outcome, None)
@@ -449,16 +451,13 @@ impl Engine {
         self.store.as_deref().filter(|_| on)
     }
 
-    /// An answer another node cached (kept in this node's cache too, as old as it is); none if the store cannot be
-    /// asked.
-    fn shared_cached(&self, key: &str, now: Instant) -> Option<(Rendered, Duration)> {
-        let (bytes, age) = self.shared_cache()?.cached(key, self.settings.cache_ttl).ok()??;
-        let mut shared: Value = serde_json::from_slice(&bytes).ok()?;
-        let mut list = |name: &str| match shared.get_mut(name).map(Value::take) {
-            Some(Value::Array(items)) => Some(items),
-            _ => None,
-        };
-        let outcome = Rendered { results: list("results")?, sources: list("sources")? };
+    /// An answer another node of the fleet cached (kept in this node's cache too, as old as it is), in the shape
+    /// this service writes and cut to `max_results` (`shared::answer`); none if the store cannot be asked, or what
+    /// it holds is not the fleet's answer (a miss, logged and counted by the store).
+    fn shared_cached(&self, key: &str, max_results: usize, now: Instant) -> Option<(Rendered, Duration)> {
+        let (ttl, now_ms) = (self.settings.cache_ttl, self.clock.now_unix_ms());
+        let take = |bytes: &[u8]| shared::answer(bytes, max_results);
+        let (outcome, age) = self.shared_cache()?.cached(key, ttl, now_ms, take).ok()??;
         self.cache.put(key.to_owned(), outcome.clone(), now.checked_sub(age).unwrap_or(now));
         Some((outcome, age))
     }

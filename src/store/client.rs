@@ -121,6 +121,8 @@ pub struct Settings {
     pub connections_max: usize,
     /// PEM certificates to trust for `rediss://` instead of the webpki roots.
     pub ca_file: Option<PathBuf>,
+    /// The fleet's secret, which authenticates the answers it shares (read by `Store::new`, not the client).
+    pub secret_file: Option<PathBuf>,
 }
 
 /// Why a call failed. Every one of them leaves the call's outcome unknown to the caller, except `Server`.
@@ -494,7 +496,8 @@ mod tests {
         });
         let timeout = Duration::from_millis(300);
         let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
-        let client = Client::new(Settings { url, timeout, connections_max: 1, ca_file: None }).unwrap();
+        let client =
+            Client::new(Settings { url, timeout, connections_max: 1, ca_file: None, secret_file: None }).unwrap();
         let value = vec![b'x'; 32 << 20];
         let started = Instant::now();
         let result = client.call(&[&[b"SET", b"k", &value]]);
@@ -524,7 +527,9 @@ mod tests {
         });
         let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
         let timeout = Duration::from_secs(5);
-        let client = Arc::new(Client::new(Settings { url, timeout, connections_max: 1, ca_file: None }).unwrap());
+        let client = Arc::new(
+            Client::new(Settings { url, timeout, connections_max: 1, ca_file: None, secret_file: None }).unwrap(),
+        );
         let ping: &[&[u8]] = &[b"PING"];
         let c2 = client.clone();
         let failing = std::thread::spawn(move || c2.call(&[ping]));
@@ -553,8 +558,14 @@ mod tests {
             }
         });
         let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
-        let client =
-            Client::new(Settings { url, timeout: Duration::from_secs(5), connections_max: 1, ca_file: None }).unwrap();
+        let client = Client::new(Settings {
+            url,
+            timeout: Duration::from_secs(5),
+            connections_max: 1,
+            ca_file: None,
+            secret_file: None,
+        })
+        .unwrap();
         let set: &[&[u8]] = &[b"SET", b"k", b"v", b"NX"];
         assert!(matches!(client.call(&[set]), Err(Error::Protocol(_))));
         assert_eq!(client.open(), 0);

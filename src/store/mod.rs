@@ -6,7 +6,10 @@
 //!   `validBefore` (the ledger's `SHARED_HOLD_MARGIN_S`, for clock skew) before the facilitator is asked, held by a
 //!   token of this node; a payment that frees its authorization (refused, abandoned, failed settlement) deletes it
 //!   only if the token is still its own (a script);
-//! - the answer cache: `cache:<hash of the query>`, with the cache's TTL (its age read back with `PTTL`);
+//! - the answer cache: `answer:<hash of the cache key>`, with the cache's TTL (its age read back with `PTTL`), each
+//!   entry sealed with an HMAC under the fleet's secret (`WEBSEARCHD_REDIS_SECRET_FILE`, `entry`) and read back only
+//!   if it opens, at most `ANSWER_BYTES_MAX` long (anything else is a miss, logged and counted); without a secret
+//!   answers are not shared (a node cannot tell its fleet's from anyone's who can write the Redis);
 //! - each endpoint's cool-down (`cool:<hash of the URL>`, set for the cool-down when a node opens its breaker) and
 //!   each provider's pacing (`pace:<hash>`, a turn taken with `SET NX PX interval`), checked together by one script,
 //!   so the fleet paces a provider as one client;
@@ -19,6 +22,7 @@
 //! the cache, breakers, pacing and trials fall back to the node's own memory.
 
 pub mod client;
+pub mod entry;
 pub mod resp;
 
 use std::fmt::Write as _;
@@ -31,7 +35,13 @@ use sha2::{Digest, Sha256};
 
 use client::{Client, Error};
 pub use client::{Settings, Url};
+pub use entry::Secret;
 use resp::Reply;
+
+/// Longest answer shared (its JSON): 20 results at their longest (a 4,096-byte URL, 300 and 1,000 characters of
+/// title and snippet, four bytes each) take 190 KB, 240 KB were every character escaped (`\u0001`); a longer answer
+/// (a report of many sources) stays in the node's own cache, and an entry read back longer is refused unread.
+pub const ANSWER_BYTES_MAX: usize = resp::BULK_BYTES_MAX - entry::HEADER_BYTES - 1;
 
 /// `Retry-After` of a paid call refused while the store cannot be asked.
 pub const RETRY_AFTER_S: u32 = 2;
@@ -93,11 +103,28 @@ pub struct Store {
     last_us: AtomicU64,
     /// Answers found in the store that this node's own cache did not have.
     cache_hits: AtomicU64,
+    /// Entries read back and refused (not the fleet's, stale, too long, not an answer): each a miss.
+    cache_refused: AtomicU64,
+    /// What seals the shared answers; without it, none are shared.
+    secret: Option<Secret>,
 }
 
 impl Store {
+    /// The store the settings name; its secret read from its file (a file that cannot be read, or too short a
+    /// secret, is an error: the operator meant to share answers).
     pub fn new(settings: Settings, prefix: &str) -> Result<Store, String> {
+        let secret = settings.secret_file.as_deref().map(Secret::read).transpose()?;
+        if secret.is_none() {
+            log::warn!(
+                "WEBSEARCHD_REDIS_SECRET_FILE is not set: answers are not shared through {} (a node could not tell \
+                 its fleet's from those of anyone who can write there); the replay guard, breakers, pacing and \
+                 trial counters are",
+                settings.url.redacted()
+            );
+        }
         Ok(Store {
+            secret,
+            cache_refused: AtomicU64::new(0),
             client: Client::new(settings)?,
             prefix: prefix.to_owned(),
             node: node_token(),
@@ -142,29 +169,63 @@ impl Store {
         }
     }
 
-    /// A cached answer under `name` and its age, if the store has one younger than `ttl`.
-    pub fn cached(&self, name: &str, ttl: Duration) -> Result<Option<(Vec<u8>, Duration)>, Unavailable> {
-        let key = self.key("cache", name);
-        let mut replies = self.run(&[&[b"GET", &key], &[b"PTTL", &key]])?.into_iter();
+    /// The answer the fleet shared under `name` (at most `ANSWER_BYTES_MAX` bytes, read as `take` reads it) and its
+    /// age, if the store has one younger than `ttl` that opens (`entry::open`: sealed under the fleet's secret for
+    /// this name, written within `ttl` of `now_ms`). An entry that does not open, or that `take` refuses, is a miss,
+    /// logged and counted. Without a secret nothing is asked.
+    pub fn cached<T>(
+        &self,
+        name: &str,
+        ttl: Duration,
+        now_ms: u64,
+        take: impl FnOnce(&[u8]) -> Result<T, String>,
+    ) -> Result<Option<(T, Duration)>, Unavailable> {
+        let Some(secret) = &self.secret else { return Ok(None) };
+        let key = self.key("answer", name);
+        // At most one byte more than an entry may have: a longer one is told by its length, and costs no more.
+        let last = (entry::HEADER_BYTES + ANSWER_BYTES_MAX).to_string();
+        let mut replies = self.run(&[&[b"GETRANGE", &key, b"0", last.as_bytes()], &[b"PTTL", &key]])?.into_iter();
         let (Some(Reply::Bulk(value)), Some(left)) = (replies.next(), replies.next().as_ref().and_then(Reply::as_int))
         else {
             return Ok(None);
         };
+        // No key: an empty range and no TTL.
         let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
-        if left.is_zero() {
+        if value.is_empty() || left.is_zero() {
             return Ok(None);
         }
-        self.cache_hits.fetch_add(1, Relaxed);
-        Ok(Some((value, ttl.saturating_sub(left))))
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let taken = entry::open(secret, name, &value, now_ms, ttl_ms, ANSWER_BYTES_MAX)
+            .map_err(|e| e.to_string())
+            .and_then(take);
+        match taken {
+            Ok(answer) => {
+                self.cache_hits.fetch_add(1, Relaxed);
+                Ok(Some((answer, ttl.saturating_sub(left))))
+            }
+            Err(why) => {
+                self.cache_refused.fetch_add(1, Relaxed);
+                log::warn!(
+                    "the shared answer {} was refused ({why}): a miss. Does a node without this fleet's secret, or \
+                     someone else, write under {}?",
+                    String::from_utf8_lossy(&key),
+                    self.prefix
+                );
+                Ok(None)
+            }
+        }
     }
 
-    /// Keeps an answer under `name` for `ttl` (at most `resp::BULK_BYTES_MAX` bytes: a larger one stays local).
-    pub fn cache(&self, name: &str, value: &[u8], ttl: Duration) {
-        if value.len() > resp::BULK_BYTES_MAX || ttl.is_zero() {
+    /// Shares an answer under `name` for `ttl`, sealed at `now_ms` (at most `ANSWER_BYTES_MAX` bytes: a larger one
+    /// stays local); without a secret, nothing is shared.
+    pub fn cache(&self, name: &str, answer: &[u8], ttl: Duration, now_ms: u64) {
+        let Some(secret) = &self.secret else { return };
+        if answer.len() > ANSWER_BYTES_MAX || ttl.is_zero() {
             return;
         }
-        let (key, ms) = (self.key("cache", name), ttl.as_millis().to_string());
-        if let Err(e) = self.one(&[b"SET", &key, value, b"PX", ms.as_bytes()]) {
+        let (key, ms) = (self.key("answer", name), ttl.as_millis().to_string());
+        let entry = entry::seal(secret, name, now_ms, answer);
+        if let Err(e) = self.one(&[b"SET", &key, &entry, b"PX", ms.as_bytes()]) {
             log::debug!("an answer could not be shared: {e}");
         }
     }
@@ -249,6 +310,12 @@ impl Store {
         let counters = [
             ("websearchd_store_failures_total", "Calls to the shared store that failed or timed out.", &self.failures),
             ("websearchd_store_cache_hits_total", "Answers served from the shared cache.", &self.cache_hits),
+            (
+                "websearchd_store_cache_refused_total",
+                "Entries read from the shared cache and refused (not sealed by the fleet, stale, too long, not an \
+                 answer): each a miss.",
+                &self.cache_refused,
+            ),
         ];
         for (name, help, v) in counters {
             crate::metrics::family(&mut out, name, "counter", help);
@@ -380,7 +447,7 @@ mod tests {
         });
         let url = Url::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
         let timeout = Duration::from_secs(5);
-        Store::new(Settings { url, timeout, connections_max: 1, ca_file: None }, "t:").unwrap()
+        Store::new(Settings { url, timeout, connections_max: 1, ca_file: None, secret_file: None }, "t:").unwrap()
     }
 
     /// Issue 33, finding 8: `SET NX` answers `+OK` (taken) or a null (held); anything else is neither a hold nor

@@ -48,6 +48,43 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
+    /// `WEBSEARCHD_REDIS_SECRET_FILE` for a fleet on this server: a file of 64 hex digits (the same for every call
+    /// on one server), written beside its data.
+    pub fn secret_var(&self) -> (String, String) {
+        ("WEBSEARCHD_REDIS_SECRET_FILE".into(), self.dir_file("fleet.secret", &"5e".repeat(32)))
+    }
+
+    /// A file of `text` (and a newline) beside the server's data, mode 0600: its path.
+    pub fn dir_file(&self, name: &str, text: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, format!("{text}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        path.display().to_string()
+    }
+
+    /// One command of any bytes over a new connection, its whole reply read by the service's own parser; `None` if
+    /// the server cannot be reached.
+    pub fn call(&self, args: &[&[u8]]) -> Option<websearchd::store::resp::Reply> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let mut out = Vec::new();
+        websearchd::store::resp::encode(args, &mut out);
+        s.write_all(&out).ok()?;
+        let (mut parser, mut buf) = (websearchd::store::resp::Parser::new(), vec![0u8; 64 * 1_024]);
+        loop {
+            let n = s.read(&mut buf).ok().filter(|n| *n > 0)?;
+            let mut input = &buf[..n];
+            while !input.is_empty() {
+                let (used, reply) = parser.feed(input).ok()?;
+                if reply.is_some() {
+                    return reply;
+                }
+                input = &input[used..];
+            }
+        }
+    }
+
     /// Starts the server (again) on its port, and waits until it answers.
     pub fn resume(&mut self) {
         assert!(self.child.is_none(), "already running");
