@@ -424,3 +424,35 @@ pub fn page_body(data: &[u8]) {
         assert_eq!(whole, text, "a body that is not UTF-16 passes as it is");
     }
 }
+
+/// Answers read back from the shared store: the first byte picks `max_results` (1 to 20). An entry of any bytes
+/// opens only if sealed (never by chance here), and one sealed opens to its bytes, under its own name only; an
+/// answer taken has at most `max_results` results, each in the shape and bounds a source's result has.
+pub fn shared_answer(data: &[u8]) {
+    use websearchd::search::shared::answer;
+    use websearchd::store::{entry, ANSWER_BYTES_MAX};
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let max_results = usize::from(first) % MAX_RESULTS_MAX + 1;
+    let secret = entry::Secret::new(&[0x5e; 32]).unwrap();
+    let (now, ttl) = (1_800_000_000_000, 600_000);
+    assert!(entry::open(&secret, "k", rest, now, ttl, ANSWER_BYTES_MAX).is_err(), "unsealed bytes opened");
+    let sealed = entry::seal(&secret, "k", now, rest);
+    let opened = entry::open(&secret, "k", &sealed, now, ttl, ANSWER_BYTES_MAX);
+    assert_eq!(opened.ok(), (rest.len() <= ANSWER_BYTES_MAX).then_some(rest));
+    assert!(entry::open(&secret, "j", &sealed, now, ttl, ANSWER_BYTES_MAX).is_err(), "opened under another name");
+    let Ok((results, sources)) = answer(rest, max_results) else {
+        return;
+    };
+    assert!(results.len() <= max_results);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r["position"].as_u64(), Some(i as u64 + 1));
+        assert!(r["title"].as_str().unwrap().chars().count() <= TITLE_CHARS_MAX);
+        assert!(r["snippet"].as_str().unwrap().chars().count() <= SNIPPET_CHARS_MAX);
+        let link = r["url"].as_str().unwrap();
+        assert!(link.len() <= url::RESULT_URL_BYTES_MAX && link.starts_with("http"));
+        assert!(r["source"].is_string());
+    }
+    assert!(sources.iter().all(|s| s["name"].is_string() && s["status"].is_string()));
+}

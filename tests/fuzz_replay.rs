@@ -262,6 +262,23 @@ fn map_feed() {
     }
 }
 
+/// Answers read back from the shared store: the seeds (an answer as a node writes it, forged and oversized ones),
+/// each prefix.
+#[test]
+fn shared_answer() {
+    let seeds = [
+        "\u{1}{\"results\":[{\"position\":1,\"title\":\"t\",\"url\":\"https://a.example/\",\"snippet\":\"s\",\"source\":\"x\"}],\"sources\":[]}",
+        "\u{13}{\"results\":[{},{},{}],\"sources\":[{\"name\":\"x\",\"status\":\"ok\"}]}",
+        "\u{0}FORGED",
+    ];
+    replay_prefixes("shared_answer", &seeds, checks::shared_answer);
+    // The seed written as a node writes an answer is taken whole (the check reaches past the refusals).
+    let written =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/shared_answer/answer_as_written.json"));
+    let (results, sources) = websearchd::search::shared::answer(&written.unwrap()[1..], 20).unwrap();
+    assert_eq!((results.len(), sources.len()), (10, 2));
+}
+
 /// Redis replies: the seeds of every type (RESP2 and RESP3), deep and wide aggregates, replies of more values than
 /// a reply may hold (tiny nulls, an attribute's), and each one's prefixes.
 #[test]

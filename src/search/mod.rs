@@ -22,7 +22,7 @@
 mod breaker;
 pub mod controls;
 mod request;
-mod shared;
+pub mod shared;
 pub mod sources;
 pub mod url;
 
@@ -456,7 +456,8 @@ impl Engine {
     /// it holds is not the fleet's answer (a miss, logged and counted by the store).
     fn shared_cached(&self, key: &str, max_results: usize, now: Instant) -> Option<(Rendered, Duration)> {
         let (ttl, now_ms) = (self.settings.cache_ttl, self.clock.now_unix_ms());
-        let take = |bytes: &[u8]| shared::answer(bytes, max_results);
+        let take =
+            |bytes: &[u8]| shared::answer(bytes, max_results).map(|(results, sources)| Rendered { results, sources });
         let (outcome, age) = self.shared_cache()?.cached(key, ttl, now_ms, take).ok()??;
         self.cache.put(key.to_owned(), outcome.clone(), now.checked_sub(age).unwrap_or(now));
         Some((outcome, age))

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::sources::{SNIPPET_CHARS_MAX, TITLE_CHARS_MAX};
 use super::url::RESULT_URL_BYTES_MAX;
-use super::{Rendered, MAX_RESULTS_MAX};
+use super::MAX_RESULTS_MAX;
 
 /// The members a result has: always the first five, `published` when its source dates it (the test
 /// `what_a_node_renders_is_taken` holds this list to `Outcome::render`).
@@ -15,8 +15,9 @@ const RESULT_MEMBERS: [&str; 6] = ["position", "title", "url", "snippet", "sourc
 /// Length of a result's date, `YYYY-MM-DD`.
 const DATE_BYTES: usize = 10;
 
-/// The shared answer in `bytes` as this node caches it, cut to `max_results`; why not, if it is not an answer.
-pub(super) fn answer(bytes: &[u8], max_results: usize) -> Result<Rendered, String> {
+/// The shared answer in `bytes` (its `results`, cut to `max_results`, and its `sources`, as this node caches them);
+/// why not, if it is not an answer.
+pub fn answer(bytes: &[u8], max_results: usize) -> Result<(Vec<Value>, Vec<Value>), String> {
     let mut shared: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
     let mut list = |name: &str| match shared.get_mut(name).map(Value::take) {
         Some(Value::Array(items)) => Ok(items),
@@ -36,7 +37,7 @@ pub(super) fn answer(bytes: &[u8], max_results: usize) -> Result<Rendered, Strin
         }
     }
     results.truncate(max_results);
-    Ok(Rendered { results, sources })
+    Ok((results, sources))
 }
 
 /// A result at `position` as `Outcome::render` writes it.
@@ -93,12 +94,12 @@ mod tests {
     #[test]
     fn an_answer_is_cut_to_the_request() {
         let five: Vec<Value> = (1..=5).map(result).collect();
-        let taken = answer(&answer_of(five.clone()), 2).unwrap();
-        assert_eq!(taken.results, five[..2]);
-        assert_eq!(taken.sources.len(), 1);
+        let (results, sources) = answer(&answer_of(five.clone()), 2).unwrap();
+        assert_eq!(results, five[..2]);
+        assert_eq!(sources.len(), 1);
         let mut dated = result(1);
         dated["published"] = "2026-11-28".into();
-        assert_eq!(answer(&answer_of(vec![dated.clone()]), 10).unwrap().results, [dated]);
+        assert_eq!(answer(&answer_of(vec![dated.clone()]), 10).unwrap().0, [dated]);
     }
 
     /// Every member `Outcome::render` writes, at its bounds, is taken back as it was written.
@@ -120,7 +121,7 @@ mod tests {
         let rendered = Outcome { results, sources: Vec::new() }.render();
         let written = json!({ "results": rendered.results, "sources": rendered.sources }).to_string();
         let taken = answer(written.as_bytes(), MAX_RESULTS_MAX).unwrap();
-        assert_eq!((taken.results, taken.sources), (rendered.results, rendered.sources));
+        assert_eq!(taken, (rendered.results, rendered.sources));
         assert!(written.len() < crate::store::ANSWER_BYTES_MAX, "{}", written.len());
     }
 
