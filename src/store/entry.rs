@@ -145,8 +145,13 @@ const BLOCK_BYTES: usize = 64;
 
 /// HMAC-SHA256 (RFC 2104) of the concatenated `parts` under `key`: H((K ^ opad) || H((K ^ ipad) || text)).
 fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    let hashed = Sha256::digest(key);
-    let key = if key.len() > BLOCK_BYTES { hashed.as_slice() } else { key };
+    let hashed;
+    let key = if key.len() > BLOCK_BYTES {
+        hashed = Sha256::digest(key);
+        hashed.as_slice()
+    } else {
+        key
+    };
     let mut block = [0u8; BLOCK_BYTES];
     block.iter_mut().zip(key).for_each(|(b, k)| *b = *k);
     let padded = |pad: u8| block.map(|b| b ^ pad);
