@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The files `embedded::deflated!` includes, each written to OUT_DIR under its own path + `.deflate`.
-const DEFLATED: [&str; 3] = ["src/openapi_template.json", "src/map/page.html", "src/map/page.js"];
+const DEFLATED: [&str; 4] = ["src/openapi_template.json", "src/map/page.html", "src/map/page.js", "src/searx/page.css"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=build.rs");

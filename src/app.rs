@@ -41,6 +41,9 @@ pub struct App {
     /// Extractions by URL (`extract: true`), kept as long as search answers.
     pages: crate::page::Pages,
     mcp: McpDoor,
+    /// The SearXNG door's resource (for the 402 of a caller no free rule admits) and the search page.
+    searx_resource: Resource,
+    searx_page: crate::searx::page::Page,
     fixed: Fixed,
     /// `/health` as last answered. A probe whose body comes out the same (no source, breaker or store changed within
     /// the second) reuses its rendered head and framing, so only the body is written per probe.
@@ -133,6 +136,10 @@ enum Route {
     MapLayer,
     /// `<map>/` (the page), `<map>` (a redirect to it) and `<map>/map.js`.
     MapPage,
+    /// `/search`, and `/` (the SearXNG API with `q`, the search page without).
+    Searx,
+    /// `/opensearch.xml`.
+    OpenSearch,
     Unknown,
 }
 
@@ -151,6 +158,8 @@ impl Route {
             Route::MapState => "map_state",
             Route::MapLayer => "map_layer",
             Route::MapPage => "map_page",
+            Route::Searx => "searx",
+            Route::OpenSearch => "opensearch",
             Route::Unknown => "unknown",
         }
     }
@@ -163,7 +172,7 @@ impl Route {
         let [get, post, both] = Route::ALLOW;
         match self {
             Route::Service | Route::Mcp => Some(post),
-            Route::NotaryService => Some(both),
+            Route::NotaryService | Route::Searx => Some(both),
             Route::Unknown => None,
             _ => Some(get),
         }
@@ -215,6 +224,19 @@ impl App {
         let pages = crate::page::Pages::new(&config, config.workers);
         let mcp = McpDoor::new(&config);
         let map_page = crate::map::page::Page::new(&config.map_page);
+        let searx_resource = Resource {
+            url: format!("{}/search", config.public_url),
+            description: "SearXNG's search API: web search results from live public sources.".into(),
+            mime_type: "application/json".into(),
+            bazaar: None,
+            price: None,
+        };
+        let searx_page = crate::searx::page::Page::new(
+            config.map_path.clone(),
+            &config.public_url,
+            crate::searx::source_names(&engine),
+            gate.terms().is_some(),
+        );
         let mut app = App {
             config,
             started: Instant::now(),
@@ -234,6 +256,8 @@ impl App {
             map_page,
             pages,
             mcp,
+            searx_resource,
+            searx_page,
             // Rendered from the app itself, just below.
             fixed: Fixed::default(),
             health_last: Mutex::new(None),
@@ -253,6 +277,8 @@ impl App {
             "/metrics" => return Route::Metrics,
             "/service" => return Route::Service,
             "/mcp" => return Route::Mcp,
+            "/search" | "/" if self.config.searxng => return Route::Searx,
+            "/opensearch.xml" if self.config.searxng => return Route::OpenSearch,
             "/.well-known/jwks.json"
             | "/agent-card.json"
             | "/.well-known/agent-card.json"
@@ -320,6 +346,8 @@ impl App {
             (Route::MapState, "GET" | "HEAD") => Ok(self.map_state()),
             (Route::MapLayer, "GET" | "HEAD") => self.map_layer(req),
             (Route::MapPage, "GET" | "HEAD") => Ok(self.map_page(req.path())),
+            (Route::Searx, "GET" | "HEAD" | "POST") => Ok(self.searx(req)),
+            (Route::OpenSearch, "GET" | "HEAD") => Ok(self.searx_page.opensearch()),
             _ => Err(ApiError::method_not_allowed(method, allow)),
         }
     }
@@ -458,6 +486,19 @@ impl App {
         self.gated(req, ("search", resource), object, || {
             crate::answer::search_answer(work, &self.keys.result.kid, &search, &req.request_id)
         })
+    }
+
+    /// `/search` and `/`: SearXNG's search API and the search page (`searx`).
+    fn searx(&self, req: &Request) -> Response {
+        let door = crate::searx::Door {
+            engine: &self.engine,
+            pages: &self.pages,
+            kid: &self.keys.result.kid,
+            gate: &self.gate,
+            resource: &self.searx_resource,
+            page: &self.searx_page,
+        };
+        crate::searx::handle(&door, req)
     }
 
     /// `/mcp`: the MCP tools over Streamable HTTP, paid per call through the same gate (`mcp::http`).

@@ -28,6 +28,7 @@ pub mod notary;
 pub mod openapi;
 pub mod page;
 pub mod search;
+pub mod searx;
 pub mod sign;
 pub mod statedir;
 pub mod store;

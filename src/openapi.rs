@@ -81,6 +81,12 @@ pub fn document(
             Some(None) => None,
         };
     }
+    if !config.searxng {
+        // The SearXNG door and the search page are off: not listed.
+        for path in ["/", "/search", "/opensearch.xml"] {
+            moved.remove(path);
+        }
+    }
     root.insert("paths".into(), Value::Object(moved));
     if let (Some(path), Some(map)) = (map_path, map) {
         let at =

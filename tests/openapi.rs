@@ -109,6 +109,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
     assert_eq!(
         paths(&doc),
         [
+            "/",
             "/.well-known/agent-card.json",
             "/.well-known/jwks.json",
             "/agent-card.json",
@@ -125,7 +126,9 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
             "/notary/receipts/{seq}",
             "/notary/service",
             "/openapi.json",
+            "/opensearch.xml",
             "/pubkey",
+            "/search",
             "/service",
         ]
     );
@@ -137,7 +140,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
     assert!(doc["paths"]["/notary/service"].get("get").is_none());
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 21, "every operation was called");
+    assert_eq!(calls, 26, "every operation was called");
 
     // The discovery documents link it.
     let url = format!("{}/openapi.json", catalog["service"].as_str().unwrap());
@@ -167,7 +170,7 @@ fn a_paid_instance_documents_the_402_and_answers_it() {
     );
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 22, "the notary's GET too");
+    assert_eq!(calls, 27, "the notary's GET too");
     assert_eq!(doc["paths"]["/mcp"]["post"]["x-x402"]["resource"], "https://search.example/mcp");
     // The walk paid nothing: every paid call got the challenge.
     assert!(facilitator.upstream.seen().is_empty());
@@ -179,10 +182,20 @@ fn paths_that_are_off_are_neither_listed_nor_served() {
         ("WEBSEARCHD_NOTARY_PATH", "off"),
         ("WEBSEARCHD_CORE_PATH", "off"),
         ("WEBSEARCHD_MAP_PATH", "off"),
+        ("WEBSEARCHD_SEARXNG_API", "0"),
     ]);
     let doc = server.get("/openapi.json").json();
     let listed = paths(&doc);
-    for off in ["/notary/service", "/notary/receipts/1", "/core/state", "/core/meshgraph", "/map/mapstate"] {
+    for off in [
+        "/notary/service",
+        "/notary/receipts/1",
+        "/core/state",
+        "/core/meshgraph",
+        "/map/mapstate",
+        "/search",
+        "/opensearch.xml",
+        "/",
+    ] {
         assert!(!listed.iter().any(|p| off.starts_with(p.split('{').next().unwrap())), "{off} listed: {listed:?}");
         assert_eq!(server.get(off).status, 404, "{off}");
     }

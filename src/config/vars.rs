@@ -379,6 +379,13 @@ pub const VARS: &[VarDoc] = &[
                   loopback client.",
     },
     VarDoc {
+        name: "WEBSEARCHD_SEARXNG_API",
+        default: "1",
+        allowed: "0 or 1",
+        meaning: "1 serves SearXNG's search API (`/search`, and `/` with `q`) and the search page for people (`/`, \
+                  `/opensearch.xml`); on a paid instance only to the callers the free rules admit. 0 turns them off.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_MCP_ORIGINS",
         default: "(none)",
         allowed: "a comma-separated list of origins (scheme://host[:port]), or *",

@@ -1,0 +1,440 @@
+//! The SearXNG door: `GET`/`POST` `/search` (and `/` with `q`) speak SearXNG's search API, so that the tools
+//! self-hosters already point at "the URL of your SearXNG" (LangChain's `SearxSearchWrapper`, Open WebUI, Perplexica,
+//! n8n, MCP wrappers) search through websearchd; `format=html` (or none) gives the search page for people (`page`).
+//!
+//! SearXNG's parameters map onto the controls of `/service`:
+//!
+//! | SearXNG | websearchd |
+//! |---|---|
+//! | `q` | `query` |
+//! | `language` `de-DE`, `en-GB`, `pt-BR` | `region` `de-de`, `uk-en`, `br-pt` (country first, DuckDuckGo's `uk` for GB) |
+//! | `language` `de`, `en`, `fr` (no country) | the language's main region (`de-de`, `us-en`, `fr-fr`: `LANGUAGE_REGIONS`) |
+//! | `language` `all`, `auto`, empty | `wt-wt` (no region) |
+//! | `time_range` `day`, `week`, `month`, `year` | the same |
+//! | `safesearch` `0`, `1`, `2` | `off`, `moderate`, `strict` |
+//! | `pageno` `1`, `2` | results 1-10 of a search for 10, results 11-20 of a search for 20 (`RESULTS_PER_PAGE`) |
+//! | `categories` `general` (or none) | a search; any other category alone: no results, each source in `unresponsive_engines` |
+//! | `engines` | accepted and ignored (every configured source is asked, as for `/service`) |
+//!
+//! The work is `answer::search_answer`, as for `/service` and the MCP tools; this module imports no door.
+
+pub mod page;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiError;
+use crate::http::{Request, Response};
+use crate::search::{Engine, SearchRequest};
+use crate::x402::{Call, Gate, Refusal, Resource};
+
+/// Results on one SearXNG page: `pageno` 2 is results 11-20 of a search for 20 (`MAX_RESULTS_MAX`), the last page.
+pub const RESULTS_PER_PAGE: usize = 10;
+/// Pages a search has: `MAX_RESULTS_MAX / RESULTS_PER_PAGE`.
+pub const PAGES_MAX: usize = crate::search::MAX_RESULTS_MAX / RESULTS_PER_PAGE;
+/// Parameters one call may carry (SearXNG clients send about ten); more is a 400.
+pub const PARAMS_MAX: usize = 64;
+/// Longest parameter list read (the query string, or the form body), in bytes.
+pub const PARAMS_BYTES_MAX: usize = 8 * 1_024;
+/// Categories and engines one call may name.
+const NAMES_MAX: usize = 32;
+
+/// The formats served: SearXNG's `json`, and `html` (the search page).
+pub const FORMATS: [&str; 2] = ["json", "html"];
+
+/// What a call asks, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Params {
+    pub search: SearchRequest,
+    pub format: Format,
+    /// 1-based.
+    pub pageno: usize,
+    /// The categories asked other than `general`, when `general` is not among them (no search is made).
+    pub other_categories: Vec<String>,
+    /// The engines named (accepted, not used to choose sources).
+    pub engines: Vec<String>,
+    /// The language as given (for the page's form).
+    pub language: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Html,
+}
+
+/// The parameters of a call: the query string, then for a `POST` the form body (SearXNG reads both).
+pub fn pairs(req: &Request) -> Result<Vec<(String, String)>, ApiError> {
+    let mut out = Vec::new();
+    let mut lists = vec![req.query().unwrap_or("")];
+    if req.method() == "POST" {
+        let form = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
+        match form {
+            Some(t) if t.eq_ignore_ascii_case("application/x-www-form-urlencoded") => {}
+            _ if req.body().is_empty() => {}
+            _ => {
+                return Err(ApiError::new(
+                    415,
+                    "unsupported_media_type",
+                    "a POST to the SearXNG API carries a form: Content-Type: application/x-www-form-urlencoded",
+                ))
+            }
+        }
+        let body = std::str::from_utf8(req.body())
+            .map_err(|_| ApiError::bad_request("form_invalid", "the form body is not UTF-8"))?;
+        lists.push(body);
+    }
+    for list in lists {
+        if list.len() > PARAMS_BYTES_MAX {
+            return Err(ApiError::bad_request(
+                "parameters_too_long",
+                format!("the parameters are {} bytes; at most {PARAMS_BYTES_MAX} are read", list.len()),
+            ));
+        }
+        for pair in list.split('&').filter(|p| !p.is_empty()) {
+            if out.len() == PARAMS_MAX {
+                return Err(ApiError::bad_request(
+                    "too_many_parameters",
+                    format!("at most {PARAMS_MAX} parameters are read"),
+                ));
+            }
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            out.push((form_decode(k), form_decode(v)));
+        }
+    }
+    Ok(out)
+}
+
+fn form_decode(s: &str) -> String {
+    crate::search::url::percent_decode(&s.replace('+', " "))
+}
+
+/// The first value of a parameter, trimmed; an empty one counts as absent (Open WebUI sends `time_range=` and
+/// `categories=`).
+fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// Whether the call names a query (`/` with `q` is the API; without, the home page).
+pub fn has_query(pairs: &[(String, String)]) -> bool {
+    pairs.iter().any(|(k, _)| k == "q")
+}
+
+/// The format asked: `json`, or `html` (also when none is given).
+pub fn format(pairs: &[(String, String)]) -> Result<Format, ApiError> {
+    match param(pairs, "format") {
+        None | Some("html") => Ok(Format::Html),
+        Some("json") => Ok(Format::Json),
+        Some(other) => Err(ApiError::invalid_field(
+            "format_unsupported",
+            "format",
+            format!("the format {other:?} is not served; the formats served are json and html"),
+        )
+        .detail("formats", FORMATS.to_vec())),
+    }
+}
+
+/// Reads SearXNG's parameters into a search (every bad one a 400 naming its field).
+pub fn parse(pairs: &[(String, String)]) -> Result<Params, ApiError> {
+    let format = format(pairs)?;
+    let pageno = match param(pairs, "pageno") {
+        None => 1,
+        Some(p) => p.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            ApiError::invalid_field("pageno_invalid", "pageno", "`pageno` must be a whole number from 1")
+        })?,
+    };
+    let mut fields = Map::new();
+    let q = pairs.iter().find(|(k, _)| k == "q").map(|(_, v)| v.as_str());
+    let Some(q) = q else {
+        return Err(ApiError::invalid_field("query_missing", "q", "the parameter `q` is required"));
+    };
+    fields.insert("query".into(), q.into());
+    fields.insert("max_results".into(), (pageno.min(PAGES_MAX) * RESULTS_PER_PAGE).into());
+    if let Some(t) = param(pairs, "time_range") {
+        fields.insert("time_range".into(), t.into());
+    }
+    if let Some(s) = param(pairs, "safesearch") {
+        let level = match s {
+            "0" => "off",
+            "1" => "moderate",
+            "2" => "strict",
+            _ => {
+                return Err(ApiError::invalid_field(
+                    "safesearch_invalid",
+                    "safesearch",
+                    "`safesearch` must be 0 (off), 1 (moderate) or 2 (strict)",
+                ))
+            }
+        };
+        fields.insert("safesearch".into(), level.into());
+    }
+    let language = param(pairs, "language").unwrap_or("").to_owned();
+    if let Some(region) = region_of_language(&language)? {
+        fields.insert("region".into(), region.into());
+    }
+    let search = SearchRequest::from_fields(&fields)?;
+    let categories = names(pairs, "categories")?;
+    let other_categories =
+        if categories.is_empty() || categories.iter().any(|c| c == "general") { Vec::new() } else { categories };
+    let engines = names(pairs, "engines")?;
+    Ok(Params { search, format, pageno, other_categories, engines, language })
+}
+
+/// A comma-separated list (`categories`, `engines`), lowercase.
+fn names(pairs: &[(String, String)], name: &str) -> Result<Vec<String>, ApiError> {
+    let list: Vec<String> = param(pairs, name)
+        .unwrap_or("")
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if list.len() > NAMES_MAX {
+        return Err(ApiError::invalid_field(
+            "names_too_many",
+            name,
+            format!("`{name}` names at most {NAMES_MAX} entries"),
+        ));
+    }
+    Ok(list)
+}
+
+/// A language alone and the region it is searched in (DuckDuckGo's codes, country first).
+const LANGUAGE_REGIONS: [(&str, &str); 34] = [
+    ("ar", "xa-ar"),
+    ("bg", "bg-bg"),
+    ("ca", "es-ca"),
+    ("cs", "cz-cs"),
+    ("da", "dk-da"),
+    ("de", "de-de"),
+    ("el", "gr-el"),
+    ("en", "us-en"),
+    ("es", "es-es"),
+    ("et", "ee-et"),
+    ("fi", "fi-fi"),
+    ("fr", "fr-fr"),
+    ("he", "il-he"),
+    ("hr", "hr-hr"),
+    ("hu", "hu-hu"),
+    ("id", "id-id"),
+    ("it", "it-it"),
+    ("ja", "jp-jp"),
+    ("ko", "kr-kr"),
+    ("lt", "lt-lt"),
+    ("lv", "lv-lv"),
+    ("nb", "no-no"),
+    ("nl", "nl-nl"),
+    ("no", "no-no"),
+    ("pl", "pl-pl"),
+    ("pt", "pt-pt"),
+    ("ro", "ro-ro"),
+    ("ru", "ru-ru"),
+    ("sk", "sk-sk"),
+    ("sv", "se-sv"),
+    ("th", "th-th"),
+    ("tr", "tr-tr"),
+    ("uk", "ua-uk"),
+    ("vi", "vn-vi"),
+];
+
+/// The region of a SearXNG `language`: `de-DE` -> `de-de`, `en-GB` -> `uk-en`, `de` -> `de-de` (`LANGUAGE_REGIONS`),
+/// `all`, `auto` or empty -> `wt-wt` (worldwide, as SearXNG's `all`). A language we cannot place is a 400.
+pub fn region_of_language(language: &str) -> Result<Option<String>, ApiError> {
+    let lower = language.trim().to_ascii_lowercase();
+    if lower.is_empty() || lower == "all" || lower == "auto" {
+        return Ok(Some(crate::search::controls::Region::NONE.to_owned()));
+    }
+    let invalid = || {
+        ApiError::invalid_field(
+            "language_invalid",
+            "language",
+            "`language` must be all, auto, a language (en, de) or a language and country (en-US, de-DE)",
+        )
+    };
+    let letters = |s: &str| s.len() == 2 && s.bytes().all(|b| b.is_ascii_alphabetic());
+    match lower.split_once('-') {
+        Some((lang, country)) if letters(lang) && letters(country) => {
+            let country = if country == "gb" { "uk" } else { country };
+            Ok(Some(format!("{country}-{lang}")))
+        }
+        Some(_) => Err(invalid()),
+        None => {
+            LANGUAGE_REGIONS.iter().find(|(l, _)| *l == lower).map(|(_, r)| Some((*r).to_owned())).ok_or_else(invalid)
+        }
+    }
+}
+
+/// What the door needs: the search pipeline's parts and the gate.
+pub struct Door<'a> {
+    pub engine: &'a Engine,
+    pub pages: &'a crate::page::Pages,
+    pub kid: &'a str,
+    pub gate: &'a Gate,
+    pub resource: &'a Resource,
+    pub page: &'a page::Page,
+}
+
+/// A search through the door, as SearXNG answers it (`format=json`) or as the page shows it.
+pub fn handle(door: &Door<'_>, req: &Request) -> Response {
+    let pairs = match pairs(req) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    // A format not served is a program's call: its 400 is JSON.
+    let html = matches!(format(&pairs), Ok(Format::Html));
+    if html && !has_query(&pairs) {
+        return door.page.home();
+    }
+    // SearXNG clients cannot pay: the free rules (payments off, loopback, trials) admit, or the 402 says so.
+    let call = Call { payment: None, client: req.client, request_id: &req.request_id };
+    match door.gate.admit_call(&call, door.resource) {
+        Ok(_) => {}
+        Err(Refusal::Challenge { .. }) if html => {
+            door.gate.count_challenge(Some("door_not_payable"));
+            return door.page.payment_required();
+        }
+        Err(Refusal::Challenge { terms, .. }) => {
+            let message = "this instance is paid per call through x402, which SearXNG clients cannot do: this door \
+                           serves the callers its free rules admit; pay through POST /service or /mcp";
+            return door.gate.challenge(&terms, door.resource, Some(("door_not_payable", message.into())));
+        }
+        Err(Refusal::Error(e)) => return e.into_response(),
+    }
+    let params = match parse(&pairs) {
+        Ok(p) => p,
+        Err(e) if html => return door.page.error(&pairs, &e),
+        Err(e) => return e.into_response(),
+    };
+    let answer = run(door, &params, &req.request_id);
+    match params.format {
+        Format::Json => Response::json(200, &answer).header("Cache-Control", "no-store"),
+        Format::Html => door.page.results(&params, &answer),
+    }
+}
+
+/// The search and SearXNG's answer to it: never an error for the sources' sake (their failures are in
+/// `unresponsive_engines`); an error of the pipeline itself is one more pair there.
+pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
+    if !params.other_categories.is_empty() {
+        let why = format!("category {} is not served (only general: web results)", params.other_categories.join(", "));
+        let unresponsive: Vec<Value> = source_names(door.engine).into_iter().map(|n| json!([n, why])).collect();
+        return searx_answer(&params.search.query, &[], &unresponsive);
+    }
+    if params.pageno > PAGES_MAX {
+        let why = format!(
+            "page {} is past the last: a search has at most {} results, {RESULTS_PER_PAGE} a page",
+            params.pageno,
+            crate::search::MAX_RESULTS_MAX
+        );
+        return searx_answer(&params.search.query, &[], &[json!(["websearchd", why])]);
+    }
+    let work = (door.engine, door.pages);
+    let (results, sources) = match crate::answer::search_answer(work, door.kid, &params.search, request_id) {
+        Ok(answer) => (list(&answer, "results"), list(&answer, "sources")),
+        Err(e) => match e.details.get("sources") {
+            Some(Value::Array(sources)) => (Vec::new(), sources.clone()),
+            _ => (
+                Vec::new(),
+                vec![json!({ "name": "websearchd", "status": "failed", "error": e.code, "detail": e.message })],
+            ),
+        },
+    };
+    let skip = (params.pageno - 1) * RESULTS_PER_PAGE;
+    let page: Vec<Value> = results.into_iter().skip(skip).take(RESULTS_PER_PAGE).collect();
+    let unresponsive: Vec<Value> = sources.iter().filter_map(unresponsive).collect();
+    let mut answer = searx_answer(&params.search.query, &page, &unresponsive);
+    if let Some(map) = answer.as_object_mut() {
+        // Ours, beside SearXNG's members: every source's report as `/service` gives it (the page shows it).
+        map.insert("sources".into(), Value::Array(sources));
+    }
+    answer
+}
+
+fn list(answer: &Value, name: &str) -> Vec<Value> {
+    answer.get(name).and_then(Value::as_array).cloned().unwrap_or_default()
+}
+
+/// The names of the configured sources.
+pub fn source_names(engine: &Engine) -> Vec<String> {
+    let state = engine.state();
+    let sources = state.get("sources").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut names: Vec<String> =
+        sources.iter().filter_map(|s| s.get("name").and_then(Value::as_str)).map(str::to_owned).collect();
+    names.dedup();
+    names
+}
+
+/// `[engine, reason]` for a source that failed or was skipped; `None` for one that answered (with or without
+/// results).
+fn unresponsive(source: &Value) -> Option<Value> {
+    let field = |k: &str| source.get(k).and_then(Value::as_str);
+    let status = field("status")?;
+    if matches!(status, "ok" | "empty") {
+        return None;
+    }
+    let mut reason = format!("{status}: {}", field("error").unwrap_or(status));
+    if let Some(control) = field("control") {
+        reason.push_str(&format!(" ({control})"));
+    }
+    if let Some(detail) = field("detail") {
+        reason.push_str(&format!(": {detail}"));
+    }
+    Some(json!([field("name").unwrap_or("?"), reason]))
+}
+
+/// SearXNG's answer: its members, each result in its shape.
+fn searx_answer(query: &str, results: &[Value], unresponsive: &[Value]) -> Value {
+    let results: Vec<Value> = results.iter().map(searx_result).collect();
+    json!({
+        "query": query,
+        "number_of_results": results.len(),
+        "results": results,
+        "answers": [],
+        "corrections": [],
+        "infoboxes": [],
+        "suggestions": [],
+        "unresponsive_engines": unresponsive,
+    })
+}
+
+/// One result as SearXNG writes it: `url`, `title`, `content`, `engine`, `engines`, `positions`, `score`,
+/// `category`, `parsed_url` (Python's `urlparse`: scheme, netloc, path, params, query, fragment), and
+/// `publishedDate` where the source gave a date (`YYYY-MM-DDT00:00:00`, as SearXNG writes a date).
+fn searx_result(r: &Value) -> Value {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+    let position = r.get("position").and_then(Value::as_u64).unwrap_or(1).max(1);
+    let url = s("url");
+    let mut v = json!({
+        "url": url,
+        "title": s("title"),
+        "content": s("snippet"),
+        "engine": s("source"),
+        "engines": [s("source")],
+        "positions": [position],
+        "score": 1.0 / position as f64,
+        "category": "general",
+        "parsed_url": parsed_url(url),
+        "template": "default.html",
+    });
+    if let (Some(date), Some(map)) = (r.get("published").and_then(Value::as_str), v.as_object_mut()) {
+        map.insert("publishedDate".into(), format!("{date}T00:00:00").into());
+    }
+    v
+}
+
+/// Python's `urlparse(url)` as a list: `[scheme, netloc, path, params, query, fragment]`.
+pub fn parsed_url(url: &str) -> Value {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (netloc, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let (path, params) = match path.rsplit_once('/') {
+        Some((_, last)) if last.contains(';') => path.split_once(';').unwrap_or((path, "")),
+        _ => (path, ""),
+    };
+    json!([scheme, netloc, path, params, query, fragment])
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use super::*;
+
+fn p(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[test]
+fn languages_map_to_regions() {
+    let r = |l: &str| region_of_language(l).map_err(|e| e.code);
+    assert_eq!(r("de-DE"), Ok(Some("de-de".into())));
+    assert_eq!(r("en-US"), Ok(Some("us-en".into())));
+    assert_eq!(r("en-GB"), Ok(Some("uk-en".into())));
+    assert_eq!(r("fr-CH"), Ok(Some("ch-fr".into())));
+    assert_eq!(r("de"), Ok(Some("de-de".into())));
+    assert_eq!(r("en"), Ok(Some("us-en".into())));
+    assert_eq!(r("sv"), Ok(Some("se-sv".into())));
+    for none in ["all", "auto", "", "ALL"] {
+        assert_eq!(r(none), Ok(Some("wt-wt".into())), "{none}");
+    }
+    for bad in ["xx", "english", "en-USA", "e-US", "zh-Hans", "de_DE"] {
+        assert_eq!(r(bad), Err("language_invalid"), "{bad}");
+    }
+}
+
+#[test]
+fn parameters_map_onto_the_controls() {
+    use crate::search::controls::{SafeSearch, TimeRange};
+    let got = parse(&p(&[
+        ("q", "  rust  async "),
+        ("format", "json"),
+        ("pageno", "2"),
+        ("time_range", "week"),
+        ("language", "de-DE"),
+        ("safesearch", "2"),
+        ("categories", "general,news"),
+        ("engines", "Bing,google"),
+    ]))
+    .unwrap();
+    assert_eq!(got.search.query, "rust async");
+    assert_eq!(got.search.max_results, 20);
+    assert_eq!((got.format, got.pageno), (Format::Json, 2));
+    assert_eq!(got.search.controls.time_range, Some(TimeRange::Week));
+    assert_eq!(got.search.controls.safesearch, Some(SafeSearch::Strict));
+    assert_eq!(got.search.controls.region.as_ref().map(|r| r.code()), Some("de-de"));
+    assert!(got.other_categories.is_empty());
+    assert_eq!(got.engines, ["bing", "google"]);
+    // Open WebUI's empty values count as absent; no format is the page.
+    let owui = parse(&p(&[("q", "x"), ("time_range", ""), ("categories", ""), ("safesearch", "1")])).unwrap();
+    assert_eq!((owui.format, owui.search.max_results, owui.search.controls.time_range), (Format::Html, 10, None));
+    let images = parse(&p(&[("q", "x"), ("categories", "images")])).unwrap();
+    assert_eq!(images.other_categories, ["images"]);
+}
+
+#[test]
+fn each_bad_parameter_has_its_code() {
+    let code = |list: &[(&str, &str)]| parse(&p(list)).map(|_| ()).map_err(|e| (e.status, e.code));
+    assert_eq!(code(&[("format", "json")]), Err((400, "query_missing")));
+    assert_eq!(code(&[("q", "  ")]), Err((400, "query_empty")));
+    assert_eq!(code(&[("q", "x"), ("format", "rss")]), Err((400, "format_unsupported")));
+    assert_eq!(code(&[("q", "x"), ("format", "csv")]), Err((400, "format_unsupported")));
+    assert_eq!(code(&[("q", "x"), ("pageno", "0")]), Err((400, "pageno_invalid")));
+    assert_eq!(code(&[("q", "x"), ("pageno", "two")]), Err((400, "pageno_invalid")));
+    assert_eq!(code(&[("q", "x"), ("time_range", "decade")]), Err((400, "time_range_invalid")));
+    assert_eq!(code(&[("q", "x"), ("safesearch", "3")]), Err((400, "safesearch_invalid")));
+    assert_eq!(code(&[("q", "x"), ("language", "klingon")]), Err((400, "language_invalid")));
+    let many = vec!["a"; NAMES_MAX + 1].join(",");
+    assert_eq!(code(&[("q", "x"), ("engines", &many)]), Err((400, "names_too_many")));
+}
+
+#[test]
+fn results_take_searxngs_shape() {
+    let r = serde_json::json!({"position": 2, "title": "T", "url": "https://a.org/p/x;v?q=1#f", "snippet": "S",
+        "source": "bing", "published": "2025-07-16"});
+    let v = searx_result(&r);
+    assert_eq!(v["url"], "https://a.org/p/x;v?q=1#f");
+    assert_eq!(
+        (v["title"].as_str(), v["content"].as_str(), v["engine"].as_str()),
+        (Some("T"), Some("S"), Some("bing"))
+    );
+    assert_eq!(v["engines"], serde_json::json!(["bing"]));
+    assert_eq!(v["positions"], serde_json::json!([2]));
+    assert_eq!(v["score"], 0.5);
+    assert_eq!(v["category"], "general");
+    assert_eq!(v["publishedDate"], "2025-07-16T00:00:00");
+    assert_eq!(v["parsed_url"], serde_json::json!(["https", "a.org", "/p/x", "v", "q=1", "f"]));
+    assert_eq!(parsed_url("http://h"), serde_json::json!(["http", "h", "", "", "", ""]));
+    assert!(searx_result(&serde_json::json!({"url": "https://a/"})).get("publishedDate").is_none());
+}
+
+#[test]
+fn escaping_covers_text_and_attributes() {
+    assert_eq!(
+        page::escape(r#"<script>"x"&'y'</script>"#),
+        "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;"
+    );
+}
+
+#[test]
+fn the_page_is_within_its_budget() {
+    let page = page::Page::new(Some("/map".into()), "http://127.0.0.1:8402", vec!["ddg_html".into()], false);
+    let home = page.home();
+    assert!(home.body.len() <= page::PAGE_BYTES_MAX, "{} bytes", home.body.len());
+    let text = String::from_utf8(home.body.clone()).unwrap();
+    assert!(text.contains("<style>:root{"), "the stylesheet inflates");
+    assert!(page.csp().starts_with("default-src 'none'; style-src 'sha256-"));
+    assert!(!text.contains("<script"));
+}

@@ -1,0 +1,328 @@
+//! Issue 32: the SearXNG search API (`/search`, `/` with `q`) and the search page for people (`/` without `q`,
+//! `format=html`), on recorded pages served from loopback. The JSON is SearXNG's, field by field; the requests that
+//! LangChain's `SearxSearchWrapper`, Open WebUI and Perplexica send (from their source) are replayed as they send
+//! them; every source failing is a 200 with every source in `unresponsive_engines`; every bad parameter a 400 with
+//! its code; a paid instance serves the free-rule callers only. tests/interop.rs drives LangChain itself, and
+//! tests/searx_page.rs the page in Chromium.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use common::pay::{paid_env, Facilitator};
+use common::upstream::{Answer, Seen, Upstream};
+use common::{own_fixture, pairs, Server};
+use serde_json::{json, Value};
+
+/// The recorded pages: DuckDuckGo's (two organic results and an ad), Brave's (20 results), and failures elsewhere.
+fn pages(seen: &Seen) -> Answer {
+    match seen.path() {
+        "/html/" => Answer::html(200, own_fixture("search/ddg_html_results.html")),
+        "/brave" => Answer::html(200, own_fixture("search/brave__rust-programming-language__20web_results.html")),
+        "/lite/" => Answer::html(503, "down"),
+        _ => Answer::html(404, "no"),
+    }
+}
+
+fn start(up: &Upstream, sources: &str, extra: &[(&str, &str)]) -> Server {
+    let mut env = common::sources_env(up, sources);
+    env.push(("WEBSEARCHD_SOURCE_PAGES_MAX".into(), "1".into()));
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    Server::start(&pairs(&env))
+}
+
+/// `/service`'s results for the same search: what the door must give, in the same order.
+fn service_results(server: &Server, query: &str, max_results: usize) -> Vec<Value> {
+    let body = json!({ "query": query, "max_results": max_results }).to_string();
+    let reply = server.post_json("/service", &body);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply.json()["results"].as_array().unwrap().clone()
+}
+
+#[test]
+fn the_json_is_searxngs_field_by_field() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html", &[]);
+    let reply = server.get("/search?q=rust+programming&format=json");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.header("content-type").unwrap().starts_with("application/json"));
+    let answer = reply.json();
+    for (member, kind) in [
+        ("query", "string"),
+        ("number_of_results", "number"),
+        ("results", "array"),
+        ("answers", "array"),
+        ("corrections", "array"),
+        ("infoboxes", "array"),
+        ("suggestions", "array"),
+        ("unresponsive_engines", "array"),
+    ] {
+        let v = &answer[member];
+        let ok = match kind {
+            "string" => v.is_string(),
+            "number" => v.is_u64(),
+            _ => v.is_array(),
+        };
+        assert!(ok, "{member} is not a {kind}: {answer}");
+    }
+    assert_eq!(answer["query"], "rust programming");
+    let expected = service_results(&server, "rust programming", 10);
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), expected.len());
+    assert_eq!(answer["number_of_results"], results.len());
+    assert!(results.len() >= 2, "{answer}");
+    for (i, (r, e)) in results.iter().zip(&expected).enumerate() {
+        assert_eq!(r["url"], e["url"]);
+        assert_eq!(r["title"], e["title"]);
+        assert_eq!(r["content"], e["snippet"]);
+        assert_eq!(r["engine"], "ddg_html");
+        assert_eq!(r["engines"], json!(["ddg_html"]));
+        assert_eq!(r["positions"], json!([i + 1]));
+        assert_eq!(r["category"], "general");
+        assert!(r["score"].as_f64().unwrap() > 0.0);
+        let url = r["url"].as_str().unwrap();
+        let parsed = r["parsed_url"].as_array().unwrap();
+        assert_eq!(parsed.len(), 6);
+        assert_eq!(
+            format!("{}://{}{}", parsed[0].as_str().unwrap(), parsed[1].as_str().unwrap(), parsed[2].as_str().unwrap()),
+            url.split(['?', '#']).next().unwrap()
+        );
+        if let Some(date) = e.get("published").and_then(Value::as_str) {
+            assert_eq!(r["publishedDate"], format!("{date}T00:00:00"));
+        } else {
+            assert!(r.get("publishedDate").is_none());
+        }
+    }
+    // Scores fall with the position (Open WebUI sorts by score).
+    let scores: Vec<f64> = results.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] > w[1]), "{scores:?}");
+    assert_eq!(answer["unresponsive_engines"], json!([]));
+}
+
+#[test]
+fn a_failed_source_is_never_a_silent_empty_list() {
+    let up = Upstream::start(pages);
+    // DuckDuckGo lite answers 503; Mojeek and Bing 404: every source fails.
+    let server = start(&up, "ddg_lite,mojeek,bing", &[]);
+    let reply = server.get("/search?q=anything&format=json");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let answer = reply.json();
+    assert_eq!(answer["results"], json!([]));
+    assert_eq!(answer["number_of_results"], 0);
+    let engines: Vec<&str> =
+        answer["unresponsive_engines"].as_array().unwrap().iter().map(|p| p[0].as_str().unwrap()).collect();
+    assert_eq!(engines, ["ddg_lite", "mojeek", "bing"], "{answer}");
+    for pair in answer["unresponsive_engines"].as_array().unwrap() {
+        assert_eq!(pair.as_array().unwrap().len(), 2);
+        assert!(pair[1].as_str().unwrap().starts_with("failed: "), "{pair}");
+    }
+
+    // One source failing beside one answering: the results, and the failed one named.
+    let server = start(&up, "ddg_lite,ddg_html", &[]);
+    let answer = server.get("/search?q=rust&format=json").json();
+    assert!(!answer["results"].as_array().unwrap().is_empty());
+    assert_eq!(answer["unresponsive_engines"][0][0], "ddg_lite", "{answer}");
+}
+
+#[test]
+fn pageno_two_is_results_eleven_to_twenty() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "brave", &[]);
+    let all = service_results(&server, "rust", 20);
+    assert_eq!(all.len(), 20);
+    let urls = |answer: &Value| -> Vec<Value> {
+        answer["results"].as_array().unwrap().iter().map(|r| r["url"].clone()).collect()
+    };
+    let first = server.get("/search?q=rust&format=json&pageno=1").json();
+    let second = server.get("/search?q=rust&format=json&pageno=2").json();
+    let want = |range: std::ops::Range<usize>| all[range].iter().map(|r| r["url"].clone()).collect::<Vec<_>>();
+    assert_eq!(urls(&first), want(0..10));
+    assert_eq!(urls(&second), want(10..20));
+    assert_eq!(second["results"][0]["positions"], json!([11]));
+    // Past the last page: no results, and why.
+    let third = server.get("/search?q=rust&format=json&pageno=3").json();
+    assert_eq!(third["results"], json!([]));
+    assert!(third["unresponsive_engines"][0][1].as_str().unwrap().contains("past the last"), "{third}");
+}
+
+#[test]
+fn a_category_other_than_general_answers_no_results_and_says_so() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html,brave", &[]);
+    let answer = server.get("/search?q=cats&format=json&categories=images").json();
+    assert_eq!(answer["results"], json!([]));
+    let pairs = answer["unresponsive_engines"].as_array().unwrap();
+    let names: Vec<&str> = pairs.iter().map(|p| p[0].as_str().unwrap()).collect();
+    assert_eq!(names, ["ddg_html", "brave"], "{answer}");
+    assert!(pairs[0][1].as_str().unwrap().contains("images"));
+    assert!(up.seen().is_empty(), "no source was asked");
+    // general among others searches.
+    let answer = server.get("/search?q=cats&format=json&categories=general,images").json();
+    assert!(!answer["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn the_controls_reach_the_sources() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html", &[]);
+    let reply = server.get("/search?q=wetter&format=json&language=de-DE&time_range=week&safesearch=2");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let seen = up.seen().into_iter().find(|s| s.path() == "/html/").unwrap();
+    assert_eq!(seen.param("kl").as_deref(), Some("de-de"));
+    assert_eq!(seen.param("df").as_deref(), Some("w"));
+    assert_eq!(seen.param("kp").as_deref(), Some("1"));
+}
+
+#[test]
+fn every_bad_parameter_is_a_400_with_a_code() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html", &[]);
+    for (query, code) in [
+        ("format=json", "query_missing"),
+        ("q=&format=json", "query_empty"),
+        ("q=%01&format=json", "query_invalid"),
+        ("q=x&format=rss", "format_unsupported"),
+        ("q=x&format=csv", "format_unsupported"),
+        ("q=x&format=json&pageno=0", "pageno_invalid"),
+        ("q=x&format=json&pageno=-1", "pageno_invalid"),
+        ("q=x&format=json&time_range=decade", "time_range_invalid"),
+        ("q=x&format=json&safesearch=5", "safesearch_invalid"),
+        ("q=x&format=json&language=xx", "language_invalid"),
+    ] {
+        let reply = server.get(&format!("/search?{query}"));
+        assert_eq!((reply.status, reply.error_code()), (400, code.to_owned()), "{query}: {}", reply.text());
+    }
+    let long = format!("/search?q={}&format=json", "a".repeat(401));
+    assert_eq!(server.get(&long).error_code(), "query_too_long");
+    let many = format!("/search?q=x&format=json{}", "&a=1".repeat(64));
+    assert_eq!(server.get(&many).error_code(), "too_many_parameters");
+    let reply = server.request("POST", "/search", &[("Content-Type", "application/json")], b"{\"q\":\"x\"}");
+    assert_eq!((reply.status, reply.error_code()), (415, "unsupported_media_type".to_owned()));
+    // On the page, a bad parameter is said on the page.
+    let reply = server.get("/search?q=x&time_range=decade");
+    assert_eq!(reply.status, 400);
+    assert!(reply.text().contains("time_range_invalid"));
+    assert!(up.seen().is_empty(), "no source was asked for a bad call");
+}
+
+/// A client's request as it sends it: method, target, headers, body.
+type Replayed = (&'static str, &'static str, &'static [(&'static str, &'static str)], &'static [u8]);
+
+/// The exact requests three clients send (their public source), replayed: each gets SearXNG's JSON with the
+/// recorded results.
+#[test]
+fn the_requests_of_langchain_open_webui_and_perplexica_are_served() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html", &[]);
+    let expected = service_results(&server, "rust programming", 10);
+    let want: Vec<&Value> = expected.iter().map(|r| &r["url"]).collect();
+    let clients: [Replayed; 4] = [
+        // langchain_community.utilities.searx_search.SearxSearchWrapper(searx_host=...).results(q): requests.get of
+        // the host as given, params {"language": "en", "format": "json", "q": q}.
+        ("GET", "/?language=en&format=json&q=rust+programming", &[("User-Agent", "python-requests/2.32.3")], b""),
+        // Open WebUI's search_searxng: GET of the configured query URL with its params and headers.
+        (
+            "GET",
+            "/search?q=rust+programming&format=json&pageno=1&safesearch=1&language=en-US&time_range=&categories=&theme=simple&image_proxy=0",
+            &[
+                ("User-Agent", "Cakumi (https://github.com/open-webui/open-webui) RAG Bot"),
+                ("Accept", "text/html"),
+                ("Accept-Encoding", "gzip, deflate"),
+                ("Accept-Language", "en-US,en;q=0.5"),
+            ],
+            b"",
+        ),
+        // Perplexica's searchSearxng: `${url}/search?format=json` then q and its options appended.
+        ("GET", "/search?format=json&q=rust+programming&engines=bing%2Cgoogle&language=en&pageno=1", &[], b""),
+        // SearXNG's own API by form (several MCP wrappers POST).
+        (
+            "POST",
+            "/search",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            b"q=rust+programming&format=json&language=all",
+        ),
+    ];
+    for (method, target, headers, body) in clients {
+        let reply = server.request(method, target, headers, body);
+        assert_eq!(reply.status, 200, "{target}: {}", reply.text());
+        let answer = reply.json();
+        let got: Vec<&Value> = answer["results"].as_array().unwrap().iter().map(|r| &r["url"]).collect();
+        assert_eq!(got, want, "{target}");
+    }
+}
+
+#[test]
+fn the_page_shows_the_results_escaped_with_a_strict_csp() {
+    // A result title with markup and quotes: shown as text.
+    let hostile = r#"<script>alert("x")</script> & 'quoted'"#;
+    let up = Upstream::start(move |seen| match seen.path() {
+        "/html/" => {
+            let page = String::from_utf8(own_fixture("search/ddg_html_results.html")).unwrap();
+            let escaped =
+                hostile.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+            Answer::html(200, page.replace(">The Rust Programming Language<", &format!(">{escaped}<")))
+        }
+        _ => Answer::html(503, "down"),
+    });
+    let server = start(&up, "ddg_html,ddg_lite", &[]);
+    let home = server.get("/");
+    assert_eq!(home.status, 200);
+    let csp = home.header("content-security-policy").unwrap();
+    assert!(csp.starts_with("default-src 'none'; style-src 'sha256-"), "{csp}");
+    assert!(!csp.contains("script-src"));
+    let text = home.text();
+    assert!(text.contains("<form class=\"search\" method=\"get\" action=\"/search\""));
+    assert!(text.contains("href=\"/opensearch.xml\""));
+    assert!(text.contains("href=\"/map/\""), "the map is on: linked");
+    assert!(!text.contains("<script"));
+
+    let reply = server.get("/search?q=rust&time_range=year");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.header("content-security-policy").is_some());
+    let page = reply.text();
+    assert!(!page.contains("<script>alert"), "{page}");
+    assert!(page.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quoted&#39;"), "{page}");
+    assert!(page.contains("href=\"https://www.rust-lang.org/\""));
+    assert!(page.contains("<option value=\"year\" selected>"));
+    assert!(page.contains("<td>ddg_lite</td><td>failed</td>"), "the failed source is listed: {page}");
+    assert!(page.contains("<td>ddg_html</td><td>answered</td>"), "{page}");
+
+    let xml = server.get("/opensearch.xml");
+    assert_eq!(xml.status, 200);
+    assert!(xml.header("content-type").unwrap().starts_with("application/opensearchdescription+xml"));
+    assert!(xml.text().contains("/search?q={searchTerms}\""));
+}
+
+#[test]
+fn a_paid_instance_serves_the_free_rule_callers_only() {
+    let (up, facilitator) = (Upstream::start(pages), Facilitator::start());
+    let env = paid_env(up.url("/html/"), facilitator.url());
+    let server = Server::start(&pairs(&env));
+    let reply = server.get("/search?q=rust&format=json");
+    assert_eq!(reply.status, 402, "{}", reply.text());
+    let body = reply.json();
+    assert_eq!(body["error"], "door_not_payable", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("/service"));
+    assert!(body["accepts"].is_array());
+    let page = server.get("/search?q=rust");
+    assert_eq!(page.status, 402);
+    assert!(page.text().contains("x402"));
+    assert_eq!(server.get("/").status, 200, "the home page is for everyone");
+    assert!(up.seen().is_empty(), "nothing was searched");
+
+    let mut env = env;
+    env.push(("WEBSEARCHD_FREE_LOOPBACK".into(), "1".into()));
+    let server = Server::start(&pairs(&env));
+    let reply = server.get("/search?q=rust&format=json");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(!reply.json()["results"].as_array().unwrap().is_empty());
+    assert!(facilitator.upstream.seen().is_empty());
+}
+
+#[test]
+fn the_variable_turns_the_door_off() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html", &[("WEBSEARCHD_SEARXNG_API", "0")]);
+    for path in ["/", "/search?q=rust&format=json", "/?q=rust&format=json", "/opensearch.xml"] {
+        assert_eq!(server.get(path).status, 404, "{path}");
+    }
+}
