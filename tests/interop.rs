@@ -309,3 +309,36 @@ fn the_a2a_card_says_only_what_is_served() {
         assert!(stdout.contains(said), "{stdout}");
     }
 }
+
+/// Issue 32: LangChain's `SearxSearchWrapper(searx_host="http://127.0.0.1:PORT")` and its `SearxSearchResults` tool,
+/// pointed at websearchd over recorded pages: `results()` gives the recorded results in order (title, link,
+/// snippet), `run()` their text.
+#[test]
+fn langchains_searx_wrapper_searches_through_the_searxng_door() {
+    let Some(python) = python() else { return };
+    let source = Upstream::start(|_| Answer::html(200, own_fixture("search/ddg_html_results.html")));
+    let html = source.url("/html/");
+    let server = Server::start(&[
+        ("WEBSEARCHD_SOURCES", "ddg_html"),
+        ("WEBSEARCHD_DDG_HTML_URL", html.as_str()),
+        ("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"),
+    ]);
+    let body = serde_json::json!({ "query": "rust programming", "max_results": 10 }).to_string();
+    let expected = server.post_json("/service", &body).json()["results"].as_array().unwrap().clone();
+    assert!(expected.len() >= 2);
+    let stdout = run_script(&python, "searx_langchain.py", &[&format!("http://{}", server.addr), "rust programming"]);
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let results = seen["results"].as_array().unwrap();
+    assert_eq!(results.len(), expected.len(), "{seen}");
+    for (got, want) in results.iter().zip(&expected) {
+        assert_eq!(got["title"], want["title"]);
+        assert_eq!(got["link"], want["url"]);
+        assert_eq!(got["snippet"], want["snippet"]);
+        assert_eq!(got["engines"], serde_json::json!(["ddg_html"]));
+        assert_eq!(got["category"], "general");
+    }
+    let snippets: Vec<&str> = expected.iter().map(|r| r["snippet"].as_str().unwrap()).collect();
+    assert_eq!(seen["run"], snippets.join("\n\n"));
+    let tool = seen["tool"].as_str().unwrap();
+    assert!(tool.contains(expected[0]["url"].as_str().unwrap()), "{tool}");
+}
