@@ -50,7 +50,7 @@ const LANGUAGES: [(&str, &str); 12] = [
     ("sv-SE", "Svenska"),
     ("ja-JP", "日本語"),
 ];
-const SAFESEARCH: [(&str, &str); 4] = [("", "safe search: default"), ("0", "off"), ("1", "moderate"), ("2", "strict")];
+const SAFESEARCH: [(&str, &str); 4] = [("", "default"), ("0", "off"), ("1", "moderate"), ("2", "strict")];
 
 impl Page {
     pub fn new(map: Option<String>, public_url: &str, sources: Vec<String>, paid: bool) -> Page {
