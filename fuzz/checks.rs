@@ -456,3 +456,28 @@ pub fn shared_answer(data: &[u8]) {
     }
     assert!(sources.iter().all(|s| s["name"].is_string() && s["status"].is_string()));
 }
+
+/// SearXNG's parameters (`searx`): any query string parses or is refused with a code; a parsed search stays within
+/// `/service`'s bounds and asks 10 or 20 results; whatever text the page shows comes out escaped.
+pub fn searx_params(data: &[u8]) {
+    use websearchd::searx::{self, page::escape, RESULTS_PER_PAGE};
+    let text = String::from_utf8_lossy(data);
+    let Ok(pairs) = searx::parse_lists(&[&text]) else { return };
+    assert!(pairs.len() <= searx::PARAMS_MAX);
+    match searx::parse(&pairs) {
+        Ok(p) => {
+            assert!(!p.search.query.is_empty() && p.search.query.chars().count() <= QUERY_CHARS_MAX);
+            assert!(p.pageno >= 1);
+            assert!([RESULTS_PER_PAGE, 2 * RESULTS_PER_PAGE].contains(&p.search.max_results));
+            if let Some(region) = &p.search.controls.region {
+                assert_eq!(region.code().len(), 5, "{}", region.code());
+            }
+        }
+        Err(e) => assert!(e.status == 400 && !e.code.is_empty()),
+    }
+    for (k, v) in &pairs {
+        for shown in [escape(k), escape(v)] {
+            assert!(!shown.contains(['<', '>', '"', '\'']), "{shown}");
+        }
+    }
+}

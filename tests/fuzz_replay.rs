@@ -286,3 +286,14 @@ fn resp_reply() {
     let seeds = ["\u{1}+OK\r\n:42\r\n$3\r\nabc\r\n*2\r\n$-1\r\n_\r\n", "\u{0}$3\r\nab", "\u{2}*-1\r\n%1\r\n"];
     replay_prefixes("resp_reply", &seeds, checks::resp_reply);
 }
+
+/// SearXNG's parameters: the replayed clients' query strings (fuzz/seeds/searx_params/) and these, every prefix.
+#[test]
+fn searx_params() {
+    let seeds = [
+        "q=x&format=html&time_range=year&language=de&safesearch=2&pageno=2",
+        "q=%3Cb%3E'%22&format=json&language=all",
+        "q=+&pageno=0&time_range=decade",
+    ];
+    replay_prefixes("searx_params", &seeds, checks::searx_params);
+}

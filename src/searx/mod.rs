@@ -64,25 +64,31 @@ pub enum Format {
 
 /// The parameters of a call: the query string, then for a `POST` the form body (SearXNG reads both).
 pub fn pairs(req: &Request) -> Result<Vec<(String, String)>, ApiError> {
-    let mut out = Vec::new();
-    let mut lists = vec![req.query().unwrap_or("")];
-    if req.method() == "POST" {
-        let form = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
-        match form {
-            Some(t) if t.eq_ignore_ascii_case("application/x-www-form-urlencoded") => {}
-            _ if req.body().is_empty() => {}
-            _ => {
-                return Err(ApiError::new(
-                    415,
-                    "unsupported_media_type",
-                    "a POST to the SearXNG API carries a form: Content-Type: application/x-www-form-urlencoded",
-                ))
-            }
-        }
-        let body = std::str::from_utf8(req.body())
-            .map_err(|_| ApiError::bad_request("form_invalid", "the form body is not UTF-8"))?;
-        lists.push(body);
+    let query = req.query().unwrap_or("");
+    if req.method() != "POST" {
+        return parse_lists(&[query]);
     }
+    let form = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
+    match form {
+        Some(t) if t.eq_ignore_ascii_case("application/x-www-form-urlencoded") => {}
+        _ if req.body().is_empty() => {}
+        _ => {
+            return Err(ApiError::new(
+                415,
+                "unsupported_media_type",
+                "a POST to the SearXNG API carries a form: Content-Type: application/x-www-form-urlencoded",
+            ))
+        }
+    }
+    let body = std::str::from_utf8(req.body())
+        .map_err(|_| ApiError::bad_request("form_invalid", "the form body is not UTF-8"))?;
+    parse_lists(&[query, body])
+}
+
+/// `application/x-www-form-urlencoded` lists (a query string, a form body) as decoded pairs, in order: at most
+/// `PARAMS_MAX` pairs from lists of at most `PARAMS_BYTES_MAX` bytes each. One pass over each list.
+pub fn parse_lists(lists: &[&str]) -> Result<Vec<(String, String)>, ApiError> {
+    let mut out = Vec::new();
     for list in lists {
         if list.len() > PARAMS_BYTES_MAX {
             return Err(ApiError::bad_request(
