@@ -161,6 +161,27 @@ fn a_category_other_than_general_answers_no_results_and_says_so() {
 }
 
 #[test]
+fn engines_choose_the_sources_and_unknown_ones_are_ignored() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html,brave", &[]);
+    let asked = |up: &Upstream| -> Vec<String> { up.seen().iter().map(|s| s.path().to_owned()).collect() };
+    // One source by its name: only it is asked, and the other is not reported unresponsive.
+    let answer = server.get("/search?q=rust&format=json&engines=brave").json();
+    assert_eq!(asked(&up), ["/brave"]);
+    assert!(answer["results"].as_array().unwrap().iter().all(|r| r["engine"] == "brave"), "{answer}");
+    assert_eq!(answer["unresponsive_engines"], json!([]));
+    let skipped = answer["sources"].as_array().unwrap().iter().find(|s| s["name"] == "ddg_html").unwrap().clone();
+    assert_eq!((skipped["status"].as_str(), skipped["error"].as_str()), (Some("skipped"), Some("not_selected")));
+    // A provider's name (SearXNG's "duckduckgo") names its sources; unknown names are ignored beside it.
+    let answer = server.get("/search?q=rust&format=json&engines=google,duckduckgo").json();
+    assert_eq!(asked(&up), ["/brave", "/html/"]);
+    assert!(answer["results"].as_array().unwrap().iter().all(|r| r["engine"] == "ddg_html"), "{answer}");
+    // Only unknown names: every source is asked (as with no engines).
+    server.get("/search?q=cats&format=json&engines=google,qwant");
+    assert_eq!(asked(&up), ["/brave", "/html/", "/html/", "/brave"]);
+}
+
+#[test]
 fn the_controls_reach_the_sources() {
     let up = Upstream::start(pages);
     let server = start(&up, "ddg_html", &[]);

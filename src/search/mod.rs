@@ -409,7 +409,11 @@ impl Engine {
     pub fn search(&self, request: &SearchRequest, request_id: &str) -> Result<Value, ApiError> {
         let started = Instant::now();
         let controls = request.controls.resolve(&self.settings.region, self.settings.safesearch);
-        let key = format!("{}\n{}\n{}", request.query.to_lowercase(), request.max_results, controls.key());
+        let mut key = format!("{}\n{}\n{}", request.query.to_lowercase(), request.max_results, controls.key());
+        if !request.sources.is_empty() {
+            // A search of some sources only is its own answer.
+            key.push_str(&format!("\nsources={}", request.sources.join(",")));
+        }
         let from_store = || self.shared_cached(&key, request.max_results, started);
         let (outcome, age) = match self.cache.get(&key, started).or_else(from_store) {
             Some((outcome, age)) => {
@@ -559,6 +563,11 @@ impl Engine {
                 removed: 0,
                 control: None,
             };
+            let named = |n: &String| n == ep.kind.name() || n == ep.kind.provider();
+            if !request.sources.is_empty() && !request.sources.iter().any(named) {
+                attempts.push(skip("not_selected", None, Some("not among the sources the call named".into())));
+                continue;
+            }
             if ep.url.is_empty() {
                 attempts.push(skip("not_configured", None, Some("no instance URL is configured".into())));
                 continue;

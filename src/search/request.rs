@@ -31,6 +31,9 @@ pub struct SearchRequest {
     /// `EXTRACT_PAGES_MAX`.
     pub extract: usize,
     pub extract_tokens: usize,
+    /// The sources to ask, by source or provider name (`ddg_html`, `duckduckgo`); empty: every configured source.
+    /// The SearXNG door's `engines` sets it; `/service` and the MCP tool ask every source.
+    pub sources: Vec<String>,
 }
 
 impl SearchRequest {
@@ -83,7 +86,7 @@ impl SearchRequest {
             ["extract_tokens_out_of_range", "extract_tokens_not_integer"],
         )?;
         let controls = Asked::from_fields(fields)?;
-        Ok(SearchRequest { query, max_results, controls, extract, extract_tokens })
+        Ok(SearchRequest { query, max_results, controls, extract, extract_tokens, sources: Vec::new() })
     }
 }
 
@@ -146,6 +149,7 @@ mod tests {
                     controls: Asked::default(),
                     extract: e,
                     extract_tokens: 2_000,
+                    sources: Vec::new(),
                 };
                 assert_eq!(got, Ok(expected), "{body}")
             }

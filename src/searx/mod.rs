@@ -14,7 +14,7 @@
 //! | `safesearch` `0`, `1`, `2` | `off`, `moderate`, `strict` |
 //! | `pageno` `1`, `2` | results 1-10 of a search for 10, results 11-20 of a search for 20 (`RESULTS_PER_PAGE`) |
 //! | `categories` `general` (or none) | a search; any other category alone: no results, each source in `unresponsive_engines` |
-//! | `engines` | accepted and ignored (every configured source is asked, as for `/service`) |
+//! | `engines` `bing`, `duckduckgo`, `ddg_lite` | only those sources are asked (by source or provider name); names of no configured source are ignored, and if none is left every source is asked |
 //!
 //! The work is `answer::search_answer`, as for `/service` and the MCP tools; this module imports no door.
 
@@ -333,7 +333,8 @@ pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
         return searx_answer(&params.search.query, &[], &[json!(["websearchd", why])]);
     }
     let work = (door.engine, door.pages);
-    let (results, sources) = match crate::answer::search_answer(work, door.kid, &params.search, request_id) {
+    let search = with_engines(door.engine, params);
+    let (results, sources) = match crate::answer::search_answer(work, door.kid, &search, request_id) {
         Ok(answer) => (list(&answer, "results"), list(&answer, "sources")),
         Err(e) => match e.details.get("sources") {
             Some(Value::Array(sources)) => (Vec::new(), sources.clone()),
@@ -352,6 +353,23 @@ pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
         map.insert("sources".into(), Value::Array(sources));
     }
     answer
+}
+
+/// The search with `engines` applied: the named engines that are configured sources (by source name, `ddg_html`, or
+/// provider, `duckduckgo`) are the only ones asked; names of no configured source are ignored, as SearXNG ignores
+/// an engine it does not have, and when none is left every source is asked.
+fn with_engines(engine: &Engine, params: &Params) -> SearchRequest {
+    use crate::search::sources::Kind;
+    let configured: Vec<&'static str> = source_names(engine)
+        .iter()
+        .filter_map(|n| Kind::ALL.iter().find(|k| k.name() == n.as_str()))
+        .flat_map(|k| [k.name(), k.provider()])
+        .collect();
+    let mut sources: Vec<String> =
+        params.engines.iter().filter(|e| configured.contains(&e.as_str())).cloned().collect();
+    sources.sort();
+    sources.dedup();
+    SearchRequest { sources, ..params.search.clone() }
 }
 
 fn list(answer: &Value, name: &str) -> Vec<Value> {
@@ -373,7 +391,8 @@ pub fn source_names(engine: &Engine) -> Vec<String> {
 fn unresponsive(source: &Value) -> Option<Value> {
     let field = |k: &str| source.get(k).and_then(Value::as_str);
     let status = field("status")?;
-    if matches!(status, "ok" | "empty") {
+    // A source the call's `engines` left out was not asked by the caller's wish: SearXNG does not list it.
+    if matches!(status, "ok" | "empty") || field("error") == Some("not_selected") {
         return None;
     }
     let mut reason = format!("{status}: {}", field("error").unwrap_or(status));
