@@ -98,6 +98,40 @@ fn the_json_is_searxngs_field_by_field() {
     assert_eq!(answer["unresponsive_engines"], json!([]));
 }
 
+/// SearXNG's csv and rss formats of the same answer.
+#[test]
+fn csv_and_rss_carry_the_same_results() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html", &[]);
+    let json = server.get("/search?q=rust&format=json").json();
+    let results = json["results"].as_array().unwrap();
+    let csv = server.get("/search?q=rust&format=csv");
+    assert_eq!(csv.status, 200);
+    assert!(csv.header("content-type").unwrap().starts_with("application/csv"));
+    let text = csv.text();
+    let rows: Vec<&str> = text.split("\r\n").filter(|r| !r.is_empty()).collect();
+    assert_eq!(rows[0], "title,url,content,host,engine,score,type");
+    assert_eq!(rows.len(), results.len() + 1, "{text}");
+    for (row, r) in rows[1..].iter().zip(results) {
+        let (title, url) = (r["title"].as_str().unwrap(), r["url"].as_str().unwrap());
+        assert!(row.starts_with(&format!("{title},{url},")), "{row}");
+        let host = r["parsed_url"][1].as_str().unwrap();
+        let score = r["score"].as_f64().unwrap();
+        assert!(row.ends_with(&format!(",{host},ddg_html,{score:?},result")), "{row}");
+    }
+    let rss = server.get("/search?q=rust&format=rss");
+    assert_eq!(rss.status, 200);
+    assert!(rss.header("content-type").unwrap().starts_with("application/rss+xml"));
+    let xml = rss.text();
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rss version=\"2.0\""));
+    assert_eq!(xml.matches("<item>").count(), results.len());
+    for r in results {
+        let link = r["url"].as_str().unwrap().replace('&', "&amp;");
+        assert!(xml.contains(&format!("<link>{link}</link>")), "{xml}");
+    }
+    assert!(xml.contains(&format!("<opensearch:totalResults>{}</opensearch:totalResults>", results.len())));
+}
+
 #[test]
 fn a_failed_source_is_never_a_silent_empty_list() {
     let up = Upstream::start(pages);
@@ -201,8 +235,8 @@ fn every_bad_parameter_is_a_400_with_a_code() {
         ("format=json", "query_missing"),
         ("q=&format=json", "query_empty"),
         ("q=%01&format=json", "query_invalid"),
-        ("q=x&format=rss", "format_unsupported"),
-        ("q=x&format=csv", "format_unsupported"),
+        ("q=x&format=xml", "format_unsupported"),
+        ("q=x&format=yaml", "format_unsupported"),
         ("q=x&format=json&pageno=0", "pageno_invalid"),
         ("q=x&format=json&pageno=-1", "pageno_invalid"),
         ("q=x&format=json&time_range=decade", "time_range_invalid"),

@@ -7,6 +7,7 @@
 //! | SearXNG | websearchd |
 //! |---|---|
 //! | `q` | `query` |
+//! | `format` `json`, `csv`, `rss`; `html` or none | SearXNG's answer in that form (`formats`); the page (`page`) |
 //! | `language` `de-DE`, `en-GB`, `pt-BR` | `region` `de-de`, `uk-en`, `br-pt` (country first, DuckDuckGo's `uk` for GB) |
 //! | `language` `de`, `en`, `fr` (no country) | the language's main region (`de-de`, `us-en`, `fr-fr`: `LANGUAGE_REGIONS`) |
 //! | `language` `all`, `auto`, empty | `wt-wt` (no region) |
@@ -18,6 +19,7 @@
 //!
 //! The work is `answer::search_answer`, as for `/service` and the MCP tools; this module imports no door.
 
+mod formats;
 pub mod page;
 
 use serde_json::{json, Map, Value};
@@ -38,8 +40,8 @@ pub const PARAMS_BYTES_MAX: usize = 8 * 1_024;
 /// Categories and engines one call may name.
 const NAMES_MAX: usize = 32;
 
-/// The formats served: SearXNG's `json`, and `html` (the search page).
-pub const FORMATS: [&str; 2] = ["json", "html"];
+/// The formats served: SearXNG's `json`, `csv` and `rss`, and `html` (the search page).
+pub const FORMATS: [&str; 4] = ["json", "csv", "rss", "html"];
 
 /// What a call asks, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +61,8 @@ pub struct Params {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Json,
+    Csv,
+    Rss,
     Html,
 }
 
@@ -125,15 +129,17 @@ pub fn has_query(pairs: &[(String, String)]) -> bool {
     pairs.iter().any(|(k, _)| k == "q")
 }
 
-/// The format asked: `json`, or `html` (also when none is given).
+/// The format asked: `json`, `csv`, `rss`, or `html` (also when none is given).
 pub fn format(pairs: &[(String, String)]) -> Result<Format, ApiError> {
     match param(pairs, "format") {
         None | Some("html") => Ok(Format::Html),
         Some("json") => Ok(Format::Json),
+        Some("csv") => Ok(Format::Csv),
+        Some("rss") => Ok(Format::Rss),
         Some(other) => Err(ApiError::invalid_field(
             "format_unsupported",
             "format",
-            format!("the format {other:?} is not served; the formats served are json and html"),
+            format!("the format {other:?} is not served; the formats served are json, csv, rss and html"),
         )
         .detail("formats", FORMATS.to_vec())),
     }
@@ -312,6 +318,8 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
     let answer = run(door, &params, &req.request_id);
     match params.format {
         Format::Json => Response::json(200, &answer).header("Cache-Control", "no-store"),
+        Format::Csv => formats::csv(&answer),
+        Format::Rss => formats::rss(&answer, door.page.public_url()),
         Format::Html => door.page.results(&params, &answer),
     }
 }

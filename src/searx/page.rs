@@ -63,6 +63,10 @@ impl Page {
         Page { css, csp, map, public_url: public_url.to_owned(), sources, paid }
     }
 
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
+
     pub fn csp(&self) -> &str {
         &self.csp
     }

@@ -58,8 +58,8 @@ fn each_bad_parameter_has_its_code() {
     let code = |list: &[(&str, &str)]| parse(&p(list)).map(|_| ()).map_err(|e| (e.status, e.code));
     assert_eq!(code(&[("format", "json")]), Err((400, "query_missing")));
     assert_eq!(code(&[("q", "  ")]), Err((400, "query_empty")));
-    assert_eq!(code(&[("q", "x"), ("format", "rss")]), Err((400, "format_unsupported")));
-    assert_eq!(code(&[("q", "x"), ("format", "csv")]), Err((400, "format_unsupported")));
+    assert_eq!(code(&[("q", "x"), ("format", "xml")]), Err((400, "format_unsupported")));
+    assert_eq!(code(&[("q", "x"), ("format", "yaml")]), Err((400, "format_unsupported")));
     assert_eq!(code(&[("q", "x"), ("pageno", "0")]), Err((400, "pageno_invalid")));
     assert_eq!(code(&[("q", "x"), ("pageno", "two")]), Err((400, "pageno_invalid")));
     assert_eq!(code(&[("q", "x"), ("time_range", "decade")]), Err((400, "time_range_invalid")));
