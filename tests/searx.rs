@@ -362,6 +362,9 @@ fn a_paid_instance_serves_the_free_rule_callers_only() {
     assert_eq!(page.status, 402);
     assert!(page.text().contains("x402"));
     assert_eq!(server.get("/").status, 200, "the home page is for everyone");
+    // Validation comes first: a bad parameter is a 400, not a payment asked for.
+    let bad = server.get("/search?q=rust&format=json&pageno=0");
+    assert_eq!((bad.status, bad.error_code()), (400, "pageno_invalid".to_owned()));
     assert!(up.seen().is_empty(), "nothing was searched");
 
     let mut env = env;

@@ -295,6 +295,12 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
     if html && !has_query(&pairs) {
         return door.page.home();
     }
+    // Validation first: a bad parameter is a 400, never a payment asked for.
+    let params = match parse(&pairs) {
+        Ok(p) => p,
+        Err(e) if html => return door.page.error(&pairs, &e),
+        Err(e) => return e.into_response(),
+    };
     // SearXNG clients cannot pay: the free rules (payments off, loopback, trials) admit, or the 402 says so.
     let call = Call { payment: None, client: req.client, request_id: &req.request_id };
     match door.gate.admit_call(&call, door.resource) {
@@ -310,11 +316,6 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
         }
         Err(Refusal::Error(e)) => return e.into_response(),
     }
-    let params = match parse(&pairs) {
-        Ok(p) => p,
-        Err(e) if html => return door.page.error(&pairs, &e),
-        Err(e) => return e.into_response(),
-    };
     let answer = run(door, &params, &req.request_id);
     match params.format {
         Format::Json => Response::json(200, &answer).header("Cache-Control", "no-store"),
