@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `q` | `query` |
 //! | `format` `json`, `csv`, `rss`; `html` or none | SearXNG's answer in that form (`formats`); the page (`page`) |
-//! | `language` `de-DE`, `en-GB`, `pt-BR` | `region` `de-de`, `uk-en`, `br-pt` (country first, DuckDuckGo's `uk` for GB) |
+//! | `language` `de-DE`, `en-GB`, `pt-BR`, `ja-JP` | `region` `de-de`, `uk-en`, `br-pt`, `jp-jp` (country first, as DuckDuckGo writes them: `uk` for GB, a language's main region in its own code) |
 //! | `language` `de`, `en`, `fr` (no country) | the language's main region (`de-de`, `us-en`, `fr-fr`: `LANGUAGE_REGIONS`) |
 //! | `language` `all`, `auto`, empty | `wt-wt` (no region) |
 //! | `time_range` `day`, `week`, `month`, `year` | the same |
@@ -265,13 +265,18 @@ pub fn region_of_language(language: &str) -> Result<Option<String>, ApiError> {
     match lower.split_once('-') {
         Some((lang, country)) if letters(lang) && letters(country) => {
             let country = if country == "gb" { "uk" } else { country };
-            Ok(Some(format!("{country}-{lang}")))
+            // The language's main region when it is in this country, as DuckDuckGo writes it (ja-JP: jp-jp).
+            let main = language_region(lang).filter(|r| r.starts_with(country));
+            Ok(Some(main.map_or_else(|| format!("{country}-{lang}"), str::to_owned)))
         }
         Some(_) => Err(invalid()),
-        None => {
-            LANGUAGE_REGIONS.iter().find(|(l, _)| *l == lower).map(|(_, r)| Some((*r).to_owned())).ok_or_else(invalid)
-        }
+        None => language_region(&lower).map(|r| Some(r.to_owned())).ok_or_else(invalid),
     }
+}
+
+/// The main region of a language alone (`LANGUAGE_REGIONS`).
+fn language_region(language: &str) -> Option<&'static str> {
+    LANGUAGE_REGIONS.iter().find(|(l, _)| *l == language).map(|(_, r)| *r)
 }
 
 /// What the door needs: the search pipeline's parts and the gate.

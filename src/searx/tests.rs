@@ -16,6 +16,11 @@ fn languages_map_to_regions() {
     assert_eq!(r("de"), Ok(Some("de-de".into())));
     assert_eq!(r("en"), Ok(Some("us-en".into())));
     assert_eq!(r("sv"), Ok(Some("se-sv".into())));
+    // A language in its main country takes DuckDuckGo's code for it.
+    assert_eq!(r("ja-JP"), Ok(Some("jp-jp".into())));
+    assert_eq!(r("ko-KR"), Ok(Some("kr-kr".into())));
+    assert_eq!(r("sv-SE"), Ok(Some("se-sv".into())));
+    assert_eq!(r("pt-BR"), Ok(Some("br-pt".into())));
     for none in ["all", "auto", "", "ALL"] {
         assert_eq!(r(none), Ok(Some("wt-wt".into())), "{none}");
     }
