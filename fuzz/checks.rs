@@ -245,8 +245,10 @@ pub fn map_feed(data: &[u8]) {
         }
     };
     if let Ok(p) = parsed {
-        assert!(p.features.len() <= max);
-        for f in &p.features {
+        assert!(p.features.count() <= max);
+        let features = p.features.values();
+        assert_eq!(features.len(), p.features.count(), "the rendered features read back");
+        for f in &features {
             let c = f["geometry"]["coordinates"].as_array().expect("coordinates");
             let (lon, lat) = (c[0].as_f64().expect("lon"), c[1].as_f64().expect("lat"));
             assert!((-180.0..=180.0).contains(&lon) && (-90.0..=90.0).contains(&lat));

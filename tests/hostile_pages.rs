@@ -50,16 +50,6 @@ fn serve_page(page: Vec<u8>) -> Setup {
     Setup { server, _site: site, _source: source }
 }
 
-fn status_bytes(server: &Server, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("{field} missing"));
-    kb * 1_024
-}
-
 /// User plus system CPU time of the server process so far.
 fn cpu_time(server: &Server) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", server.pid())).unwrap();
@@ -98,17 +88,17 @@ fn extract_concurrently(server: &Server, n: usize) -> Vec<serde_json::Value> {
 fn many_tiny_paragraphs_keep_memory_bounded() {
     let setup = serve_page(b"<p>a".repeat(700_000));
     let server = &setup.server;
-    let before = status_bytes(server, "VmHWM:");
+    let before = server.status_bytes("VmHWM:");
     let one = extract_concurrently(server, 1);
-    let single = status_bytes(server, "VmHWM:");
+    let single = server.status_bytes("VmHWM:");
     let two = extract_concurrently(server, 2);
-    let peak = status_bytes(server, "VmHWM:");
+    let peak = server.status_bytes("VmHWM:");
     eprintln!(
         "paragraphs: idle {:.1} MB, one request {:.1} MB, two at once {:.1} MB, resident after {:.1} MB",
         before as f64 / 1e6,
         single as f64 / 1e6,
         peak as f64 / 1e6,
-        status_bytes(server, "VmRSS:") as f64 / 1e6
+        server.status_bytes("VmRSS:") as f64 / 1e6
     );
     assert!(peak < PEAK_RSS_BYTES_MAX, "peak RSS {peak} bytes");
     for a in one.iter().chain(&two) {
@@ -125,8 +115,8 @@ fn many_table_rows_keep_memory_bounded() {
     let setup = serve_page(page);
     let server = &setup.server;
     let answers = extract_concurrently(server, 4);
-    let peak = status_bytes(server, "VmHWM:");
-    let after = status_bytes(server, "VmRSS:");
+    let peak = server.status_bytes("VmHWM:");
+    let after = server.status_bytes("VmRSS:");
     eprintln!("rows: four at once {:.1} MB, resident after {:.1} MB", peak as f64 / 1e6, after as f64 / 1e6);
     assert!(peak < PEAK_RSS_BYTES_MAX, "peak RSS {peak} bytes");
     for a in &answers {
@@ -187,9 +177,9 @@ fn a_page_whose_one_href_is_megabytes_costs_what_a_page_of_text_does() {
     page.extend_from_slice(b"\">the link's text</a> and after it.</p><p>A last paragraph.</p></article></body></html>");
     let setup = serve_page(page);
     let server = &setup.server;
-    let idle = status_bytes(server, "VmHWM:");
+    let idle = server.status_bytes("VmHWM:");
     let answers = extract_concurrently(server, 6);
-    let peak = status_bytes(server, "VmHWM:");
+    let peak = server.status_bytes("VmHWM:");
     eprintln!("long href: idle {:.1} MB, six at once {:.1} MB", idle as f64 / 1e6, peak as f64 / 1e6);
     assert!(peak < LONG_VALUE_PEAK_BYTES_MAX, "peak RSS {peak} bytes");
     // The link's text is kept as text; its target, dropped, is nowhere.

@@ -9,6 +9,7 @@
 //! terms ask. Memory is bounded per layer (`objects_max`) and every body is capped after decompression.
 
 pub mod feeds;
+pub mod json;
 pub mod orbit;
 pub mod page;
 
@@ -199,14 +200,14 @@ struct Spec {
 }
 
 enum Data {
-    Features(Vec<Value>),
+    Features(feeds::Features),
     Satellites(Vec<orbit::Satellite>),
 }
 
 impl Data {
     fn len(&self) -> usize {
         match self {
-            Data::Features(f) => f.len(),
+            Data::Features(f) => f.count(),
             Data::Satellites(s) => s.len(),
         }
     }
@@ -653,7 +654,7 @@ impl MapService {
         let features: Vec<Value> = match &data {
             None => Vec::new(),
             Some(d) => match &**d {
-                Data::Features(f) => f.clone(),
+                Data::Features(f) => f.values(),
                 // Positions are propagated for the second of the request.
                 Data::Satellites(sats) => (*self.positions(layer, d, sats, now)).clone(),
             },
@@ -801,23 +802,30 @@ fn wrap(parsed: feeds::Result) -> Result<Outcome, String> {
     Ok(Outcome { data: Data::Features(p.features), source_time_ms: p.source_time_ms, dropped: p.dropped })
 }
 
-/// CelesTrak OMM JSON: satellites ready to propagate (an object that does not parse is skipped and counted).
+/// CelesTrak OMM JSON: satellites ready to propagate (an object that does not parse is skipped and counted). Read
+/// one object at a time (`json::Reader`): what is kept is the satellites, at most `max`.
 fn satellites(bytes: &[u8], max: usize) -> Result<Outcome, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    let items = v.as_array().ok_or("not a list of OMM objects")?;
-    let mut sats = Vec::new();
-    let mut dropped = 0;
-    let mut newest = 0;
-    for o in items {
-        match orbit::elements_from_omm(o).and_then(|e| orbit::Satellite::new(&e)) {
-            Ok(s) if sats.len() < max => {
+    let mut r = json::Reader::new(bytes);
+    if !r.at_array() {
+        return Err("not a list of OMM objects".into());
+    }
+    let (mut sats, mut dropped, mut newest) = (Vec::new(), 0, 0);
+    r.items(|r| {
+        if sats.len() >= max {
+            dropped += 1;
+            return r.skip();
+        }
+        match orbit::elements_from_omm(&r.value()?).and_then(|e| orbit::Satellite::new(&e)) {
+            Ok(s) => {
                 newest = newest.max(s.epoch_ms);
                 sats.push(s);
             }
-            _ => dropped += 1,
+            Err(_) => dropped += 1,
         }
-    }
-    if sats.is_empty() && !items.is_empty() {
+        Ok(())
+    })?;
+    r.end()?;
+    if sats.is_empty() && dropped > 0 {
         return Err("no usable orbital elements".into());
     }
     Ok(Outcome { data: Data::Satellites(sats), source_time_ms: (newest > 0).then_some(newest), dropped })

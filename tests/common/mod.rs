@@ -229,6 +229,17 @@ impl Server {
         self.child.id()
     }
 
+    /// A size field of the server's `/proc/<pid>/status` (`"VmHWM:"`, the peak resident set; `"VmRSS:"`), in bytes.
+    pub fn status_bytes(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("{field} missing"));
+        kb * 1_024
+    }
+
     /// Threads of the server process, from /proc.
     pub fn threads(&self) -> usize {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("proc status");
