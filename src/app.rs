@@ -109,7 +109,7 @@ const JOURNAL_RETRY_AFTER_S: u32 = 30;
 /// Room for a `/health` answer with every source listed.
 const HEALTH_BYTES: usize = 2_048;
 /// How long clients and proxies may reuse a map answer: the fastest layers refresh every 60 s.
-const MAP_CACHE_CONTROL: &str = "public, max-age=5";
+const MAP_CACHE_CONTROL: &str = crate::map::CACHE_CONTROL;
 
 /// Headers a browser-based client may read, and those it may send (x402 clients send the last one too).
 const CORS_EXPOSE: &str = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Request-Id, Retry-After, \
@@ -203,8 +203,10 @@ impl App {
             }
             None => None,
         };
-        let map =
-            config.map_path.as_ref().map(|_| Arc::new(crate::map::MapService::new(config.map.clone(), clock.clone())));
+        let map = config
+            .map_path
+            .as_ref()
+            .map(|_| Arc::new(crate::map::MapService::new(config.map.clone(), clock.clone()).answering_with(cors)));
         let documents = Documents::build(&config, &keys, gate.terms(), gate.free_rules(), map.as_deref());
         let notary_resource = Resource {
             url: format!("{}/service", config.notary_url),
@@ -636,15 +638,23 @@ impl App {
         Response::json(200, &state).header("Cache-Control", MAP_CACHE_CONTROL)
     }
 
-    /// `<map>/api/capa/<slug>`: the layer's last good data, never waiting on its upstream.
+    /// `<map>/api/capa/<slug>`: the layer's last good data, never waiting on its upstream. A worker sends the
+    /// layer's shared document (`Handler::reply`); this copy of it is for a caller of `handle`.
     fn map_layer(&self, req: &Request) -> Result<Response, ApiError> {
+        let document = self.map_document(req)?;
+        let mut response = Response::new(200, "application/json", document.body().to_vec());
+        response.headers.push(("Cache-Control".into(), MAP_CACHE_CONTROL.into()));
+        Ok(response)
+    }
+
+    /// A map layer's document, rendered at most once a second and shared by its readers (issue 33).
+    fn map_document(&self, req: &Request) -> Result<Arc<Prepared>, ApiError> {
         let Some(map) = &self.map else { return Err(ApiError::not_found(req.path())) };
         let slug = req.path().rsplit('/').next().unwrap_or("");
-        match map.layer_data(slug) {
-            Some(data) => Ok(Response::json(200, &data).header("Cache-Control", MAP_CACHE_CONTROL)),
-            None => Err(ApiError::new(404, "layer_unknown", format!("there is no layer {slug:?}"))
-                .detail("valid_slugs", map.slugs())),
-        }
+        map.layer_document(slug).ok_or_else(|| {
+            ApiError::new(404, "layer_unknown", format!("there is no layer {slug:?}"))
+                .detail("valid_slugs", map.slugs())
+        })
     }
 
     /// A core endpoint: the API key first, then the document (never cached by intermediaries).
@@ -922,6 +932,17 @@ fn search_bazaar() -> Value {
 impl Handler for App {
     fn handle(&self, request: &Request) -> Response {
         cors(self.route(request).unwrap_or_else(ApiError::into_response))
+    }
+
+    /// A map layer's document is sent from its shared bytes; the rest as `handle` answers it.
+    fn reply(&self, request: &Request) -> Reply {
+        let layer = matches!(self.route_of(request.path()), Route::MapLayer);
+        if layer && matches!(request.method(), "GET" | "HEAD") {
+            if let Ok(document) = self.map_document(request) {
+                return Reply::Prepared(document);
+            }
+        }
+        Reply::Built(self.handle(request))
     }
 
     /// Answered without a worker: `/health` (it reads counters and the breakers' in-memory state, locks that are

@@ -76,6 +76,32 @@ fn earthquakes() {
     }
 }
 
+/// Issue 33, finding 2: a layer's document is rendered once and shared by its readers (it was a new JSON tree per
+/// request), again once `DOCUMENT_FRESH_MS` have passed (its age and status move) and after every poll.
+#[test]
+fn a_layer_document_is_rendered_once_and_shared() {
+    let Some(body) = fixture("terremotos/usgs_all_hour_2024-05-31.geojson") else { return };
+    let up = serve(body);
+    let t0 = 1_717_198_140_000;
+    let (m, clock) = map(&["terremotos"], &[("terremotos", up.url("/feed"))], t0);
+    m.poll_slug("terremotos");
+    let first = m.layer_document("terremotos").unwrap();
+    let fresh = websearchd::map::DOCUMENT_FRESH_MS;
+    clock.0.fetch_add(fresh - 1, Relaxed);
+    assert!(Arc::ptr_eq(&first, &m.layer_document("terremotos").unwrap()), "rendered again within the interval");
+    clock.0.fetch_add(1, Relaxed);
+    let later = m.layer_document("terremotos").unwrap();
+    assert!(!Arc::ptr_eq(&first, &later));
+    let v: Value = serde_json::from_slice(later.body()).unwrap();
+    assert_eq!(v["generated_at"], websearchd::clock::rfc3339(t0 + fresh));
+    assert_eq!(v["features"].as_array().unwrap().len(), 8);
+    // A poll's outcome is in the next document at once.
+    m.poll_slug("terremotos");
+    let polled: Value = serde_json::from_slice(m.layer_document("terremotos").unwrap().body()).unwrap();
+    assert_eq!(polled["layer"]["health"]["usgs"]["ok_count"], 2);
+    assert!(later.body().len() < websearchd::map::DOCUMENT_BYTES_MAX);
+}
+
 #[test]
 fn flights_from_adsb_and_the_opensky_fallback() {
     let (Some(adsb), Some(opensky)) = (
@@ -400,6 +426,14 @@ fn the_endpoints_of_the_running_server() {
     }
     assert_eq!(data["features"].as_array().unwrap().len(), 8);
     assert_eq!(data["layer"]["status"], "ok");
+    // The layer's document is sent from its shared bytes, with the headers every answer has.
+    let layer = server.get("/map/api/capa/terremotos");
+    assert_eq!(layer.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(layer.header("cache-control"), Some("public, max-age=5"));
+    assert_eq!(layer.header("content-type"), Some("application/json"));
+    let head = server.request("HEAD", "/map/api/capa/terremotos", &[], b"");
+    assert_eq!((head.status, head.body.len()), (200, 0));
+    assert_eq!(head.header("content-length"), layer.header("content-length"));
     let state = server.get("/map/mapstate");
     assert_eq!(state.status, 200);
     assert_eq!(state.header("access-control-allow-origin"), Some("*"));

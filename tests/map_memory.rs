@@ -3,7 +3,8 @@
 //!
 //! Named after what broke: a feed answer parsed whole into a JSON tree (16 MB of `{"features":[0,0,...]}`,
 //! `[{},{},...]`, or 15.5 KB of gzip that inflates to 16 MB of `[[],[],...]` took the server to 188-272 MB, over a
-//! `MemoryMax=128M`, at every start).
+//! `MemoryMax=128M`, at every start), and a layer's data copied into a new JSON tree per request (one read of a
+//! 5,000-satellite layer raised the peak from 27.5 to 116 MB; three at once ended the server under that budget).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
@@ -14,11 +15,17 @@ use std::time::{Duration, Instant};
 
 use common::upstream::{Answer, Upstream};
 use common::Server;
+use websearchd::clock::Clock;
 
 /// What one poll of a hostile feed answer may add to the server's peak: the body itself (the fetch holds it, up to
 /// `WEBSEARCHD_MAP_BYTES_MAX`, 16 MiB by default; inflated, the compressed body and the inflated one) and what the
 /// parser keeps. The whole tree cost 188-272 MB.
 const FEED_PEAK_BYTES_MAX: u64 = 40 << 20;
+
+/// What reading a 5,000-object layer may add to the server's peak, for one reader and for several at once: the
+/// document rendered once (about 4.5 MB for satellites with their ground tracks) and what a socket does not take at
+/// once, copied for the reactor to write. A tree per request cost 78 MB for one reader.
+const READERS_PEAK_BYTES_MAX: u64 = 24 << 20;
 
 /// The feeds' body size in these tests: just within the default `WEBSEARCHD_MAP_BYTES_MAX` (16 MiB).
 const BODY_BYTES: usize = 16_000_000;
@@ -125,4 +132,91 @@ fn a_gzip_bomb_of_empty_lists_is_read_within_its_caps() {
     let (added, entry) = poll_peak("satelites", answer);
     assert!(added < FEED_PEAK_BYTES_MAX, "the poll added {:.1} MB", mb(added));
     assert_eq!(entry["last_error"], "no usable orbital elements", "{entry}");
+}
+
+/// `n` satellites on the ISS's elements (distinct catalogue numbers), their epoch now.
+fn satellites(n: usize) -> Vec<u8> {
+    let epoch = websearchd::clock::rfc3339(websearchd::clock::SystemClock.now_unix_ms());
+    let items: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"OBJECT_NAME":"SAT {i}","OBJECT_ID":"1998-067A","EPOCH":"{epoch}","MEAN_MOTION":15.49359774,"ECCENTRICITY":0.00072161,"INCLINATION":51.6321,"RA_OF_ASC_NODE":{},"ARG_OF_PERICENTER":17.1615,"MEAN_ANOMALY":{},"EPHEMERIS_TYPE":0,"CLASSIFICATION_TYPE":"U","NORAD_CAT_ID":{},"ELEMENT_SET_NO":999,"REV_AT_EPOCH":57948,"BSTAR":7.969016e-5,"MEAN_MOTION_DOT":3.997e-5,"MEAN_MOTION_DDOT":0}}"#,
+                i % 360,
+                (i * 7) % 360,
+                100_000 + i
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(",")).into_bytes()
+}
+
+/// `n` aircraft in the ADS-B Exchange v2 shape.
+fn aircraft(n: usize) -> Vec<u8> {
+    let items: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"hex":"{i:06x}","flight":"TEST{i} ","r":"D-A{i}","t":"A320","alt_baro":{},"gs":{},"track":{},"squawk":"1000","lat":{},"lon":{},"seen_pos":1.2,"seen":0.4,"messages":1234,"rssi":-20.1}}"#,
+                1_000 + i % 40_000,
+                200 + i % 300,
+                i % 360,
+                40.0 + (i % 1_000) as f64 / 100.0,
+                (i % 2_000) as f64 / 100.0,
+            )
+        })
+        .collect();
+    format!(r#"{{"ac":[{}],"now":1700000000000}}"#, items.join(",")).into_bytes()
+}
+
+/// Reads `layer` with `readers` clients at once; checks each answer holds `count` features.
+fn read_layer(server: &Server, layer: &str, readers: usize, count: usize) {
+    let path = format!("/map/api/capa/{layer}");
+    let handles: Vec<_> = (0..readers)
+        .map(|_| {
+            let (addr, path) = (server.addr, path.clone());
+            std::thread::spawn(move || common::request(addr, "GET", &path, &[], b""))
+        })
+        .collect();
+    for h in handles {
+        let reply = h.join().unwrap();
+        assert_eq!(reply.status, 200);
+        let data = reply.json();
+        assert_eq!(data["features"].as_array().unwrap().len(), count, "{}", data["layer"]);
+    }
+}
+
+/// Polls a 5,000-object layer, then reads it with one client and with `readers` at once; gives the peaks added.
+fn readers_peak(layer: &str, body: Vec<u8>, readers: usize) -> (u64, u64) {
+    let feed = Upstream::start(move |_| Answer::json(200, body.clone()));
+    let server = map_server(layer, &feed.url("/feed"));
+    let entry = polled(&server, layer);
+    assert_eq!((entry["status"].as_str(), entry["count"].as_u64()), (Some("ok"), Some(5_000)), "{entry}");
+    let polled_peak = server.status_bytes("VmHWM:");
+    read_layer(&server, layer, 1, 5_000);
+    let one = server.status_bytes("VmHWM:");
+    for _ in 0..3 {
+        read_layer(&server, layer, readers, 5_000);
+    }
+    let many = server.status_bytes("VmHWM:");
+    eprintln!(
+        "{layer}: peak after the poll {:.1} MB, after one reader {:.1} MB, after {readers} at once (three rounds) {:.1} \
+         MB",
+        mb(polled_peak),
+        mb(one),
+        mb(many)
+    );
+    (one.saturating_sub(polled_peak), many.saturating_sub(polled_peak))
+}
+
+#[test]
+fn readers_of_a_satellite_layer_share_its_document() {
+    let (one, three) = readers_peak("satelites", satellites(5_000), 3);
+    assert!(one < READERS_PEAK_BYTES_MAX, "one reader added {:.1} MB", mb(one));
+    assert!(three < READERS_PEAK_BYTES_MAX, "three readers at once added {:.1} MB", mb(three));
+}
+
+#[test]
+fn readers_of_an_aircraft_layer_share_its_document() {
+    let (one, four) = readers_peak("vuelos", aircraft(5_000), 4);
+    assert!(one < READERS_PEAK_BYTES_MAX, "one reader added {:.1} MB", mb(one));
+    assert!(four < READERS_PEAK_BYTES_MAX, "four readers at once added {:.1} MB", mb(four));
 }

@@ -83,6 +83,15 @@ impl Prepared {
     }
 }
 
+/// The response's body is moved, not copied (a map layer's document is megabytes).
+impl From<Response> for Prepared {
+    fn from(response: Response) -> Prepared {
+        let mut head = Vec::with_capacity(64 * (1 + response.headers.len()));
+        write_head(&mut head, response.status, &response.headers, response.body.len());
+        Prepared { status: response.status, head: head.into(), body: response.body.into() }
+    }
+}
+
 /// What a handler answers: a response built for this request, or one rendered once and shared.
 #[derive(Debug, Clone)]
 pub enum Reply {

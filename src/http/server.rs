@@ -78,6 +78,11 @@ pub trait Handler: Send + Sync + 'static {
     /// Answers one request. A panic here is logged (`logger::PANIC_TARGET`); in a build that unwinds (tests, debug) it
     /// becomes a 500 and the worker survives, a release build (`panic = "abort"`) ends the process.
     fn handle(&self, request: &Request) -> Response;
+    /// Answers one request on a worker: `handle`'s response, or an answer rendered before and shared
+    /// (`Reply::Prepared`, written from its own bytes: a large one is not copied per request).
+    fn reply(&self, request: &Request) -> Reply {
+        Reply::Built(self.handle(request))
+    }
     /// Answers, on the reactor thread and without a worker, a request that costs a few microseconds and never waits
     /// (no I/O, no lock held across I/O), so that it stays answerable while every worker is busy and skips the
     /// hand-off to a worker and back; `None` for the rest, which a worker runs. A panic here is caught in a build that
@@ -916,11 +921,11 @@ fn worker_loop(jobs: &Mutex<Receiver<Job>>, shared: &Shared, back: &Sender<Conn>
 
 fn serve(job: Job, shared: &Shared, back: &Sender<Conn>) {
     let request = &job.request;
-    let response = catch_unwind(AssertUnwindSafe(|| shared.handler.handle(request))).unwrap_or_else(|_| {
+    let response = catch_unwind(AssertUnwindSafe(|| shared.handler.reply(request))).unwrap_or_else(|_| {
         log::error!("handler panicked on {} {} (request {})", request.method(), request.path(), request.request_id);
-        ApiError::internal().into_response()
+        Reply::Built(ApiError::internal().into_response())
     });
-    match respond(job, &Reply::Built(response), shared, true) {
+    match respond(job, &response, shared, true) {
         Sent::Open(conn) | Sent::Pending(conn) => {
             if let Err(mpsc::SendError(conn)) = back.send(conn) {
                 drop_pending(&conn, &shared.stats.write_pending_bytes);

@@ -14,13 +14,32 @@ pub mod orbit;
 pub mod page;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::clock::{rfc3339, Clock};
 use crate::fetch::{Client, Limits};
+use crate::http::{Prepared, Response};
+
+/// The layer endpoints' and the map state's `Cache-Control`.
+pub const CACHE_CONTROL: &str = "public, max-age=5";
+
+/// How long a layer's rendered document is served before a request renders it again (issue 33, finding 2): its
+/// `generated_at`, its entry's age and status, and the satellites' positions are at most this old. A poll's outcome
+/// makes the next request render it at once. Readers share the rendered bytes; a layer renders one at a time, and
+/// readers that come meanwhile get the last one.
+pub const DOCUMENT_FRESH_MS: u64 = 1_000;
+
+/// Room for a layer document's members besides its features (its entry: names, URLs, health, the last error).
+pub const DOCUMENT_ENTRY_BYTES_MAX: usize = 65_536;
+
+/// A layer document's size at most: its features within `feeds::FEATURES_BYTES_MAX` and its entry.
+pub const DOCUMENT_BYTES_MAX: usize = feeds::FEATURES_BYTES_MAX + DOCUMENT_ENTRY_BYTES_MAX;
+
+/// A satellite's feature, rendered, about (its ground track is most of it): the room reserved per satellite.
+const SATELLITE_FEATURE_BYTES: usize = 1_024;
 
 /// The layers, in the order they are listed.
 /// Redirects a feed may answer with before its answer is taken as it is (each hop out of the feed's origin guarded).
@@ -228,17 +247,16 @@ struct State {
     last_error: Option<String>,
     /// When the fallback source was last asked (it has a quota of its own).
     fallback_asked_ms: Option<u64>,
-    /// The satellites' features last propagated (`layer_data`).
-    positions: Option<Positions>,
+    /// The layer's document last rendered (`layer_document`); a poll's outcome clears it.
+    document: Option<Document>,
+    /// Counts polls' outcomes: a document rendered from the state before one is not kept.
+    generation: u64,
 }
 
-/// Satellites propagated for one second of the clock: each is ~33 SGP4 runs (its position and its ground track), so
-/// a layer of `objects_max` satellites costs its propagation at most once a second however often it is asked.
-struct Positions {
-    /// The data they were propagated from (a poll replaces it).
-    of: Arc<Data>,
-    second: u64,
-    features: Arc<Vec<Value>>,
+/// A layer's document, rendered once and shared by every reader until `DOCUMENT_FRESH_MS` have passed.
+struct Document {
+    at_ms: u64,
+    reply: Arc<Prepared>,
 }
 
 /// One source's health counters.
@@ -255,6 +273,8 @@ struct Health {
 struct Layer {
     spec: Spec,
     state: Mutex<State>,
+    /// Held while the layer's document is rendered (one render at a time: satellites cost ~33 SGP4 runs each).
+    rendering: Mutex<()>,
 }
 
 pub struct MapService {
@@ -262,6 +282,8 @@ pub struct MapService {
     client: Client,
     clock: Arc<dyn Clock>,
     settings: Settings,
+    /// Adds the server's own headers to a layer's answer before it is rendered (`answering_with`).
+    finish: fn(Response) -> Response,
 }
 
 /// What a poll produced.
@@ -375,10 +397,17 @@ impl MapService {
                 Layer {
                     spec: Spec { slug, kind, name, source, fallback, refresh_s, disabled },
                     state: Mutex::new(state),
+                    rendering: Mutex::new(()),
                 }
             })
             .collect();
-        MapService { layers, client, clock, settings }
+        MapService { layers, client, clock, settings, finish: |response| response }
+    }
+
+    /// The layer answers get the headers `finish` adds (the server's CORS headers) when they are rendered.
+    pub fn answering_with(mut self, finish: fn(Response) -> Response) -> MapService {
+        self.finish = finish;
+        self
     }
 
     /// Whether any layer is active (otherwise no poller is started).
@@ -440,6 +469,8 @@ impl MapService {
         }
         let now = self.clock.now_unix_ms();
         let mut st = layer.lock();
+        st.document = None;
+        st.generation = st.generation.wrapping_add(1);
         match outcome {
             Ok((o, _)) => {
                 st.data = Some(Arc::new(o.data));
@@ -646,42 +677,81 @@ impl MapService {
         })
     }
 
-    /// `/map/api/capa/<slug>`: the layer's data as a FeatureCollection with its entry; `None` for an unknown slug.
-    pub fn layer_data(&self, slug: &str) -> Option<Value> {
+    /// `/map/api/capa/<slug>`: the layer's data as a FeatureCollection with its entry, rendered at most once per
+    /// `DOCUMENT_FRESH_MS` and on each poll's outcome, and shared by every reader (a request copies nothing of it);
+    /// `None` for an unknown slug.
+    pub fn layer_document(&self, slug: &str) -> Option<Arc<Prepared>> {
         let layer = self.layer(slug)?;
-        let now = self.clock.now_unix_ms();
-        let data = layer.lock().data.clone();
-        let features: Vec<Value> = match &data {
-            None => Vec::new(),
-            Some(d) => match &**d {
-                Data::Features(f) => f.values(),
-                // Positions are propagated for the second of the request.
-                Data::Satellites(sats) => (*self.positions(layer, d, sats, now)).clone(),
-            },
+        if let Some(reply) = layer.fresh_document(self.clock.now_unix_ms()) {
+            return Some(reply);
+        }
+        let _rendering = match layer.rendering.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                // Another reader renders it: the last document meanwhile, or wait for the first one.
+                if let Some(d) = &layer.lock().document {
+                    return Some(d.reply.clone());
+                }
+                layer.rendering.lock().unwrap_or_else(PoisonError::into_inner)
+            }
         };
-        Some(json!({
-            "type": "FeatureCollection",
-            "generated_at": rfc3339(now),
-            "layer": self.entry(layer, now),
-            "features": features,
-        }))
+        let now = self.clock.now_unix_ms();
+        if let Some(reply) = layer.fresh_document(now) {
+            return Some(reply);
+        }
+        let (data, generation) = {
+            let st = layer.lock();
+            (st.data.clone(), st.generation)
+        };
+        let body = self.render(layer, data.as_deref(), now);
+        let response = Response::new(200, "application/json", body).header("Cache-Control", CACHE_CONTROL);
+        let reply = Arc::new(Prepared::from((self.finish)(response)));
+        let mut st = layer.lock();
+        if st.generation == generation {
+            st.document = Some(Document { at_ms: now, reply: reply.clone() });
+        }
+        Some(reply)
     }
 
-    /// The satellites' features for the second of `now`: those already propagated from the same data in that
-    /// second, or propagated now (and kept for the rest of it).
-    fn positions(&self, layer: &Layer, of: &Arc<Data>, sats: &[orbit::Satellite], now: u64) -> Arc<Vec<Value>> {
-        let second = now / 1_000;
-        let held = layer
-            .lock()
-            .positions
-            .as_ref()
-            .filter(|p| p.second == second && Arc::ptr_eq(&p.of, of))
-            .map(|p| p.features.clone());
-        held.unwrap_or_else(|| {
-            let features = Arc::new(sats.iter().filter_map(|sat| sat.feature_at(now)).collect::<Vec<_>>());
-            layer.lock().positions = Some(Positions { of: of.clone(), second, features: features.clone() });
-            features
-        })
+    /// The layer's document as a value (tests and tools; the server sends `layer_document`'s bytes).
+    pub fn layer_data(&self, slug: &str) -> Option<Value> {
+        serde_json::from_slice(self.layer_document(slug)?.body()).ok()
+    }
+
+    /// A layer's document: `{"type":"FeatureCollection","generated_at":..,"layer":{entry},"features":[..]}`, its
+    /// features copied from their rendered bytes, or for satellites propagated to `now` and rendered straight into
+    /// it (within `feeds::FEATURES_BYTES_MAX`: at most `DOCUMENT_BYTES_MAX` in all).
+    fn render(&self, layer: &Layer, data: Option<&Data>, now: u64) -> Vec<u8> {
+        let features_bytes = match data {
+            None => 0,
+            Some(Data::Features(f)) => f.json().len(),
+            Some(Data::Satellites(s)) => s.len().saturating_mul(SATELLITE_FEATURE_BYTES).min(feeds::FEATURES_BYTES_MAX),
+        };
+        let mut body = Vec::with_capacity(DOCUMENT_ENTRY_BYTES_MAX / 8 + features_bytes);
+        body.extend_from_slice(br#"{"type":"FeatureCollection","generated_at":""#);
+        body.extend_from_slice(rfc3339(now).as_bytes());
+        body.extend_from_slice(br#"","layer":"#);
+        let _ = serde_json::to_writer(&mut body, &self.entry(layer, now));
+        if body.len() > DOCUMENT_ENTRY_BYTES_MAX {
+            log::warn!("map layer {}: its entry takes {} bytes", layer.spec.slug, body.len());
+        }
+        body.extend_from_slice(br#","features":["#);
+        match data {
+            None => {}
+            Some(Data::Features(f)) => body.extend_from_slice(f.json()),
+            Some(Data::Satellites(sats)) => {
+                let mut features = feeds::Features::within(body);
+                for f in sats.iter().filter_map(|sat| sat.feature_at(now)) {
+                    if !features.push(&f, usize::MAX) {
+                        break;
+                    }
+                }
+                body = features.into_bytes();
+            }
+        }
+        body.extend_from_slice(b"]}\n");
+        body
     }
 
     /// A summary for `/core/state`.
@@ -794,6 +864,13 @@ impl MapService {
 impl Layer {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The document rendered less than `DOCUMENT_FRESH_MS` before `now`.
+    fn fresh_document(&self, now: u64) -> Option<Arc<Prepared>> {
+        let st = self.lock();
+        let d = st.document.as_ref()?;
+        (now >= d.at_ms && now - d.at_ms < DOCUMENT_FRESH_MS).then(|| d.reply.clone())
     }
 }
 
