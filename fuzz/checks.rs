@@ -256,6 +256,34 @@ pub fn map_feed(data: &[u8]) {
     }
 }
 
+/// The map feeds' bounded JSON reader: never panics; a body it reads as a value it also skips, to the same end; what
+/// serde_json reads it reads too, and the same value when nothing of it is past the reader's bounds (every body of
+/// at most 200 bytes is within the cost and string caps; nesting is checked).
+pub fn map_json(data: &[u8]) {
+    use websearchd::map::json::{Reader, VALUE_DEPTH_MAX};
+    fn depth(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+            serde_json::Value::Object(o) => 1 + o.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let mut r = Reader::new(data);
+    let value = r.value().and_then(|v| r.end().map(|()| v));
+    let mut s = Reader::new(data);
+    let skipped = s.skip().and_then(|()| s.end());
+    if let Err(e) = &skipped {
+        assert!(value.is_err(), "read but not skipped: {e}");
+    }
+    if let Ok(expected) = serde_json::from_slice::<serde_json::Value>(data) {
+        match &value {
+            Ok(v) if data.len() <= 200 && depth(&expected) <= VALUE_DEPTH_MAX => assert_eq!(v, &expected),
+            Ok(_) => {}
+            Err(e) => assert!(e.contains("number too long"), "serde_json reads it, the reader does not: {e}"),
+        }
+    }
+}
+
 /// A tool set for the MCP checks: `t` answers, `p` asks for payment, anything else is no tool.
 struct StubTools;
 

@@ -238,14 +238,21 @@ fn canonical_json() {
     replay_prefixes("canonical_json", &seeds, checks::canonical_json);
 }
 
-#[test]
-fn map_feed() {
-    // Every recorded map response, through every parser, cut at a few lengths.
+/// Every recorded map response (../shared/fixtures/map) and the hostile shapes of `fuzz/seeds/map_json`.
+fn map_inputs() -> Vec<Vec<u8>> {
     let dir = common::shared_dir().join("fixtures/map");
     let mut inputs: Vec<Vec<u8>> = Vec::new();
     for sub in ["terremotos", "vuelos", "buques", "satelites", "conflictos", "fondo-marino"] {
         inputs.extend(files_in(&dir.join(sub)));
     }
+    inputs.extend(files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/map_json")));
+    inputs
+}
+
+#[test]
+fn map_feed() {
+    // Every recorded map response, through every parser, cut at a few lengths.
+    let mut inputs = map_inputs();
     inputs.push(br#"{"features":[{"geometry":{"coordinates":[500,1e308]},"properties":{}}]}"#.to_vec());
     inputs.push(b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec());
     for input in &inputs {
@@ -277,6 +284,25 @@ fn shared_answer() {
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/shared_answer/answer_as_written.json"));
     let (results, sources) = websearchd::search::shared::answer(&written.unwrap()[1..], 20).unwrap();
     assert_eq!((results.len(), sources.len()), (10, 2));
+}
+
+/// The feeds' bounded JSON reader: every recorded map response and the hostile seeds (`fuzz/seeds/map_json`), and
+/// their truncations.
+#[test]
+fn map_json() {
+    let mut inputs = map_inputs();
+    inputs.extend(files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/map_json")));
+    assert!(inputs.len() > 3);
+    for input in &inputs {
+        let step = (input.len() / 29).max(1);
+        for end in (0..=input.len()).step_by(step).chain([input.len()]) {
+            checks::map_json(&input[..end]);
+        }
+    }
+    for small in [r#"{"a":"\u00e9","b":[1.5e3,-0,-0.0,0.1]}"#, r#"[{"x":[[[[[1]]]]]}]"#, "\"\\ud83d\\ude00\"", "1e400"]
+    {
+        checks::map_json(small.as_bytes());
+    }
 }
 
 /// Redis replies: the seeds of every type (RESP2 and RESP3), deep and wide aggregates, replies of more values than

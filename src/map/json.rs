@@ -297,8 +297,11 @@ impl<'a> Reader<'a> {
         if let (true, Ok(n)) = (integral, text.parse::<u64>()) {
             return Ok(n.into());
         }
+        // `-0` is read as serde_json reads it: the float -0.0.
         if let (true, Ok(n)) = (integral, text.parse::<i64>()) {
-            return Ok(n.into());
+            if n != 0 {
+                return Ok(n.into());
+            }
         }
         match text.parse::<f64>() {
             Ok(x) => Ok(Number::from_f64(x).map_or(Value::Null, Value::Number)),
