@@ -27,6 +27,29 @@ const FEED_PEAK_BYTES_MAX: u64 = 40 << 20;
 /// once, copied for the reactor to write. A tree per request cost 78 MB for one reader.
 const READERS_PEAK_BYTES_MAX: u64 = 24 << 20;
 
+/// The issue's budget: the server's address space is capped at its size when idle plus this (a stand-in for the
+/// unit's `MemoryMax=128M`); the unbounded parser and the per-request trees ended the server under it.
+const BUDGET_BYTES: u64 = 128 << 20;
+
+/// Caps the server's address space at its present size plus `BUDGET_BYTES` (false, with a notice, where the system
+/// refuses).
+fn cap_address_space(server: &Server) -> bool {
+    let cap = server.status_bytes("VmSize:") + BUDGET_BYTES;
+    let limit = libc::rlimit { rlim_cur: cap, rlim_max: libc::RLIM_INFINITY };
+    // SAFETY: a valid pid, a pointer to a live rlimit, and a null pointer for the old value.
+    let rc = unsafe { libc::prlimit(server.pid() as libc::pid_t, libc::RLIMIT_AS, &limit, std::ptr::null_mut()) };
+    if rc != 0 {
+        eprintln!("notice: prlimit(RLIMIT_AS) on the server failed ({})", std::io::Error::last_os_error());
+    }
+    rc == 0
+}
+
+/// The server is still there and answers.
+fn alive(server: &mut Server) {
+    assert!(server.child.try_wait().unwrap().is_none(), "the server ended: {}", server.log_text());
+    assert_eq!(server.get("/health").status, 200);
+}
+
 /// The feeds' body size in these tests: just within the default `WEBSEARCHD_MAP_BYTES_MAX` (16 MiB).
 const BODY_BYTES: usize = 16_000_000;
 
@@ -98,11 +121,13 @@ fn polled(server: &Server, layer: &str) -> serde_json::Value {
 /// Polls `layer` once with `answer` and gives the peak it added and the layer's entry after.
 fn poll_peak(layer: &str, answer: Answer) -> (u64, serde_json::Value) {
     let feed = gated(answer);
-    let server = map_server(layer, &feed.upstream.url("/feed"));
+    let mut server = map_server(layer, &feed.upstream.url("/feed"));
     feed.arrived.recv_timeout(Duration::from_secs(20)).expect("the first poll");
     let idle = server.status_bytes("VmHWM:");
+    cap_address_space(&server);
     feed.release.send(()).unwrap();
     let entry = polled(&server, layer);
+    alive(&mut server);
     let peak = server.status_bytes("VmHWM:");
     eprintln!("{layer}: idle peak {:.1} MB, after the poll {:.1} MB: {}", mb(idle), mb(peak), entry["last_error"]);
     (peak.saturating_sub(idle), entry)
@@ -187,15 +212,17 @@ fn read_layer(server: &Server, layer: &str, readers: usize, count: usize) {
 /// Polls a 5,000-object layer, then reads it with one client and with `readers` at once; gives the peaks added.
 fn readers_peak(layer: &str, body: Vec<u8>, readers: usize) -> (u64, u64) {
     let feed = Upstream::start(move |_| Answer::json(200, body.clone()));
-    let server = map_server(layer, &feed.url("/feed"));
+    let mut server = map_server(layer, &feed.url("/feed"));
     let entry = polled(&server, layer);
     assert_eq!((entry["status"].as_str(), entry["count"].as_u64()), (Some("ok"), Some(5_000)), "{entry}");
     let polled_peak = server.status_bytes("VmHWM:");
+    cap_address_space(&server);
     read_layer(&server, layer, 1, 5_000);
     let one = server.status_bytes("VmHWM:");
     for _ in 0..3 {
         read_layer(&server, layer, readers, 5_000);
     }
+    alive(&mut server);
     let many = server.status_bytes("VmHWM:");
     eprintln!(
         "{layer}: peak after the poll {:.1} MB, after one reader {:.1} MB, after {readers} at once (three rounds) {:.1} \
