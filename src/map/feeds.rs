@@ -107,6 +107,15 @@ fn num(v: Option<&Value>) -> Option<f64> {
     }
 }
 
+/// A number or a string as it is (strings are already cut to `json::STRING_BYTES_MAX`); anything else is null (an
+/// object or list in an id's place could take a feature's whole cost, 16 KiB, into the layer).
+fn scalar(v: Option<&Value>) -> Value {
+    match v {
+        Some(v @ (Value::Number(_) | Value::String(_))) => v.clone(),
+        _ => Value::Null,
+    }
+}
+
 fn text(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
 }
@@ -206,7 +215,7 @@ pub fn usgs(bytes: &[u8], max: usize) -> Result {
         let (lon, lat) = (num(c.first())?, num(c.get(1))?);
         let p = f.get("properties")?;
         let mut m = Map::new();
-        m.insert("id".into(), f.get("id").cloned().unwrap_or(Value::Null));
+        m.insert("id".into(), scalar(f.get("id")));
         m.insert("magnitude".into(), num(p.get("mag")).into());
         m.insert("magnitude_type".into(), text(p.get("magType")).into());
         m.insert("place".into(), text(p.get("place")).into());
@@ -323,11 +332,11 @@ pub fn ucdp(bytes: &[u8], max: usize) -> Result {
     let (kept, []) = feed.read(bytes, max, |e| {
         let (lat, lon) = (num(e.get("latitude"))?, num(e.get("longitude"))?);
         let mut m = Map::new();
-        m.insert("id".into(), e.get("id").cloned().unwrap_or(Value::Null));
+        m.insert("id".into(), scalar(e.get("id")));
         m.insert("date".into(), text(e.get("date_start")).into());
         m.insert("country".into(), text(e.get("country")).into());
         m.insert("fatalities_best".into(), num(e.get("best")).into());
-        m.insert("violence_type".into(), e.get("type_of_violence").cloned().unwrap_or(Value::Null));
+        m.insert("violence_type".into(), scalar(e.get("type_of_violence")));
         m.insert("source".into(), Value::from("ucdp"));
         feature(lon, lat, m)
     })?;
@@ -529,6 +538,15 @@ mod tests {
         assert!(usgs(br#"{"features":[1,}"#, 10).unwrap_err().starts_with("not JSON"));
         assert_eq!(opensky(br#"{"states":null,"time":1}"#, 10).unwrap().features.count(), 0);
         assert_eq!(opentopodata(br#"{"results":[],"status":"INVALID"}"#, 10).unwrap_err(), r#"status "INVALID""#);
+    }
+
+    #[test]
+    fn an_id_is_a_number_or_a_string() {
+        let body = br#"{"features":[{"id":{"a":[1,2,3]},"geometry":{"coordinates":[1,2]},"properties":{}},
+            {"id":"us7000","geometry":{"coordinates":[1,2]},"properties":{}}]}"#;
+        let ids: Vec<Value> =
+            usgs(body, 10).unwrap().features.values().iter().map(|f| f["properties"]["id"].clone()).collect();
+        assert_eq!(ids, [Value::Null, json!("us7000")]);
     }
 
     #[test]

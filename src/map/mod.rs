@@ -41,6 +41,10 @@ pub const DOCUMENT_BYTES_MAX: usize = feeds::FEATURES_BYTES_MAX + DOCUMENT_ENTRY
 /// A satellite's feature, rendered, about (its ground track is most of it): the room reserved per satellite.
 const SATELLITE_FEATURE_BYTES: usize = 1_024;
 
+/// Satellites kept at most, whatever `objects_max` says: as many as the layer's document has room for (each also
+/// costs its SGP4 constants, and its propagation at every render).
+pub const SATELLITES_MAX: usize = feeds::FEATURES_BYTES_MAX / SATELLITE_FEATURE_BYTES;
+
 /// The layers, in the order they are listed.
 /// Redirects a feed may answer with before its answer is taken as it is (each hop out of the feed's origin guarded).
 const FEED_REDIRECTS_MAX: u32 = 3;
@@ -882,6 +886,8 @@ fn wrap(parsed: feeds::Result) -> Result<Outcome, String> {
 /// CelesTrak OMM JSON: satellites ready to propagate (an object that does not parse is skipped and counted). Read
 /// one object at a time (`json::Reader`): what is kept is the satellites, at most `max`.
 fn satellites(bytes: &[u8], max: usize) -> Result<Outcome, String> {
+    // No more than the layer's document has room for (a satellite's feature is about `SATELLITE_FEATURE_BYTES`).
+    let max = max.min(SATELLITES_MAX);
     let mut r = json::Reader::new(bytes);
     if !r.at_array() {
         return Err("not a list of OMM objects".into());
@@ -910,4 +916,19 @@ fn satellites(bytes: &[u8], max: usize) -> Result<Outcome, String> {
 
 fn field(v: &Value, key: &str) -> Value {
     v.get(key).cloned().unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn satellites_are_kept_to_what_the_document_holds() {
+        let one = r#"{"OBJECT_NAME":"S","EPOCH":"2026-08-06T01:17:37.872384","MEAN_MOTION":15.49359774,
+            "ECCENTRICITY":0.00072161,"INCLINATION":51.6321,"RA_OF_ASC_NODE":53.3065,"ARG_OF_PERICENTER":17.1615,
+            "MEAN_ANOMALY":342.9616,"NORAD_CAT_ID":25544,"BSTAR":7.969016e-5}"#;
+        let body = format!("[{}]", vec![one; SATELLITES_MAX + 5].join(","));
+        let outcome = satellites(body.as_bytes(), 100_000).unwrap();
+        assert_eq!((outcome.data.len(), outcome.dropped), (SATELLITES_MAX, 5));
+    }
 }
