@@ -226,10 +226,11 @@ fn readers_peak(layer: &str, body: Vec<u8>, readers: usize) -> (u64, u64) {
     let many = server.status_bytes("VmHWM:");
     eprintln!(
         "{layer}: peak after the poll {:.1} MB, after one reader {:.1} MB, after {readers} at once (three rounds) {:.1} \
-         MB",
+         MB; resident after {:.1} MB",
         mb(polled_peak),
         mb(one),
-        mb(many)
+        mb(many),
+        mb(server.status_bytes("VmRSS:"))
     );
     (one.saturating_sub(polled_peak), many.saturating_sub(polled_peak))
 }

@@ -223,7 +223,11 @@ struct Spec {
 }
 
 enum Data {
+    /// Features as a poll kept them, until the layer's document holds them.
     Features(feeds::Features),
+    /// Features held by the layer's document only (`Document::features`), and their count: a layer keeps its
+    /// features once, in the bytes it serves.
+    Rendered(usize),
     Satellites(Vec<orbit::Satellite>),
 }
 
@@ -231,6 +235,7 @@ impl Data {
     fn len(&self) -> usize {
         match self {
             Data::Features(f) => f.count(),
+            Data::Rendered(n) => *n,
             Data::Satellites(s) => s.len(),
         }
     }
@@ -251,7 +256,8 @@ struct State {
     last_error: Option<String>,
     /// When the fallback source was last asked (it has a quota of its own).
     fallback_asked_ms: Option<u64>,
-    /// The layer's document last rendered (`layer_document`); a poll's outcome clears it.
+    /// The layer's document last rendered (`layer_document`); a poll's outcome makes it out of date. Once a layer's
+    /// data is `Data::Rendered`, there is always one.
     document: Option<Document>,
     /// Counts polls' outcomes: a document rendered from the state before one is not kept.
     generation: u64,
@@ -261,6 +267,10 @@ struct State {
 struct Document {
     at_ms: u64,
     reply: Arc<Prepared>,
+    /// Where the features' bytes are in its body (the members of its `features` list).
+    features: std::ops::Range<usize>,
+    /// False after a poll's outcome: rendered again at the next request.
+    current: bool,
 }
 
 /// One source's health counters.
@@ -473,7 +483,9 @@ impl MapService {
         }
         let now = self.clock.now_unix_ms();
         let mut st = layer.lock();
-        st.document = None;
+        if let Some(d) = &mut st.document {
+            d.current = false;
+        }
         st.generation = st.generation.wrapping_add(1);
         match outcome {
             Ok((o, _)) => {
@@ -704,16 +716,23 @@ impl MapService {
         if let Some(reply) = layer.fresh_document(now) {
             return Some(reply);
         }
-        let (data, generation) = {
+        let (data, last, generation) = {
             let st = layer.lock();
-            (st.data.clone(), st.generation)
+            let last = st.document.as_ref().map(|d| (d.reply.clone(), d.features.clone()));
+            (st.data.clone(), last, st.generation)
         };
-        let body = self.render(layer, data.as_deref(), now);
+        // Features already rendered are taken from the last document.
+        let rendered = last.as_ref().and_then(|(reply, range)| reply.body().get(range.clone())).unwrap_or_default();
+        let (body, features) = self.render(layer, data.as_deref(), rendered, now);
+        drop(last);
         let response = Response::new(200, "application/json", body).header("Cache-Control", CACHE_CONTROL);
         let reply = Arc::new(Prepared::from((self.finish)(response)));
         let mut st = layer.lock();
         if st.generation == generation {
-            st.document = Some(Document { at_ms: now, reply: reply.clone() });
+            st.document = Some(Document { at_ms: now, reply: reply.clone(), features, current: true });
+            if let Some(Data::Features(f)) = st.data.as_deref() {
+                st.data = Some(Arc::new(Data::Rendered(f.count())));
+            }
         }
         Some(reply)
     }
@@ -724,12 +743,20 @@ impl MapService {
     }
 
     /// A layer's document: `{"type":"FeatureCollection","generated_at":..,"layer":{entry},"features":[..]}`, its
-    /// features copied from their rendered bytes, or for satellites propagated to `now` and rendered straight into
-    /// it (within `feeds::FEATURES_BYTES_MAX`: at most `DOCUMENT_BYTES_MAX` in all).
-    fn render(&self, layer: &Layer, data: Option<&Data>, now: u64) -> Vec<u8> {
+    /// features copied from their rendered bytes (a poll's, or `rendered`, the last document's), or for satellites
+    /// propagated to `now` and rendered straight into it (within `feeds::FEATURES_BYTES_MAX`: at most
+    /// `DOCUMENT_BYTES_MAX` in all). Gives the body and where its features are in it.
+    fn render(
+        &self,
+        layer: &Layer,
+        data: Option<&Data>,
+        rendered: &[u8],
+        now: u64,
+    ) -> (Vec<u8>, std::ops::Range<usize>) {
         let features_bytes = match data {
             None => 0,
             Some(Data::Features(f)) => f.json().len(),
+            Some(Data::Rendered(_)) => rendered.len(),
             Some(Data::Satellites(s)) => s.len().saturating_mul(SATELLITE_FEATURE_BYTES).min(feeds::FEATURES_BYTES_MAX),
         };
         let mut body = Vec::with_capacity(DOCUMENT_ENTRY_BYTES_MAX / 8 + features_bytes);
@@ -741,9 +768,11 @@ impl MapService {
             log::warn!("map layer {}: its entry takes {} bytes", layer.spec.slug, body.len());
         }
         body.extend_from_slice(br#","features":["#);
+        let start = body.len();
         match data {
             None => {}
             Some(Data::Features(f)) => body.extend_from_slice(f.json()),
+            Some(Data::Rendered(_)) => body.extend_from_slice(rendered),
             Some(Data::Satellites(sats)) => {
                 let mut features = feeds::Features::within(body);
                 for f in sats.iter().filter_map(|sat| sat.feature_at(now)) {
@@ -754,8 +783,9 @@ impl MapService {
                 body = features.into_bytes();
             }
         }
+        let features = start..body.len();
         body.extend_from_slice(b"]}\n");
-        body
+        (body, features)
     }
 
     /// A summary for `/core/state`.
@@ -873,7 +903,7 @@ impl Layer {
     /// The document rendered less than `DOCUMENT_FRESH_MS` before `now`.
     fn fresh_document(&self, now: u64) -> Option<Arc<Prepared>> {
         let st = self.lock();
-        let d = st.document.as_ref()?;
+        let d = st.document.as_ref().filter(|d| d.current)?;
         (now >= d.at_ms && now - d.at_ms < DOCUMENT_FRESH_MS).then(|| d.reply.clone())
     }
 }
@@ -921,6 +951,35 @@ fn field(v: &Value, key: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A layer keeps its features once: in its document, once rendered (the poll's bytes are let go), and a render
+    /// after a failed poll takes them from the last document.
+    #[test]
+    fn features_are_kept_once_in_the_document() {
+        let clock: Arc<dyn Clock> = Arc::new(crate::clock::FixedClock(1_800_000_000_000));
+        let mut settings = Settings::defaults();
+        settings.layers = vec!["terremotos".into()];
+        let map = MapService::new(settings, clock);
+        let mut features = feeds::Features::default();
+        for i in 0..3 {
+            features.push(&json!({ "type": "Feature", "properties": { "id": i } }), 10);
+        }
+        let layer = map.layer("terremotos").unwrap();
+        layer.lock().data = Some(Arc::new(Data::Features(features)));
+        let first = map.layer_document("terremotos").unwrap();
+        assert!(matches!(layer.lock().data.as_deref(), Some(Data::Rendered(3))));
+        // A failed poll's outcome: the document is out of date, the features are its own.
+        {
+            let mut st = layer.lock();
+            st.generation += 1;
+            st.document.as_mut().unwrap().current = false;
+        }
+        let again = map.layer_document("terremotos").unwrap();
+        assert!(!Arc::ptr_eq(&first, &again));
+        let v: Value = serde_json::from_slice(again.body()).unwrap();
+        assert_eq!(v["features"][2]["properties"]["id"], 2, "{v}");
+        assert_eq!(v["layer"]["count"], 3);
+    }
 
     #[test]
     fn satellites_are_kept_to_what_the_document_holds() {
