@@ -355,13 +355,6 @@ fn hostile(name: &str) -> Vec<u8> {
     }
 }
 
-fn vm_bytes(server: &Server, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
-    let kb: u64 =
-        status.lines().find_map(|l| l.strip_prefix(field)?.trim().trim_end_matches("kB").trim().parse().ok()).unwrap();
-    kb * 1_024
-}
-
 #[test]
 fn every_worker_extracting_five_hostile_pages_stays_within_64_mb() {
     const NAMES: [&str; 5] = ["paragraphs", "rows", "nesting", "links", "word"];
@@ -376,7 +369,7 @@ fn every_worker_extracting_five_hostile_pages_stays_within_64_mb() {
         ("WEBSEARCHD_FETCH_TIMEOUT_MS", "60000"),
     ];
     let (server, _source) = extract_server(&site, &pages, &extra);
-    let idle = vm_bytes(&server, "VmHWM:");
+    let idle = server.status_bytes("VmHWM:");
     let addr = server.addr;
     let calls: Vec<_> = (0..4)
         .map(|i| {
@@ -408,7 +401,7 @@ fn every_worker_extracting_five_hostile_pages_stays_within_64_mb() {
             assert!(status == "ok" || (status == "empty" && may_be_empty), "{r}");
         }
     }
-    let peak = vm_bytes(&server, "VmHWM:");
+    let peak = server.status_bytes("VmHWM:");
     eprintln!(
         "extract: 5 on 4 workers, hostile pages: idle {:.1} MB, peak {:.1} MB, largest answer {} bytes",
         idle as f64 / 1e6,
