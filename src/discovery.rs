@@ -439,6 +439,7 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          - [MCP]({base}/mcp): Model Context Protocol over Streamable HTTP (2026-07-28, 2025-11-25, 2025-06-18), \
          tools web_search and extract_page with the same answers, signed; initialize, server/discover and tools/list \
          are free{mcp_402}.\n\
+         {searx_line}\
          {notary_lines}\
          - [Health]({base}/health): GET, liveness, version, mode and per-source state.\n\
          - [Metrics]({base}/metrics): GET, Prometheus text.\n\n\
@@ -457,6 +458,15 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          {core_lines}",
         result_kid = keys.result.kid,
         notary_lines = notary_lines(config, terms),
+        searx_line = if config.searxng {
+            format!(
+                "- [SearXNG API]({base}/search): GET ?q=...&format=json (also csv, rss), answered as a SearXNG instance \
+                 answers, for tools that take the URL of a SearXNG; {}; / without q is a search page for people.\n",
+                if terms.is_some() { "free callers only (it cannot be paid)" } else { "free" }
+            )
+        } else {
+            String::new()
+        },
         core_lines = core_lines(config),
         mcp_402 = if terms.is_some() {
             "; each tools/call is paid as /service is, the payment in params._meta[\"x402/payment\"] and the \
