@@ -134,22 +134,9 @@ fn the_page_in_chromium_draws_the_recorded_layers() {
     assert_eq!(ships["status"], "error", "{ships}");
     assert_eq!(layer("conflictos")["status"], "disabled");
 
-    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser");
-    let run = std::process::Command::new(&tools.node)
-        .arg(tools.dir.join("map.mjs"))
-        .current_dir(&tools.dir)
-        .env("WS_BASE", format!("http://{}/map", server.addr))
-        .env("WS_EXPECT", expected.to_string())
-        .env("WS_ERROR_SLUG", "buques")
-        .env("WS_DISABLED_SLUG", "conflictos")
-        .env("WS_HUNG_SLUG", "fondo-marino")
-        .env("WS_SCREENSHOT_DIR", &shots)
-        .env("WS_CHROMIUM", &tools.chromium)
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&run.stdout);
-    eprintln!("{out}{}", String::from_utf8_lossy(&run.stderr));
-    assert!(run.status.success(), "the browser checks failed:\n{out}");
+    let base = format!("http://{}/map", server.addr);
+    let slugs = [("WS_ERROR_SLUG", "buques"), ("WS_DISABLED_SLUG", "conflictos"), ("WS_HUNG_SLUG", "fondo-marino")];
+    let (out, shots) = common::run_browser_checks(&tools, "map.mjs", &base, &expected, &slugs);
     assert!(out.contains("ok   the panel shows magnitude"), "{out}");
     assert!(shots.join("map.png").is_file() && shots.join("map-phone.png").is_file());
 }

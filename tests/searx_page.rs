@@ -27,19 +27,8 @@ fn the_page_in_chromium_searches_and_shows_the_sources() {
     assert!(results.len() >= 2, "{answer}");
     let expected = json!({ "query": "rust programming", "results": results, "failed": ["ddg_lite"] });
 
-    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser");
-    let run = std::process::Command::new(&tools.node)
-        .arg(tools.dir.join("searx.mjs"))
-        .current_dir(&tools.dir)
-        .env("WS_BASE", format!("http://{}", server.addr))
-        .env("WS_EXPECT", expected.to_string())
-        .env("WS_SCREENSHOT_DIR", &shots)
-        .env("WS_CHROMIUM", &tools.chromium)
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&run.stdout);
-    eprintln!("{out}{}", String::from_utf8_lossy(&run.stderr));
-    assert!(run.status.success(), "the browser checks failed:\n{out}");
+    let base = format!("http://{}", server.addr);
+    let (out, shots) = common::run_browser_checks(&tools, "searx.mjs", &base, &expected, &[]);
     assert!(out.contains("ok   desktop: each recorded result linked"), "{out}");
     assert!(shots.join("searx-results.png").is_file() && shots.join("searx-phone.png").is_file());
 }

@@ -99,6 +99,33 @@ pub fn skip_for(why: &str) {
     eprintln!("notice: {why}; skipping");
 }
 
+/// Runs the browser checks `script` of `tests/browser` with Node against `base`, with what it is to find
+/// (`WS_EXPECT`), where its screenshots go (`target/browser`, returned) and `env`; fails the test when a check fails,
+/// and returns the script's output with the screenshots' folder.
+pub fn run_browser_checks(
+    tools: &BrowserTools,
+    script: &str,
+    base: &str,
+    expected: &serde_json::Value,
+    env: &[(&str, &str)],
+) -> (String, std::path::PathBuf) {
+    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser");
+    let run = Command::new(&tools.node)
+        .arg(tools.dir.join(script))
+        .current_dir(&tools.dir)
+        .env("WS_BASE", base)
+        .env("WS_EXPECT", expected.to_string())
+        .envs(env.iter().copied())
+        .env("WS_SCREENSHOT_DIR", &shots)
+        .env("WS_CHROMIUM", &tools.chromium)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    eprintln!("{out}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "the browser checks failed:\n{out}");
+    (out, shots)
+}
+
 /// The browser tools, or `None` after a notice; a panic when `WEBSEARCHD_REQUIRE_INPUTS=1` (CI) asks for every input.
 pub fn browser_tools_or_skip() -> Option<BrowserTools> {
     browser_tools().inspect_err(|why| skip_for(why)).ok()
