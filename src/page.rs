@@ -277,10 +277,12 @@ impl Pages {
     /// all within one fetch deadline: each result gets an `extract` member (its page, or why not), and the answer
     /// gets `answer_extract` (the top result's markdown) and `extract` (the top page's summary, or why not).
     pub fn add_to_answer(&self, answer: &mut Value, k: usize, tokens: usize) {
+        // One URL per result, in place (a result without one is a page that cannot be fetched, not a shift of the
+        // pages onto the wrong results).
         let urls: Vec<String> = answer
             .get("results")
             .and_then(Value::as_array)
-            .map(|r| r.iter().take(k).filter_map(|r| r.get("url")?.as_str().map(str::to_owned)).collect())
+            .map(|r| r.iter().take(k).map(|r| r.get("url").and_then(Value::as_str).unwrap_or("").to_owned()).collect())
             .unwrap_or_default();
         let outcomes = self.run(&urls, tokens);
         let mut top: Option<(Value, Option<String>)> = None;

@@ -104,11 +104,13 @@ pub struct Region {
 impl Region {
     pub const NONE: &'static str = "wt-wt";
 
-    /// A code of two letters, a hyphen and two letters (any case); `None` otherwise.
+    /// A code of two letters, a hyphen and two or three letters (any case; DuckDuckGo writes Taiwan's and Hong
+    /// Kong's `tw-tzh`, `hk-tzh`); `None` otherwise.
     pub fn parse(code: &str) -> Option<Region> {
         let b = code.as_bytes();
         let letters = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_alphabetic));
-        (b.len() == 5 && letters(0..2) && b.get(2) == Some(&b'-') && letters(3..5))
+        let tail = b.len().checked_sub(3).filter(|n| (2..=3).contains(n))?;
+        (letters(0..2) && b.get(2) == Some(&b'-') && letters(3..3 + tail))
             .then(|| Region { code: code.to_ascii_lowercase() })
     }
 
@@ -125,15 +127,21 @@ impl Region {
     /// (`xa` Arabia, `xl` Latin America).
     pub fn country(&self) -> Option<&str> {
         match self.code.get(..2)? {
-            "wt" | "xa" | "xl" => None,
+            "wt" | "xa" | "xl" | "ct" => None,
             "uk" => Some("gb"),
             c => Some(c),
         }
     }
 
-    /// The language, lowercase; `None` worldwide.
+    /// The language (ISO 639-1), lowercase; `None` worldwide. DuckDuckGo writes a few by their country: `jp-jp`
+    /// is Japanese, `kr-kr` Korean, `tw-tzh` Chinese.
     pub fn language(&self) -> Option<&str> {
-        (!self.is_none()).then(|| self.code.get(3..)).flatten()
+        match self.code.get(3..).filter(|_| !self.is_none())? {
+            "jp" => Some("ja"),
+            "kr" => Some("ko"),
+            "tzh" => Some("zh"),
+            other => Some(other),
+        }
     }
 
     /// The BCP 47 tag, language first (`de-DE`, `fr-CH`; the language alone without a country; `None` worldwide).
@@ -304,11 +312,27 @@ pub fn domain(raw: &str) -> Result<String, (&'static str, &'static str)> {
     if name.contains(':') {
         return Err(("port", "has a port: give the host name alone (a domain covers every port)"));
     }
-    let name = name.strip_suffix('.').unwrap_or(name).to_lowercase();
+    // Bounds first: the punycode of a label costs the square of its length (a label has at most 63 characters).
+    if name.len() > DOMAIN_BYTES_MAX * 4 {
+        return Err(("invalid", "is not a host name"));
+    }
+    // The dots and letters of other widths are those of ASCII, as browsers read them (`ｅxample。com`).
+    let name: String = name
+        .chars()
+        .map(|c| match c {
+            '\u{3002}' | '\u{FF0E}' | '\u{FF61}' => '.',
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(u32::from(c) - 0xFEE0).unwrap_or(c),
+            c => c,
+        })
+        .collect();
+    let name = name.strip_suffix('.').unwrap_or(&name).to_lowercase();
     let mut out = String::with_capacity(name.len());
     for label in name.split('.') {
         if !out.is_empty() {
             out.push('.');
+        }
+        if label.chars().count() > 63 {
+            return Err(("invalid", "is not a host name"));
         }
         if label.is_ascii() {
             out.push_str(label);
@@ -420,8 +444,13 @@ impl Controls {
         if self.include_domains.is_empty() && self.exclude_domains.is_empty() {
             return true;
         }
+        // Fail closed on a host written to look like another (an escape, a backslash browsers read as a slash).
+        let authority = url.split_once("://").map_or("", |(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""));
+        if authority.contains(['%', '\\']) {
+            return false;
+        }
         let Some(host) = super::url::host(url) else { return false };
-        let host = domain(&host).unwrap_or(host);
+        let Ok(host) = domain(&host) else { return false };
         (self.include_domains.is_empty() || self.include_domains.iter().any(|d| covers(d, &host)))
             && !self.exclude_domains.iter().any(|d| covers(d, &host))
     }
@@ -443,7 +472,8 @@ impl Controls {
         // The wiki of another language is asked at its own host; a configured URL that is not Wikipedia's own
         // (a mirror) serves only the default region's language.
         let other_language = self.region.language().is_some() && self.region.language() != default_region.language();
-        if other_language && wiki_host(endpoint).is_none() {
+        let known = self.region.language().is_some_and(|l| WIKI_LANGUAGES.contains(&l));
+        if other_language && (wiki_host(endpoint).is_none() || !known) {
             return Some("region");
         }
         let host = super::url::host(&wikipedia_url(endpoint, &self.region)).unwrap_or_default();
@@ -558,16 +588,30 @@ impl Controls {
     /// The cache key's part for the controls: every control, so two searches that differ in one never share an
     /// answer.
     pub fn key(&self) -> String {
+        let sorted = |list: &[String]| {
+            let mut list = list.to_vec();
+            list.sort_unstable();
+            list.join(",")
+        };
         format!(
             "{}|{}|{}|{}|{}",
             self.time_range.map_or("any", TimeRange::name),
             self.region.code(),
             self.safesearch.name(),
-            self.include_domains.join(","),
-            self.exclude_domains.join(",")
+            sorted(&self.include_domains),
+            sorted(&self.exclude_domains)
         )
     }
 }
+
+/// The languages whose Wikipedia a search of another region may be sent to (the larger wikis, by ISO 639-1 code):
+/// a region naming another language is not asked of Wikipedia, so a made-up code never sends a request to a host
+/// that does not exist (whose failures would cool the configured wiki down).
+const WIKI_LANGUAGES: [&str; 44] = [
+    "ar", "bg", "ca", "cs", "da", "de", "el", "en", "es", "et", "eu", "fa", "fi", "fr", "he", "hi", "hr", "hu", "id",
+    "it", "ja", "ko", "lt", "lv", "ms", "nl", "no", "pl", "pt", "ro", "ru", "sk", "sl", "sr", "sv", "th", "tl", "tr",
+    "uk", "ur", "vi", "zh", "gl", "bn",
+];
 
 /// The language of a configured Wikipedia URL whose host is a language's wiki (`en.wikipedia.org`).
 fn wiki_host(endpoint: &str) -> Option<String> {
@@ -667,6 +711,52 @@ mod tests {
         assert_eq!(punycode("例え").as_deref(), Some("r8jz45g"));
         assert_eq!(punycode("他们为什么不说中文").as_deref(), Some("ihqwcrb4cv8a8dqg056pqjye"));
         assert_eq!(domain("ÄPFEL.de"), Ok("xn--pfel-koa.de".to_owned()));
+        // Letters and dots of other widths are ASCII's, as browsers read them.
+        assert_eq!(domain("ｅvil。com"), Ok("evil.com".to_owned()));
+    }
+
+    /// A name's bounds are checked before its conversion, whose cost is the square of a label's length: a 16 KB
+    /// label of CJK characters took 52 ms, a 1 MB body would take minutes.
+    #[test]
+    fn long_names_are_refused_before_they_are_converted() {
+        let started = std::time::Instant::now();
+        assert_eq!(domain(&"例".repeat(100_000)).map_err(|e| e.0), Err("invalid"));
+        assert_eq!(domain(&format!("{}.com", "例".repeat(64))).map_err(|e| e.0), Err("invalid"));
+        assert!(domain(&format!("{}.com", "例".repeat(15))).is_ok(), "a label that fits in punycode");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_host_written_to_look_like_another_passes_no_filter() {
+        let c = controls(r#"{"include_domains":["python.org"]}"#);
+        assert!(!c.admits("https://evil.com\\@python.org/"), "a backslash ends the authority in a browser");
+        assert!(!c.admits("https://python%2Eorg/"));
+        let x = controls(r#"{"exclude_domains":["evil.com"]}"#);
+        assert!(!x.admits("https://ｅvil.com/"), "a fullwidth letter");
+        assert!(!x.admits("https://evil。com/"), "an ideographic full stop");
+        assert!(!x.admits("https://evil%2Ecom/"));
+        assert!(x.admits("https://good.com/"));
+    }
+
+    #[test]
+    fn duckduckgo_regions_name_their_language() {
+        let lang = |code: &str| Region::parse(code).and_then(|r| r.language().map(str::to_owned));
+        assert_eq!(lang("jp-jp").as_deref(), Some("ja"));
+        assert_eq!(lang("kr-kr").as_deref(), Some("ko"));
+        assert_eq!(lang("tw-tzh").as_deref(), Some("zh"));
+        assert_eq!(lang("de-de").as_deref(), Some("de"));
+        assert_eq!(lang("wt-wt"), None);
+        assert_eq!(Region::parse("tw-tzhx"), None);
+        assert_eq!(Region::parse("t-tzh"), None);
+        let tw = controls(r#"{"region":"tw-tzh"}"#);
+        assert_eq!(tw.ask(Kind::Searxng, "q", 0).params[0], ("language", "zh-TW".to_owned()));
+        let us = Region::parse("us-en").unwrap();
+        let wiki = "https://en.wikipedia.org/w/api.php";
+        let jp = controls(r#"{"region":"jp-jp"}"#);
+        assert_eq!(jp.unsupported(Kind::Wikipedia, wiki, &us), None);
+        assert_eq!(wikipedia_url(wiki, &jp.region), "https://ja.wikipedia.org/w/api.php");
+        let made_up = controls(r#"{"region":"zz-zz"}"#);
+        assert_eq!(made_up.unsupported(Kind::Wikipedia, wiki, &us), Some("region"), "no request to zz.wikipedia.org");
     }
 
     #[test]
@@ -765,5 +855,7 @@ mod tests {
         ];
         let keys: std::collections::HashSet<String> = bodies.iter().map(|b| controls(b).key()).collect();
         assert_eq!(keys.len(), bodies.len());
+        let ab = controls(r#"{"include_domains":["a.com","b.com"]}"#).key();
+        assert_eq!(ab, controls(r#"{"include_domains":["b.com","a.com"]}"#).key(), "the same filters in any order");
     }
 }

@@ -481,6 +481,8 @@ impl Engine {
             (pace.next_page(now, PAGE_GAP_MAX, deadline), pace.interval())
         };
         let Some(wait) = gap else { return Err(breaker::Skip::NotReady(interval)) };
+        // Another node's cool-down of this endpoint holds for the sibling too; the turn is this search's.
+        self.fleet_admits(ep, Duration::ZERO)?;
         if let Some(store) = &self.store {
             store.paced(ep.pace_name(), wait + interval);
         }
@@ -492,8 +494,13 @@ impl Engine {
     /// provider's turn; admitted when no store is shared or it cannot be asked (this node's own breaker and pacing
     /// have admitted it).
     fn fleet_turn(&self, ep: &Endpoint) -> Result<(), breaker::Skip> {
-        let Some(store) = &self.store else { return Ok(()) };
         let interval = ep.pace.lock().unwrap_or_else(|e| e.into_inner()).interval();
+        self.fleet_admits(ep, interval)
+    }
+
+    /// The fleet's word on `ep` with the provider's turn taken for `interval` (zero: its cool-down alone).
+    fn fleet_admits(&self, ep: &Endpoint, interval: Duration) -> Result<(), breaker::Skip> {
+        let Some(store) = &self.store else { return Ok(()) };
         match store.admit(&ep.url, ep.pace_name(), interval) {
             Ok(crate::store::Turn::CoolingDown(d)) => Err(breaker::Skip::CoolingDown(d)),
             Ok(crate::store::Turn::NotReady(d)) => Err(breaker::Skip::NotReady(d)),
@@ -532,8 +539,9 @@ impl Engine {
     /// results" comes first.
     fn run(&self, request: &SearchRequest, controls: &Controls, started: Instant) -> Result<Outcome, ApiError> {
         let deadline = started + self.settings.deadline;
-        // Providers one of whose endpoints failed in this search: their siblings are asked after a next page's gap.
-        let mut failed: Vec<usize> = Vec::new();
+        // The paces of endpoints that failed in this search: an endpoint sharing one (DuckDuckGo's other endpoint, not
+        // another SearXNG instance, which keeps its own) is asked after a next page's gap.
+        let mut failed: Vec<Arc<Mutex<breaker::Pace>>> = Vec::new();
         let mut attempts = Vec::with_capacity(self.endpoints.len());
         let mut results: Vec<Ranked> = Vec::new();
         let mut seen = HashSet::new();
@@ -583,7 +591,7 @@ impl Engine {
                 continue;
             }
             let admitted = ep.lock().breaker.admit(now);
-            let sibling = failed.contains(&ep.provider);
+            let sibling = failed.iter().any(|p| Arc::ptr_eq(p, &ep.pace));
             let paced = || self.take_turn(ep, now, sibling, deadline);
             if let Err(s) = admitted.and_then(|()| paced()) {
                 ep.counters.skipped.fetch_add(1, Relaxed);
@@ -615,8 +623,8 @@ impl Engine {
                 let asked = PageAsk { query: &request.query, controls, page, form: form.take(), deadline };
                 let (mut attempt, outcome, next) = self.ask_page(ep, &asked);
                 form = next;
-                if outcome.is_none() && !failed.contains(&ep.provider) {
-                    failed.push(ep.provider);
+                if outcome.is_none() && !failed.iter().any(|p| Arc::ptr_eq(p, &ep.pace)) {
+                    failed.push(ep.pace.clone());
                 }
                 let removed =
                     outcome.as_ref().map_or(0, |hits| hits.iter().filter(|h| !controls.admits(&h.url)).count());
@@ -979,7 +987,9 @@ fn no_answer(attempts: Vec<Attempt>) -> ApiError {
     let all_skipped = attempts.iter().all(|a| a.status == "skipped");
     // No source that could be asked can honour the search's controls: waiting would not help.
     let unsupported = attempts.iter().any(|a| a.control.is_some());
-    if all_skipped && unsupported && attempts.iter().all(|a| a.retry_in.is_none()) {
+    let by_controls =
+        attempts.iter().all(|a| matches!(a.error.as_deref(), Some("unsupported_control") | Some("not_selected")));
+    if all_skipped && unsupported && by_controls {
         return ApiError::new(
             422,
             "controls_unsupported",

@@ -368,7 +368,14 @@ fn leading_date(text: &str) -> Option<String> {
     let digits = year.bytes().take_while(u8::is_ascii_digit).count();
     let after = year.get(digits..)?.chars().next();
     let year: u32 = year.get(..digits).filter(|_| digits == 4)?.parse().ok()?;
-    (!after.is_some_and(char::is_alphanumeric)).then(|| format!("{year:04}-{m:02}-{day:02}"))
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
+    let days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    (day <= days && !after.is_some_and(char::is_alphanumeric)).then(|| format!("{year:04}-{m:02}-{day:02}"))
 }
 
 /// Keeps results that are organic: an http(s) destination (unwrapped) not on the source's own host (`own`, or a

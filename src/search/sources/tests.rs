@@ -301,6 +301,10 @@ fn dates() {
     assert_eq!(leading_date("Rust was released May 15, 2015"), None, "only at the head");
     assert_eq!(leading_date("Ma 1, 2026"), None);
     assert_eq!(leading_date("Jul 32, 2025"), None);
+    assert_eq!(leading_date("Feb 31, 2025"), None, "not a day of the month");
+    assert_eq!(leading_date("Feb 29, 2025"), None);
+    assert_eq!(leading_date("Feb 29, 2024").as_deref(), Some("2024-02-29"));
+    assert_eq!(leading_date("Apr 31, 2024"), None);
     assert_eq!(leading_date("Jul 16, 20256"), None);
     assert_eq!(leading_date("Jul 16, 2025abc"), None);
     assert_eq!(leading_date("Jul 16 2025"), None);
