@@ -102,7 +102,7 @@ fn each_provider_receives_each_control_in_its_own_parameters() {
     check("mojeek", "/mojeek", &|s| {
         let since = s.param("since").expect("since");
         assert!(since.len() == 8 && since.bytes().all(|b| b.is_ascii_digit()) && since.starts_with("20"), "{since}");
-        assert_eq!((s.param("arc"), s.param("lb")), (Some("de".into()), Some("de".into())));
+        assert_eq!((s.param("reg"), s.param("lb")), (Some("de".into()), Some("de".into())));
         assert_eq!(s.param("safe").as_deref(), Some("1"));
     });
 }

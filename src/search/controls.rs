@@ -5,7 +5,7 @@
 //! | control | DuckDuckGo html, lite | SearXNG | Brave | Bing | Mojeek | Wikipedia |
 //! |---|---|---|---|---|---|---|
 //! | `time_range` | `df` d, w, m, y | `time_range` | `tf` pd, pw, pm, py | `filters=ex1:"ez1"` (2, 3; a year is `ez5_<from>_<to>` in days) | `since` YYYYMMDD | none: not asked |
-//! | `region` | `kl` (as given) | `language` de-DE (all) | cookie `country` de (all) | `cc` DE, `setlang` de | `arc` de, `lb` de | the wiki of the language (`de.wikipedia.org`) |
+//! | `region` | `kl` (as given) | `language` de-DE (all) | cookie `country` de (all) | `cc` DE, `setlang` de | `reg` de, fr, uk (its regions), `lb` de | the wiki of the language (`de.wikipedia.org`) |
 //! | `safesearch` | `kp` -2, -1, 1 | `safesearch` 0, 1, 2 | cookie `safesearch` | `adlt` off, moderate, strict | `safe` 0, 1, 1 | off and moderate; strict: not asked |
 //! | domains | `site:` / `-site:` in `q` | in `q` | in `q` | in `q` | in `q` | not asked when the filters leave out its host |
 //!
@@ -549,8 +549,12 @@ impl Controls {
                 if let Some(t) = self.time_range {
                     p.push(("since", yyyymmdd(today_unix_day.saturating_sub(t.days()))));
                 }
-                if let Some(country) = region.country() {
-                    p.push(("arc", country.to_owned()));
+                // Mojeek's own results page offers the regions it has as `reg` (de, fr, uk); elsewhere its language
+                // bias `lb` carries the region's language alone.
+                match region.country() {
+                    Some("gb") => p.push(("reg", "uk".to_owned())),
+                    Some(c @ ("de" | "fr")) => p.push(("reg", c.to_owned())),
+                    _ => {}
                 }
                 if let Some(language) = region.language() {
                     p.push(("lb", language.to_owned()));
@@ -792,7 +796,11 @@ mod tests {
             params(Kind::Bing),
             own(&[("filters", "ex1:\"ez2\""), ("cc", "DE"), ("setlang", "de"), ("adlt", "strict")])
         );
-        assert_eq!(params(Kind::Mojeek), own(&[("since", "20240927"), ("arc", "de"), ("lb", "de"), ("safe", "1")]));
+        assert_eq!(params(Kind::Mojeek), own(&[("since", "20240927"), ("reg", "de"), ("lb", "de"), ("safe", "1")]));
+        let uk = controls(r#"{"region":"uk-en"}"#);
+        assert_eq!(uk.ask(Kind::Mojeek, "q", day).params, own(&[("reg", "uk"), ("lb", "en"), ("safe", "1")]));
+        let us = controls(r#"{"region":"us-en"}"#);
+        assert_eq!(us.ask(Kind::Mojeek, "q", day).params, own(&[("lb", "en"), ("safe", "1")]), "no US region");
         let year = controls(r#"{"time_range":"year","region":"wt-wt","safesearch":"off"}"#);
         assert_eq!(
             year.ask(Kind::Bing, "q", day).params,
