@@ -8,6 +8,7 @@
 // WS_SCREENSHOT_DIR, WS_CHROMIUM (default /usr/bin/chromium).
 // Prints what it checked; exits 1 with the reasons when a check fails.
 import { chromium } from 'playwright-core';
+import { base, check, env, expected, failures, problems, shots } from './checks.mjs';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,17 +19,6 @@ const LEAFLET_DIST = join(here, 'node_modules', 'leaflet', 'dist');
 const CDN = 'https://unpkg.com/leaflet@1.9.4/dist/';
 const TILES = 'https://tile.openstreetmap.org/';
 const WAIT_MS = 20000;
-const env = process.env;
-const base = env.WS_BASE;
-const expected = JSON.parse(env.WS_EXPECT);
-const shots = env.WS_SCREENSHOT_DIR;
-const failures = [];
-const problems = [];
-
-function check(ok, what) {
-  console.log((ok ? 'ok   ' : 'FAIL ') + what);
-  if (!ok) failures.push(what);
-}
 
 // A 256 x 256 PNG of one colour with a darker edge, so that tiles show as a grid.
 function tile() {

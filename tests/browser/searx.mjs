@@ -8,20 +8,10 @@
 // WS_SCREENSHOT_DIR, WS_CHROMIUM (default /usr/bin/chromium).
 // Prints what it checked; exits 1 with the reasons when a check fails.
 import { chromium } from 'playwright-core';
+import { base, check, env, expected, failures, problems, shots } from './checks.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const env = process.env;
-const base = env.WS_BASE;
-const expected = JSON.parse(env.WS_EXPECT);
-const shots = env.WS_SCREENSHOT_DIR;
-const failures = [];
-const problems = [];
-
-function check(ok, what) {
-  console.log((ok ? 'ok   ' : 'FAIL ') + what);
-  if (!ok) failures.push(what);
-}
 
 async function open(browser, options) {
   const context = await browser.newContext({ javaScriptEnabled: false, ...options });
