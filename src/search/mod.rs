@@ -626,22 +626,27 @@ impl Engine {
                 if outcome.is_none() && !failed.iter().any(|p| Arc::ptr_eq(p, &ep.pace)) {
                     failed.push(ep.pace.clone());
                 }
-                let removed =
-                    outcome.as_ref().map_or(0, |hits| hits.iter().filter(|h| !controls.admits(&h.url)).count());
-                attempt.removed = removed;
+                // The domain filters, once per hit: what the page held (a genuine "no results" is none at all), and
+                // what of it the filters keep.
+                let outcome = outcome.map(|hits| {
+                    let held = hits.len();
+                    let kept: Vec<Hit> = hits.into_iter().filter(|h| controls.admits(&h.url)).collect();
+                    attempt.removed = held - kept.len();
+                    (held, kept)
+                });
                 attempts.push(attempt);
                 match outcome {
-                    Some(hits) if hits.is_empty() => {
+                    Some((0, _)) => {
                         answered = true;
                         if page == 0 {
                             said_none.push(ep.provider);
                         }
                         break;
                     }
-                    Some(hits) => {
+                    Some((held, kept)) => {
                         answered = true;
-                        let full = hits.len() >= PAGE_FULL_MIN;
-                        for hit in hits.into_iter().filter(|h| controls.admits(&h.url)) {
+                        let full = held >= PAGE_FULL_MIN;
+                        for hit in kept {
                             if results.len() < request.max_results && seen.insert(url::dedupe_key(&hit.url)) {
                                 results.push(Ranked { hit, source: ep.kind.name() });
                             }
