@@ -189,7 +189,8 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 /// Threads that fetch and extract pages, fixed when the door starts (a call adds none): a call hands them its pages
 /// and waits for the answers until its deadline.
 pub struct Pool {
-    jobs: Mutex<mpsc::Sender<Job>>,
+    /// `Sender` is `Sync`: callers send without a lock of ours.
+    jobs: mpsc::Sender<Job>,
     threads: usize,
 }
 
@@ -215,7 +216,7 @@ impl Pool {
                 Err(e) => log::error!("cannot start an extraction thread: {e}"),
             }
         }
-        Pool { jobs: Mutex::new(tx), threads: started }
+        Pool { jobs: tx, threads: started }
     }
 
     pub fn threads(&self) -> usize {
@@ -227,7 +228,7 @@ impl Pool {
         if self.threads == 0 {
             return job();
         }
-        if let Err(mpsc::SendError(job)) = self.jobs.lock().unwrap_or_else(|p| p.into_inner()).send(job) {
+        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
             job();
         }
     }
