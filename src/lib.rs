@@ -12,9 +12,7 @@ pub mod config;
 pub mod discovery;
 pub mod embedded;
 pub mod error;
-pub mod extract;
 pub mod fetch;
-pub mod html;
 pub mod http;
 pub mod jcs;
 pub mod journal;
@@ -34,3 +32,8 @@ pub mod statedir;
 pub mod store;
 pub mod urls;
 pub mod x402;
+
+// The tokenizer and the extractor live in the package `extract` (`src/extract`), kept at opt "s" while
+// this crate is built at opt "z" (Cargo.toml); their paths here are the ones they had as modules.
+pub use extract;
+pub use extract::html;

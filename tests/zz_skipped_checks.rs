@@ -3,8 +3,9 @@
 //! a passing test's output only with `--nocapture`; a skipped check counts as passed).
 //!
 //! The summary ends `cargo test`'s output (issue 34; it was line 760 of 806): the file's name sorts last, so cargo
-//! runs this binary after every other (the library's and the binary's unit tests first, then the integration tests
-//! in the order of their names; the crate has no doctests, `doctest = false` in Cargo.toml), and it runs without the
+//! runs this binary after every other (the package `extract`'s unit tests first: cargo takes the workspace's packages
+//! in the order of their names; then websearchd's library's and binary's unit tests, then the integration tests in
+//! the order of their names; neither package has doctests, `doctest = false` in each Cargo.toml), and it runs without the
 //! test harness (`harness = false`), which would print its own lines after it: `main` makes its checks, then writes
 //! the summary, whose last line is the count. A skip is a notice, not a failure, except where every input must be
 //! present: with `WEBSEARCHD_REQUIRE_INPUTS=1` (`.ci/run` sets it; CI runs as root with `../shared` and the interop
@@ -157,7 +158,8 @@ fn the_counted_markers_exist() {
 }
 
 /// This binary runs last, so its summary ends `cargo test`'s output: its name sorts after every other test file's,
-/// no doctest pass follows it, and no harness prints after it.
+/// every other package of the workspace sorts before websearchd (cargo tests the packages in that order), no doctest
+/// pass follows it, and no harness prints after it.
 fn the_summary_comes_last() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let this = Path::new(file!()).file_name().unwrap().to_owned();
@@ -174,6 +176,18 @@ fn the_summary_comes_last() {
         manifest.contains("[[test]]\nname = \"zz_skipped_checks\"\nharness = false\n"),
         "the test harness would print its lines after the summary"
     );
+    let members = manifest.split("\nmembers = [").nth(1).expect("Cargo.toml names the workspace's members");
+    let members = members.split(']').next().unwrap();
+    for member in members.split(',').map(|m| m.trim().trim_matches('"')).filter(|m| !m.is_empty()) {
+        let its = std::fs::read_to_string(root.join(member).join("Cargo.toml")).unwrap();
+        let name = its.split("\n[package]\nname = \"").nth(1).and_then(|n| n.split('"').next()).unwrap();
+        assert!(
+            name < "websearchd",
+            "the package {name} ({member}) sorts after websearchd: its tests would print last"
+        );
+        let lib = its.split("\n[lib]\n").nth(1).expect("the member has a [lib] section").split("\n[").next().unwrap();
+        assert!(lib.lines().any(|l| l.trim() == "doctest = false"), "{member}: a doctest pass would print last");
+    }
 }
 
 fn the_summary_ends_with_the_count() {

@@ -271,7 +271,7 @@ pub fn leave_furniture_out(page: &Page, keep: &mut Vec<usize>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::extract::{Extractor, Options};
+    use crate::{Extractor, Options};
 
     /// A Q&A page: a short question, long answers, each post's text marked up, comments under the posts.
     fn qa_page(question_type: &str) -> String {

@@ -281,7 +281,7 @@ pub fn is_control(b: &Block) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::extract::{Extractor, Options};
+    use crate::{Extractor, Options};
 
     fn md(html: &str) -> String {
         Extractor::run(html.as_bytes(), Options::default()).markdown()

@@ -18,6 +18,9 @@ mod render;
 mod select;
 mod signals;
 
+/// The streaming tokenizer the extractor and the search sources' parsers run on.
+pub mod html;
+
 pub use render::Markdown;
 
 use std::time::Instant;

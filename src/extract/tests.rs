@@ -33,7 +33,7 @@ fn check_fixture(name: &str, parts: &[&str], junk: &[&str]) {
 
 /// A fixture of `fixtures/extract/` (regressions found on real pages, issue 14).
 fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/fixtures/extract/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../fixtures/extract/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

@@ -313,18 +313,6 @@ fn dates() {
     assert_eq!(iso_date("12025-06-23").as_deref(), None);
 }
 
-/// Every page parses to the same outcome whatever the chunking of its tokenizer input.
-#[test]
-fn tokenizer_chunking_does_not_change_pages() {
-    for name in ["ddg_html_results.html", "ddg_lite_results.html", "mojeek_results.html", "ddg_anomaly.html"] {
-        let page = own(name);
-        let whole = crate::html::tests::tokens_chunked(&page, page.len());
-        for size in [1, 2, 3, 7, 64] {
-            assert_eq!(crate::html::tests::tokens_chunked(&page, size), whole, "{name} at chunk size {size}");
-        }
-    }
-}
-
 // The new providers (issue 15): recorded pages kept in `fixtures/search/` with their origin.
 
 #[test]

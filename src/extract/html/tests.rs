@@ -27,7 +27,7 @@ impl Sink for Record {
     }
 }
 
-pub fn tokens_chunked(input: &[u8], chunk: usize) -> Vec<String> {
+fn tokens_chunked(input: &[u8], chunk: usize) -> Vec<String> {
     let mut t = Tokenizer::new();
     let mut r = Record::default();
     for piece in input.chunks(chunk.max(1)) {
@@ -314,6 +314,19 @@ fn a_tag_of_megabytes_costs_the_caps() {
                 + t.tag.name.capacity()
                 + t.tag.attrs.iter().chain(&t.spare).map(|a| a.name.capacity() + a.value.capacity()).sum::<usize>();
             assert!(held <= 4 * (NAME_BYTES_MAX + VALUE_BYTES_MAX), "chunks of {size}: {held} bytes held");
+        }
+    }
+}
+
+/// The recorded search pages (the project's `fixtures/search/`) tokenize the same whatever the chunking.
+#[test]
+fn recorded_search_pages_tokenize_the_same_in_any_chunks() {
+    for name in ["ddg_html_results.html", "ddg_lite_results.html", "mojeek_results.html", "ddg_anomaly.html"] {
+        let path = format!("{}/../../fixtures/search/{name}", env!("CARGO_MANIFEST_DIR"));
+        let page = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let whole = tokens_chunked(&page, page.len());
+        for size in [1, 2, 3, 7, 64] {
+            assert_eq!(tokens_chunked(&page, size), whole, "{name} at chunk size {size}");
         }
     }
 }
