@@ -642,9 +642,7 @@ impl App {
     /// layer's shared document (`Handler::reply`); this copy of it is for a caller of `handle`.
     fn map_layer(&self, req: &Request) -> Result<Response, ApiError> {
         let document = self.map_document(req)?;
-        let mut response = Response::new(200, "application/json", document.body().to_vec());
-        response.headers.push(("Cache-Control".into(), MAP_CACHE_CONTROL.into()));
-        Ok(response)
+        Ok(Response::new(200, "application/json", document.body().to_vec()).header("Cache-Control", MAP_CACHE_CONTROL))
     }
 
     /// A map layer's document, rendered at most once a second and shared by its readers (issue 33).

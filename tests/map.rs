@@ -437,6 +437,8 @@ fn the_endpoints_of_the_running_server() {
     let state = server.get("/map/mapstate");
     assert_eq!(state.status, 200);
     assert_eq!(state.header("access-control-allow-origin"), Some("*"));
+    // One Cache-Control: with the JSON answers' `no-store` beside it, no cache would keep the state.
+    assert_eq!(state.headers_named("cache-control"), ["public, max-age=5"]);
     let s = state.json();
     assert_eq!(s["layers"].as_array().unwrap().len(), 7);
     assert_eq!(s["objects"], 8);

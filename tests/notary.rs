@@ -103,6 +103,11 @@ fn paid_notarisation_end_to_end() {
     let stored = server.get("/notary/receipts/1");
     assert_eq!(stored.status, 200);
     assert_eq!(stored.json(), record);
+    assert_eq!(
+        stored.headers_named("cache-control"),
+        ["public, max-age=31536000, immutable"],
+        "a receipt never changes"
+    );
 }
 
 #[test]

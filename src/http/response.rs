@@ -25,8 +25,13 @@ impl Response {
         Response::new(status, "application/json", body).header("Cache-Control", "no-store")
     }
 
+    /// Sets a header, in place of any of the same name (ASCII case-insensitive): a handler's `Cache-Control` replaces
+    /// the `no-store` of `Response::json`, where the two lines would combine into one list and `no-store` would win
+    /// (the map state and the notary's receipts were sent both, so no cache kept them).
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Response {
-        self.headers.push((name.into(), value.into()));
+        let name = name.into();
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+        self.headers.push((name, value.into()));
         self
     }
 
@@ -276,6 +281,19 @@ pub fn reason(status: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_header_replaces_one_of_the_same_name() {
+        let r = Response::json(200, &Value::Null).header("cache-control", "public, max-age=5");
+        let values: Vec<&str> = r
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("Cache-Control"))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(values, ["public, max-age=5"]);
+        assert_eq!(r.header_value("Content-Type"), Some("application/json"));
+    }
 
     #[test]
     fn serialises_with_framing_headers() {
