@@ -68,6 +68,10 @@ fn each_provider_receives_each_control_in_its_own_parameters() {
         assert_eq!(a["sources"][0]["status"], "ok", "{source}: {a}");
         let seen = seen_at(&up, path);
         assert_eq!(seen.param("q").as_deref(), Some("caffeine -site:pinterest.com"), "{source}: the operator in q");
+        if source != "searxng" {
+            // The pages are asked for in the region's language (SearXNG takes it as `language`).
+            assert_eq!(seen.header("accept-language"), Some("de-DE,de;q=0.9,en;q=0.5"), "{source}");
+        }
         expect(&seen);
     };
     check("ddg_html", "/html/", &|s| {

@@ -144,6 +144,17 @@ impl Region {
         }
     }
 
+    /// The `Accept-Language` the pages of the web providers are asked with: the region's language first, English
+    /// after (`de-DE,de;q=0.9,en;q=0.5`); worldwide, English as before (`en-US,en;q=0.5`).
+    pub fn accept_language(&self) -> String {
+        match (self.tag(), self.language()) {
+            (Some(tag), Some("en")) if tag != "en" => format!("{tag},en;q=0.9"),
+            (Some(tag), Some(language)) if tag != language => format!("{tag},{language};q=0.9,en;q=0.5"),
+            (Some(tag), _) if tag != "en" => format!("{tag},en;q=0.5"),
+            _ => "en-US,en;q=0.5".to_owned(),
+        }
+    }
+
     /// The BCP 47 tag, language first (`de-DE`, `fr-CH`; the language alone without a country; `None` worldwide).
     fn tag(&self) -> Option<String> {
         let language = self.language()?;
@@ -761,6 +772,19 @@ mod tests {
         assert_eq!(wikipedia_url(wiki, &jp.region), "https://ja.wikipedia.org/w/api.php");
         let made_up = controls(r#"{"region":"zz-zz"}"#);
         assert_eq!(made_up.unsupported(Kind::Wikipedia, wiki, &us), Some("region"), "no request to zz.wikipedia.org");
+    }
+
+    #[test]
+    fn the_pages_are_asked_in_the_region_s_language() {
+        let al = |code: &str| Region::parse(code).map(|r| r.accept_language());
+        assert_eq!(al("wt-wt").as_deref(), Some("en-US,en;q=0.5"), "worldwide: as before the controls");
+        assert_eq!(al("de-de").as_deref(), Some("de-DE,de;q=0.9,en;q=0.5"));
+        assert_eq!(al("ch-fr").as_deref(), Some("fr-CH,fr;q=0.9,en;q=0.5"));
+        assert_eq!(al("uk-en").as_deref(), Some("en-GB,en;q=0.9"));
+        assert_eq!(al("us-en").as_deref(), Some("en-US,en;q=0.9"));
+        assert_eq!(al("jp-jp").as_deref(), Some("ja-JP,ja;q=0.9,en;q=0.5"));
+        assert_eq!(al("xa-ar").as_deref(), Some("ar,en;q=0.5"), "a region of no country: the language alone");
+        assert_eq!(al("xl-es").as_deref(), Some("es,en;q=0.5"));
     }
 
     #[test]

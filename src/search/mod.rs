@@ -760,8 +760,12 @@ impl Engine {
         let sent = controls.ask(ep.kind, query, today);
         let q = url::form_encode(&sent.query);
         let cookie = sent.cookie_header();
-        let mut browser =
-            vec![("User-Agent", BROWSER_USER_AGENT), ("Accept", ACCEPT_HTML), ("Accept-Language", "en-US,en;q=0.5")];
+        let accept_language = controls.region.accept_language();
+        let mut browser = vec![
+            ("User-Agent", BROWSER_USER_AGENT),
+            ("Accept", ACCEPT_HTML),
+            ("Accept-Language", accept_language.as_str()),
+        ];
         if let Some(cookie) = &cookie {
             browser.push(("Cookie", cookie.as_str()));
         }
