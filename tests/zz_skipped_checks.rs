@@ -5,9 +5,9 @@
 //! The summary ends `cargo test`'s output (issue 34; it was line 760 of 806): the file's name sorts last, so cargo
 //! runs this binary after every other (the package `extract`'s unit tests first: cargo takes the workspace's packages
 //! in the order of their names; then websearchd's library's and binary's unit tests, then the integration tests in
-//! the order of their names; neither package has doctests, `doctest = false` in each Cargo.toml), and it runs without the
-//! test harness (`harness = false`), which would print its own lines after it: `main` makes its checks, then writes
-//! the summary, whose last line is the count. A skip is a notice, not a failure, except where every input must be
+//! the order of their names; neither package has doctests, `doctest = false` in each Cargo.toml), and it runs without
+//! the test harness (`harness = false`), which would print its own lines after it: `main` makes its checks, then
+//! writes the summary, whose last line is the count. A skip is a notice, not a failure, except where every input must be
 //! present: with `WEBSEARCHD_REQUIRE_INPUTS=1` (`.ci/run` sets it; CI runs as root with `../shared` and the interop
 //! venv) a missing input fails the summary, so that a CI machine that lost one does not pass green with dozens of
 //! checks skipped.
