@@ -335,7 +335,7 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
 pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
     if !params.other_categories.is_empty() {
         let why = format!("category {} is not served (only general: web results)", params.other_categories.join(", "));
-        let unresponsive: Vec<Value> = source_names(door.engine).into_iter().map(|n| json!([n, why])).collect();
+        let unresponsive: Vec<Value> = door.page.sources().iter().map(|n| json!([n, why])).collect();
         return searx_answer(&params.search.query, &[], &unresponsive);
     }
     if params.pageno > PAGES_MAX {
@@ -347,7 +347,7 @@ pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
         return searx_answer(&params.search.query, &[], &[json!(["websearchd", why])]);
     }
     let work = (door.engine, door.pages);
-    let search = with_engines(door.engine, params);
+    let search = with_engines(door.page.selectable(), params);
     let (results, sources) = match crate::answer::search_answer(work, door.kid, &search, request_id) {
         Ok(answer) => (list(&answer, "results"), list(&answer, "sources")),
         Err(e) => match e.details.get("sources") {
@@ -372,15 +372,9 @@ pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
 /// The search with `engines` applied: the named engines that are configured sources (by source name, `ddg_html`, or
 /// provider, `duckduckgo`) are the only ones asked; names of no configured source are ignored, as SearXNG ignores
 /// an engine it does not have, and when none is left every source is asked.
-fn with_engines(engine: &Engine, params: &Params) -> SearchRequest {
-    use crate::search::sources::Kind;
-    let configured: Vec<&'static str> = source_names(engine)
-        .iter()
-        .filter_map(|n| Kind::ALL.iter().find(|k| k.name() == n.as_str()))
-        .flat_map(|k| [k.name(), k.provider()])
-        .collect();
+fn with_engines(selectable: &[&str], params: &Params) -> SearchRequest {
     let mut sources: Vec<String> =
-        params.engines.iter().filter(|e| configured.contains(&e.as_str())).cloned().collect();
+        params.engines.iter().filter(|e| selectable.contains(&e.as_str())).cloned().collect();
     sources.sort();
     sources.dedup();
     SearchRequest { sources, ..params.search.clone() }
@@ -390,13 +384,17 @@ fn list(answer: &Value, name: &str) -> Vec<Value> {
     answer.get(name).and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
-/// The names of the configured sources.
+/// The names of the configured sources, each once, in the engine's order: read once at start (`Engine::state`
+/// locks every endpoint), kept on the page.
 pub fn source_names(engine: &Engine) -> Vec<String> {
     let state = engine.state();
     let sources = state.get("sources").and_then(Value::as_array).cloned().unwrap_or_default();
-    let mut names: Vec<String> =
-        sources.iter().filter_map(|s| s.get("name").and_then(Value::as_str)).map(str::to_owned).collect();
-    names.dedup();
+    let mut names: Vec<String> = Vec::new();
+    for name in sources.iter().filter_map(|s| s.get("name").and_then(Value::as_str)) {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
     names
 }
 

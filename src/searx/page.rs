@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use super::{Format, Params};
 use crate::error::ApiError;
 use crate::http::Response;
+use crate::search::sources::Kind;
 
 static PAGE_CSS_DEFLATED: &[u8] = crate::embedded::deflated!("src/searx/page.css");
 
@@ -27,8 +28,10 @@ pub struct Page {
     map: Option<String>,
     /// The instance's public URL (for `/opensearch.xml`).
     public_url: String,
-    /// The configured sources, for the home page.
+    /// The configured sources' names, for the home page and the door (fixed at start).
     sources: Vec<String>,
+    /// The names a call's `engines` may pick a source by: each configured source's name and its provider's.
+    selectable: Vec<&'static str>,
     /// Whether payments are on (the home page says who may search).
     paid: bool,
 }
@@ -60,7 +63,22 @@ impl Page {
             "default-src 'none'; style-src 'sha256-{hash}'; img-src data:; form-action 'self'; base-uri 'none'; \
              frame-ancestors 'none'"
         );
-        Page { css, csp, map, public_url: public_url.to_owned(), sources, paid }
+        let selectable = sources
+            .iter()
+            .filter_map(|n| Kind::ALL.iter().find(|k| k.name() == n.as_str()))
+            .flat_map(|k| [k.name(), k.provider()])
+            .collect();
+        Page { css, csp, map, public_url: public_url.to_owned(), sources, selectable, paid }
+    }
+
+    /// The configured sources' names.
+    pub fn sources(&self) -> &[String] {
+        &self.sources
+    }
+
+    /// The names `engines` may name: each configured source's and its provider's.
+    pub fn selectable(&self) -> &[&'static str] {
+        &self.selectable
     }
 
     pub fn public_url(&self) -> &str {
