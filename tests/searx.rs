@@ -377,6 +377,26 @@ fn a_paid_instance_serves_the_free_rule_callers_only() {
 }
 
 #[test]
+fn a_call_that_searches_nothing_uses_up_no_trial() {
+    let (up, facilitator) = (Upstream::start(pages), Facilitator::start());
+    let mut env = paid_env(up.url("/html/"), facilitator.url());
+    env.push(("WEBSEARCHD_TRIAL_CALLS_PER_DAY".into(), "1".into()));
+    let server = Server::start(&pairs(&env));
+    // Another category and a page past the last search nothing: answered (200) before the gate, trial kept.
+    for path in
+        ["/search?q=cats&format=json&categories=images", "/search?q=cats&format=json&pageno=9", "/?q=cats&pageno=3"]
+    {
+        let reply = server.get(path);
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+    }
+    assert!(up.seen().is_empty(), "nothing was searched");
+    let reply = server.get("/search?q=rust&format=json");
+    assert_eq!(reply.status, 200, "the one trial call is left: {}", reply.text());
+    assert!(!reply.json()["results"].as_array().unwrap().is_empty());
+    assert_eq!(server.get("/search?q=rust&format=json").status, 402, "and it is used up");
+}
+
+#[test]
 fn the_variable_turns_the_door_off() {
     let up = Upstream::start(pages);
     let server = start(&up, "ddg_html", &[("WEBSEARCHD_SEARXNG_API", "0")]);

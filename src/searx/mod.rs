@@ -306,6 +306,11 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
         Err(e) if html => return door.page.error(&pairs, &e),
         Err(e) => return e.into_response(),
     };
+    // A call that searches nothing (another category, a page past the last) is answered before the gate: it costs
+    // no work, so it uses up no free trial and asks no payment.
+    if let Some(answer) = unsearched(door.page, &params) {
+        return respond(door, &params, &answer);
+    }
     // SearXNG clients cannot pay: the free rules (payments off, loopback, trials) admit, or the 402 says so.
     let call = Call { payment: None, client: req.client, request_id: &req.request_id };
     match door.gate.admit_call(&call, door.resource) {
@@ -322,21 +327,26 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
         Err(Refusal::Error(e)) => return e.into_response(),
     }
     let answer = run(door, &params, &req.request_id);
+    respond(door, &params, &answer)
+}
+
+/// SearXNG's answer in the form asked.
+fn respond(door: &Door<'_>, params: &Params, answer: &Value) -> Response {
     match params.format {
-        Format::Json => Response::json(200, &answer).header("Cache-Control", "no-store"),
-        Format::Csv => formats::csv(&answer),
-        Format::Rss => formats::rss(&answer, door.page.public_url()),
-        Format::Html => door.page.results(&params, &answer),
+        Format::Json => Response::json(200, answer),
+        Format::Csv => formats::csv(answer),
+        Format::Rss => formats::rss(answer, door.page.public_url()),
+        Format::Html => door.page.results(params, answer),
     }
 }
 
-/// The search and SearXNG's answer to it: never an error for the sources' sake (their failures are in
-/// `unresponsive_engines`); an error of the pipeline itself is one more pair there.
-pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
+/// The answer to a call that searches nothing: a category other than general (each source unresponsive for it), or
+/// a page past the last. `None` for a call that searches.
+fn unsearched(page: &page::Page, params: &Params) -> Option<Value> {
     if !params.other_categories.is_empty() {
         let why = format!("category {} is not served (only general: web results)", params.other_categories.join(", "));
-        let unresponsive: Vec<Value> = door.page.sources().iter().map(|n| json!([n, why])).collect();
-        return searx_answer(&params.search.query, &[], &unresponsive);
+        let unresponsive: Vec<Value> = page.sources().iter().map(|n| json!([n, why])).collect();
+        return Some(searx_answer(&params.search.query, &[], &unresponsive));
     }
     if params.pageno > PAGES_MAX {
         let why = format!(
@@ -344,8 +354,14 @@ pub fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
             params.pageno,
             crate::search::MAX_RESULTS_MAX
         );
-        return searx_answer(&params.search.query, &[], &[json!(["websearchd", why])]);
+        return Some(searx_answer(&params.search.query, &[], &[json!(["websearchd", why])]));
     }
+    None
+}
+
+/// The search and SearXNG's answer to it (a call `unsearched` did not answer): never an error for the sources' sake
+/// (their failures are in `unresponsive_engines`); an error of the pipeline itself is one more pair there.
+fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
     let work = (door.engine, door.pages);
     let search = with_engines(door.page.selectable(), params);
     let (results, sources) = match crate::answer::search_answer(work, door.kid, &search, request_id) {
