@@ -482,9 +482,11 @@ pub fn parsed_url(url: &str) -> Value {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
-    let (path, params) = match path.rsplit_once('/') {
-        Some((_, last)) if last.contains(';') => path.split_once(';').unwrap_or((path, "")),
-        _ => (path, ""),
+    // Python splits the params off the last segment only: `/a;x/b;y` is path `/a;x/b`, params `y`.
+    let last = path.rfind('/').map_or(0, |i| i + 1);
+    let (path, params) = match path.get(last..).and_then(|seg| seg.find(';')) {
+        Some(i) => (path.get(..last + i).unwrap_or(path), path.get(last + i + 1..).unwrap_or("")),
+        None => (path, ""),
     };
     json!([scheme, netloc, path, params, query, fragment])
 }

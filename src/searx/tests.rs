@@ -91,6 +91,10 @@ fn results_take_searxngs_shape() {
     assert_eq!(v["publishedDate"], "2025-07-16T00:00:00");
     assert_eq!(v["parsed_url"], serde_json::json!(["https", "a.org", "/p/x", "v", "q=1", "f"]));
     assert_eq!(parsed_url("http://h"), serde_json::json!(["http", "h", "", "", "", ""]));
+    // Python's urlparse splits the params off the last segment only, at its first ';'.
+    assert_eq!(parsed_url("https://a.org/a;x/b;y"), serde_json::json!(["https", "a.org", "/a;x/b", "y", "", ""]));
+    assert_eq!(parsed_url("https://a.org/a;x/b"), serde_json::json!(["https", "a.org", "/a;x/b", "", "", ""]));
+    assert_eq!(parsed_url("https://a.org/b;y;z"), serde_json::json!(["https", "a.org", "/b", "y;z", "", ""]));
     assert!(searx_result(&serde_json::json!({"url": "https://a/"})).get("publishedDate").is_none());
 }
 
