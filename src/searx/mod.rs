@@ -52,7 +52,7 @@ pub struct Params {
     pub pageno: usize,
     /// The categories asked other than `general`, when `general` is not among them (no search is made).
     pub other_categories: Vec<String>,
-    /// The engines named (accepted, not used to choose sources).
+    /// The engines named (the sources asked, by source or provider name: `with_engines`).
     pub engines: Vec<String>,
     /// The language as given (for the page's form).
     pub language: String,

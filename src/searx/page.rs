@@ -9,7 +9,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{Format, Params};
+use super::Params;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::search::sources::Kind;
@@ -308,8 +308,8 @@ fn link(params: &Params) -> String {
     if let Some(s) = params.search.controls.safesearch {
         url.push_str(&format!("&safesearch={}", s.level()));
     }
-    if params.format == Format::Html {
-        url.push_str("&format=html");
+    if !params.engines.is_empty() {
+        url.push_str(&format!("&engines={}", form_encode(&params.engines.join(","))));
     }
     url
 }

@@ -116,3 +116,21 @@ fn the_page_is_within_its_budget() {
     assert!(page.csp().starts_with("default-src 'none'; style-src 'sha256-"));
     assert!(!text.contains("<script"));
 }
+
+#[test]
+fn the_next_page_keeps_the_engines_and_the_controls() {
+    let page = page::Page::new(None, "http://127.0.0.1:8402", vec!["ddg_html".into(), "bing".into()], false);
+    let params =
+        parse(&p(&[("q", "a b"), ("engines", "bing,ddg_html"), ("time_range", "week"), ("language", "de-DE")]))
+            .unwrap();
+    let results: Vec<Value> = (1..=RESULTS_PER_PAGE)
+        .map(|i| json!({"url": format!("https://a.org/{i}"), "title": "T", "content": "C", "engine": "bing"}))
+        .collect();
+    let body = page.results(&params, &searx_answer("a b", &[], &[])).body;
+    assert!(!String::from_utf8(body).unwrap().contains("Next page"), "no next page without a full page");
+    let mut answer = searx_answer("a b", &[], &[]);
+    answer["results"] = Value::Array(results);
+    let text = String::from_utf8(page.results(&params, &answer).body).unwrap();
+    let next = "/search?q=a+b&amp;pageno=2&amp;time_range=week&amp;language=de-DE&amp;engines=bing%2Cddg_html";
+    assert!(text.contains(&format!("<a href=\"{next}\">Next page</a>")), "{text}");
+}
