@@ -350,11 +350,16 @@ pub struct Request {
 }
 
 impl Request {
+    /// The media type the body is declared as: `Content-Type` without its parameters (`charset=utf-8`), trimmed;
+    /// compare it ASCII case-insensitively.
+    pub fn media_type(&self) -> Option<&str> {
+        self.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim())
+    }
+
     /// 415 unless the body is declared as `application/json` (parameters such as `charset=utf-8` are fine).
     pub fn require_json(&self) -> Result<(), crate::error::ApiError> {
         use crate::error::ApiError;
-        let media_type = self.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
-        match media_type {
+        match self.media_type() {
             Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(()),
             Some(t) => Err(ApiError::new(
                 415,

@@ -72,8 +72,7 @@ pub fn pairs(req: &Request) -> Result<Vec<(String, String)>, ApiError> {
     if req.method() != "POST" {
         return parse_lists(&[query]);
     }
-    let form = req.header("content-type").map(|v| v.split(';').next().unwrap_or("").trim());
-    match form {
+    match req.media_type() {
         Some(t) if t.eq_ignore_ascii_case("application/x-www-form-urlencoded") => {}
         _ if req.body().is_empty() => {}
         _ => {
