@@ -65,6 +65,10 @@ struct Fixed {
     preflights: Vec<(&'static str, Arc<Prepared>)>,
     /// The map page's paths (`<map>`, `<map>/`, `<map>/map.js`) and their answers; empty with the map off.
     map_page: Vec<(String, Arc<Prepared>)>,
+    /// The search page's home (`/`, `/search` without parameters) and `/opensearch.xml`; `None` with the SearXNG door
+    /// off.
+    searx_home: Option<Arc<Prepared>>,
+    opensearch: Option<Arc<Prepared>>,
 }
 
 impl Fixed {
@@ -87,12 +91,15 @@ impl Fixed {
                 (path, answer)
             })
             .collect();
+        let searx = app.config.searxng.then_some(&app.searx_page);
         Fixed {
             search_challenge: challenge(&app.search_resource),
             notary_challenge: app.notary.as_ref().and_then(|_| challenge(&app.notary_resource)),
             documents,
             preflights,
             map_page,
+            searx_home: searx.map(|page| fix(page.home())),
+            opensearch: searx.map(|page| fix(page.opensearch())),
         }
     }
 }
@@ -417,7 +424,8 @@ impl App {
         document_response(doc, fresh(req, &doc.etag))
     }
 
-    /// What the reactor answers from `Fixed` without a worker: documents, the map page, preflights, and the challenge
+    /// What the reactor answers from `Fixed` without a worker: documents, the map page, the search page's home and
+    /// `/opensearch.xml`, preflights, and the challenge
     /// to a call that is certain to get it (`unpaid_challenge`). `None` for the rest.
     fn fixed_reply(&self, route: Route, req: &Request) -> Option<Arc<Prepared>> {
         let fixed = &self.fixed;
@@ -430,6 +438,9 @@ impl App {
             (Route::MapPage, "GET" | "HEAD") => {
                 fixed.map_page.iter().find(|(path, _)| *path == req.path()).map(|(_, answer)| answer.clone())
             }
+            // Without parameters, `/` and `/search` are the home page (parameters go to the worker: a `q`, a format).
+            (Route::Searx, "GET" | "HEAD") if req.query().is_none_or(str::is_empty) => fixed.searx_home.clone(),
+            (Route::OpenSearch, "GET" | "HEAD") => fixed.opensearch.clone(),
             (Route::Document, "GET" | "HEAD") => {
                 let [full, not_modified] = fixed.documents.get(req.path())?;
                 let doc = self.documents.get(req.path())?;

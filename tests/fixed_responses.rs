@@ -164,6 +164,10 @@ fn the_reactor_answers_what_a_worker_would() {
         request("GET", "/map/", &[], b""),
         request("GET", "/map/map.js", &[], b""),
         request("GET", "/map", &[], b""),
+        request("GET", "/", &[], b""),
+        request("HEAD", "/", &[], b""),
+        request("GET", "/search", &[], b""),
+        request("GET", "/opensearch.xml", &[], b""),
     ];
     for req in &same {
         let inline =
@@ -192,6 +196,9 @@ fn the_reactor_answers_what_a_worker_would() {
         request("GET", "/metrics", &[], b""),
         request("GET", "/map/mapstate", &[], b""),
         request("GET", "/nowhere", &[], b""),
+        request("GET", "/?q=rust", &[], b""),
+        request("GET", "/search?format=json", &[], b""),
+        request("POST", "/", &[], b""),
     ] {
         assert!(app.handle_inline(&req).is_none(), "{} {} {:?}", req.method(), req.path(), req.headers());
     }
