@@ -396,6 +396,32 @@ fn a_call_that_searches_nothing_uses_up_no_trial() {
     assert_eq!(server.get("/search?q=rust&format=json").status, 402, "and it is used up");
 }
 
+/// The home page as a browser receives it, head and all, from the largest one an instance serves (every source
+/// named, payments on), is within `PAGE_BYTES_MAX`.
+#[test]
+fn the_home_page_as_sent_is_within_its_budget() {
+    use std::io::{Read, Write};
+    use websearchd::search::sources::Kind;
+    let (up, facilitator) = (Upstream::start(pages), Facilitator::start());
+    let every: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    let mut env = paid_env(up.url("/html/"), facilitator.url());
+    env.retain(|(k, _)| k != "WEBSEARCHD_SOURCES");
+    env.extend(common::sources_env(&up, &every.join(",")));
+    let server = Server::start(&pairs(&env));
+    let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+    stream.write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").unwrap();
+    let mut sent = Vec::new();
+    stream.read_to_end(&mut sent).unwrap();
+    let text = String::from_utf8_lossy(&sent);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    for name in &every {
+        assert!(text.contains(name), "the page names {name}");
+    }
+    assert!(text.contains("paid per call"), "the paid instance's sentence is in");
+    let max = websearchd::searx::page::PAGE_BYTES_MAX;
+    assert!(sent.len() <= max, "the home page is {} bytes as sent, over its budget of {max}", sent.len());
+}
+
 #[test]
 fn the_variable_turns_the_door_off() {
     let up = Upstream::start(pages);
