@@ -108,7 +108,7 @@ impl Fixed {
 struct McpDoor {
     definitions: Vec<Value>,
     resources: Vec<(&'static str, Resource)>,
-    origins: Vec<String>,
+    origins: crate::mcp::http::Origins,
 }
 
 /// `Retry-After` when the notary journal cannot be written (a disk problem for the operator, not a blip).
@@ -814,7 +814,7 @@ impl McpDoor {
             ("extract_page", resource("extract_page", "one public page's main content as markdown")),
         ];
         let own = crate::config::base_origin(&config.public_url);
-        let origins = own.into_iter().chain(config.mcp_origins.iter().cloned()).collect();
+        let origins = crate::mcp::http::Origins::new(own.into_iter().chain(config.mcp_origins.iter().cloned()));
         McpDoor { definitions: crate::mcp::tools::definitions(), resources, origins }
     }
 }

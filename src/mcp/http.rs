@@ -47,7 +47,7 @@ pub struct Door<'a> {
     /// The resource each paid tool's challenge names, by tool.
     pub resources: &'a [(&'static str, Resource)],
     /// `Origin`s allowed besides loopback ones: the public URL's and the configured ones (`*`: every origin).
-    pub origins: &'a [String],
+    pub origins: &'a Origins,
 }
 
 /// A paid call's payer and whether it was served, for the server's record of its callers.
@@ -171,13 +171,15 @@ pub fn decode_header_value(value: &str) -> Option<String> {
 /// A request with no `Origin` (not a browser's) or one allowed origin may go on. A browser sends one `Origin`; a
 /// request with several is refused, since which of them would be checked is a guess another reader could make
 /// differently (only the first was read), and so is one that is not UTF-8.
-fn check_origin(req: &Request, allowed: &[String]) -> Result<(), RpcError> {
+fn check_origin(req: &Request, allowed: &Origins) -> Result<(), RpcError> {
     let mut origins = req.headers().iter().filter(|(name, _)| name.eq_ignore_ascii_case("origin"));
     let Some((_, first)) = origins.next() else { return Ok(()) };
     if origins.next().is_some() {
         return Err(RpcError::new(INVALID_REQUEST, "a request may carry one Origin header, not several"));
     }
-    let origin = String::from_utf8_lossy(first);
+    let Ok(origin) = std::str::from_utf8(first) else {
+        return Err(RpcError::new(INVALID_REQUEST, "the Origin header is not UTF-8"));
+    };
     let origin = origin.trim();
     if origin_allowed(origin, allowed) {
         Ok(())
@@ -186,13 +188,24 @@ fn check_origin(req: &Request, allowed: &[String]) -> Result<(), RpcError> {
     }
 }
 
+/// The origins `/mcp` allows besides loopback ones, as compared: lowercase, without a scheme's default port (as
+/// browsers send them: a public URL written `https://host:443` is the origin `https://host`). Made once, with the
+/// door.
+#[derive(Debug, Clone, Default)]
+pub struct Origins(Vec<String>);
+
+impl Origins {
+    pub fn new(list: impl IntoIterator<Item = String>) -> Origins {
+        Origins(list.into_iter().map(|o| without_default_port(&o.to_ascii_lowercase()).to_owned()).collect())
+    }
+}
+
 /// Whether a browser `Origin` may call: a listed one (or `*`), or a loopback one (a page the user serves on this
-/// machine; a rebinding attacker's page keeps its own origin). Origins are compared without a scheme's default port,
-/// as browsers send them: a public URL written `https://host:443` is the origin `https://host`.
-pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+/// machine; a rebinding attacker's page keeps its own origin). Origins are compared without a scheme's default port.
+pub fn origin_allowed(origin: &str, allowed: &Origins) -> bool {
     let lowercase = origin.to_ascii_lowercase();
     let origin = without_default_port(&lowercase);
-    if allowed.iter().any(|a| a == "*" || without_default_port(&a.to_ascii_lowercase()) == origin) {
+    if allowed.0.iter().any(|a| a == "*" || a == origin) {
         return true;
     }
     let Some(authority) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
@@ -325,7 +338,7 @@ mod tests {
 
     #[test]
     fn origins() {
-        let listed = ["https://search.example".to_owned()];
+        let listed = Origins::new(["https://search.example".to_owned()]);
         for ok in [
             "https://search.example",
             "HTTPS://Search.Example",
@@ -340,7 +353,7 @@ mod tests {
             assert!(origin_allowed(ok, &listed), "{ok}");
         }
         // A public URL written with its default port matches what browsers send, which has none.
-        let written = ["https://search.example:443".to_owned(), "http://plain.example:80".to_owned()];
+        let written = Origins::new(["https://search.example:443".to_owned(), "http://plain.example:80".to_owned()]);
         for ok in ["https://search.example", "http://plain.example", "https://search.example:443"] {
             assert!(origin_allowed(ok, &written), "{ok}");
         }
@@ -359,7 +372,26 @@ mod tests {
         ] {
             assert!(!origin_allowed(refused, &listed), "{refused}");
         }
-        assert!(origin_allowed("https://anything.example", &["*".to_owned()]));
+        assert!(origin_allowed("https://anything.example", &Origins::new(["*".to_owned()])));
+        assert!(origin_allowed("https://anything.example", &Origins::new(["HTTPS://Anything.Example:443".to_owned()])));
+    }
+
+    /// The doc of `check_origin` says a non-UTF-8 `Origin` is refused; it was read lossily, so with `*` allowed it
+    /// passed.
+    #[test]
+    fn an_origin_that_is_not_utf8_is_refused() {
+        let request = |origin: &[u8]| {
+            let wire =
+                [&b"POST /mcp HTTP/1.1\r\nHost: a\r\nOrigin: "[..], origin, b"\r\nContent-Length: 0\r\n\r\n"].concat();
+            let peer: std::net::SocketAddr = "192.0.2.7:40000".parse().unwrap();
+            let client = crate::http::client_addr::Client { ip: peer.ip(), local: false };
+            let id = crate::http::RequestId::from_bits(1);
+            Request::from_wire(wire, peer, client, id).unwrap()
+        };
+        let every = Origins::new(["*".to_owned()]);
+        assert!(check_origin(&request(b"https://a.example"), &every).is_ok());
+        let refused = check_origin(&request(b"https://\xffa.example"), &every).unwrap_err();
+        assert!(refused.message.contains("not UTF-8"), "{}", refused.message);
     }
 
     #[test]
