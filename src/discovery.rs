@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::search::controls::DOMAINS_MAX;
+use crate::search::{EXTRACT_PAGES_MAX, MAX_RESULTS_DEFAULT, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
 use crate::sign::{self, Keyring, SignedObject};
 use crate::x402::{FreeRules, Terms};
 
@@ -261,14 +263,14 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         "path": "/service",
         "url": format!("{base}/service"),
         "request": {
-            "query": "string, 1..400 characters",
-            "max_results": "integer 1..20, default 5",
-            "extract": "boolean, or integer 1..5 (the first k results' pages)",
+            "query": format!("string, 1..{QUERY_CHARS_MAX} characters"),
+            "max_results": format!("integer 1..{MAX_RESULTS_MAX}, default {MAX_RESULTS_DEFAULT}"),
+            "extract": format!("boolean, or integer 1..{EXTRACT_PAGES_MAX} (the first k results' pages)"),
             "time_range": "day, week, month or year",
             "region": "region-language code (us-en, de-de; wt-wt: none)",
             "safesearch": "off, moderate or strict",
-            "include_domains": "array of at most 20 host names",
-            "exclude_domains": "array of at most 20 host names",
+            "include_domains": format!("array of at most {DOMAINS_MAX} host names"),
+            "exclude_domains": format!("array of at most {DOMAINS_MAX} host names"),
         },
     });
     if let (Some(map), Some(t)) = (op.as_object_mut(), terms) {
@@ -426,8 +428,9 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          Answers carry X-Signature (base64 Ed25519), X-Signature-Kid (the result key, {result_kid}) and \
          X-Signed-Object (raw or sha256-hex); the procedure is at /pubkey. A valid signature proves who produced \
          the answer, not that it is true or complete.\n\n\
-         Limits: query 1 to 400 characters; max_results 1 to 20 (default 5); extract true or 1 to 5 pages; \
-         include_domains and exclude_domains at most 20 host names each; request body at most {body_max} bytes.\n\n\
+         Limits: query 1 to {QUERY_CHARS_MAX} characters; max_results 1 to {MAX_RESULTS_MAX} (default \
+         {MAX_RESULTS_DEFAULT}); extract true or 1 to {EXTRACT_PAGES_MAX} pages; include_domains and exclude_domains \
+         at most {DOMAINS_MAX} host names each; request body at most {body_max} bytes.\n\n\
          ## API\n\n\
          - [Search]({base}/service): POST JSON {{\"query\", \"max_results\", \"extract\", \"extract_tokens\", \"time_range\" \
          (day, week, month, year), \"region\" (us-en, de-de, wt-wt), \"safesearch\" (off, moderate, strict), \
