@@ -7,8 +7,7 @@
 // error), WS_DISABLED_SLUG (a layer disabled), WS_HUNG_SLUG (a layer whose reads are made to hang),
 // WS_SCREENSHOT_DIR, WS_CHROMIUM (default /usr/bin/chromium).
 // Prints what it checked; exits 1 with the reasons when a check fails.
-import { chromium } from 'playwright-core';
-import { base, check, env, expected, failures, problems, shots } from './checks.mjs';
+import { base, check, env, expected, problems, refuseOutside, run, shots, watchConsole } from './checks.mjs';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,18 +56,12 @@ function tile() {
 }
 
 const TILE = tile();
-const origin = new URL(base).origin;
 
 // `prepare(context)` runs before the page opens (routes of its own, which are asked first; a clock).
 async function open(browser, options, prepare) {
   const context = await browser.newContext(options);
   // The last route registered is asked first: anything else leaving the service is refused and reported.
-  await context.route(() => true, (route) => {
-    const url = route.request().url();
-    if (url.startsWith(origin + '/')) return route.continue();
-    problems.push('request outside the service: ' + url);
-    return route.abort();
-  });
+  await refuseOutside(context);
   await context.route(TILES + '**', (route) =>
     route.fulfill({ status: 200, contentType: 'image/png', body: TILE, headers: { 'Access-Control-Allow-Origin': '*' } }));
   await context.route(CDN + '**', (route) => {
@@ -87,10 +80,7 @@ async function open(browser, options, prepare) {
   });
   if (prepare) await prepare(context);
   const page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push('console ' + m.type() + ': ' + m.text());
-  });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  watchConsole(page);
   const answer = await page.goto(base + '/');
   check(answer.status() === 200, 'the page answers 200');
   return { context, page };
@@ -127,12 +117,7 @@ async function noBand(page, what) {
   }
 }
 
-const browser = await chromium.launch({
-  executablePath: env.WS_CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
-try {
+await run(async (browser) => {
   const { context, page } = await open(browser, { viewport: { width: 1280, height: 800 } });
   await drawn(page, expected, 'objects drawn per layer');
   const satellites = expected.satelites || 0;
@@ -244,14 +229,4 @@ try {
   await slow.page.clock.runFor(5 * 60 * 1000);
   check(reads >= 1 && mostInFlight === 1, `${hung} read while hung: ${reads} read(s), at most ${mostInFlight} in flight`);
   await slow.context.close();
-} catch (e) {
-  failures.push('the run stopped: ' + (e && e.stack || e));
-} finally {
-  await browser.close();
-}
-check(problems.length === 0, 'no console errors, page errors or outside requests' +
-  (problems.length ? ': ' + problems.join(' | ') : ''));
-if (failures.length) {
-  console.log(failures.length + ' check(s) failed');
-  process.exit(1);
-}
+});

@@ -7,25 +7,15 @@
 // Environment: WS_BASE (http://127.0.0.1:port), WS_EXPECT (JSON {query, results: [{url, title}], failed: [names]}),
 // WS_SCREENSHOT_DIR, WS_CHROMIUM (default /usr/bin/chromium).
 // Prints what it checked; exits 1 with the reasons when a check fails.
-import { chromium } from 'playwright-core';
-import { base, check, env, expected, failures, problems, shots } from './checks.mjs';
+import { base, check, expected, refuseOutside, run, shots, watchConsole } from './checks.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-
 async function open(browser, options) {
   const context = await browser.newContext({ javaScriptEnabled: false, ...options });
-  await context.route(() => true, (route) => {
-    const url = route.request().url();
-    if (url.startsWith(base + '/')) return route.continue();
-    problems.push('request outside the service: ' + url);
-    return route.abort();
-  });
+  await refuseOutside(context);
   const page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error' || m.type() === 'warning') problems.push('console ' + m.type() + ': ' + m.text());
-  });
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  watchConsole(page);
   return { context, page };
 }
 
@@ -49,12 +39,7 @@ async function readResults(page, what) {
   check(answered.length > 0 && answered.every((t) => t === 'answered'), `${what}: answering sources listed`);
 }
 
-const browser = await chromium.launch({
-  executablePath: env.WS_CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
-try {
+await run(async (browser) => {
   const { context, page } = await open(browser, { viewport: { width: 1280, height: 800 } });
   const home = await page.goto(base + '/');
   check(home.status() === 200, 'the home page answers 200');
@@ -89,12 +74,4 @@ try {
   check(box !== null && box.x >= 0 && box.x + box.width <= 390, `the search box fits the phone (${JSON.stringify(box)})`);
   await shot(phone.page, 'searx-phone.png');
   await phone.context.close();
-} finally {
-  await browser.close();
-}
-for (const p of problems) check(false, p);
-if (failures.length) {
-  console.log(`${failures.length} check(s) failed`);
-  process.exit(1);
-}
-console.log('all checks passed');
+});
