@@ -146,7 +146,11 @@ pub fn format(pairs: &[(String, String)]) -> Result<Format, ApiError> {
 
 /// Reads SearXNG's parameters into a search (every bad one a 400 naming its field).
 pub fn parse(pairs: &[(String, String)]) -> Result<Params, ApiError> {
-    let format = format(pairs)?;
+    parse_as(pairs, format(pairs)?)
+}
+
+/// `parse` with the format already read.
+fn parse_as(pairs: &[(String, String)], format: Format) -> Result<Params, ApiError> {
     let pageno = match param(pairs, "pageno") {
         None => 1,
         Some(p) => p.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
@@ -295,12 +299,16 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
         Err(e) => return e.into_response(),
     };
     // A format not served is a program's call: its 400 is JSON.
-    let html = matches!(format(&pairs), Ok(Format::Html));
+    let format = match format(&pairs) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let html = format == Format::Html;
     if html && !has_query(&pairs) {
         return door.page.home();
     }
     // Validation first: a bad parameter is a 400, never a payment asked for.
-    let params = match parse(&pairs) {
+    let params = match parse_as(&pairs, format) {
         Ok(p) => p,
         Err(e) if html => return door.page.error(&pairs, &e),
         Err(e) => return e.into_response(),
