@@ -69,6 +69,9 @@ struct Fixed {
     /// off.
     searx_home: Option<Arc<Prepared>>,
     opensearch: Option<Arc<Prepared>>,
+    /// The SearXNG door's 402s (the JSON, the page) for a caller no free rule admits; `None` with payments or the door
+    /// off.
+    searx_challenges: Option<[Arc<Prepared>; 2]>,
 }
 
 impl Fixed {
@@ -100,6 +103,10 @@ impl Fixed {
             map_page,
             searx_home: searx.map(|page| fix(page.home())),
             opensearch: searx.map(|page| fix(page.opensearch())),
+            searx_challenges: searx.zip(app.gate.terms_for(&app.searx_resource)).map(|(page, terms)| {
+                let error = (crate::searx::NOT_PAYABLE, crate::searx::NOT_PAYABLE_MESSAGE.into());
+                [fix(app.gate.render_challenge(&terms, &app.searx_resource, Some(error))), fix(page.payment_required())]
+            }),
         }
     }
 }
@@ -441,6 +448,7 @@ impl App {
             // Without parameters, `/` and `/search` are the home page (parameters go to the worker: a `q`, a format).
             (Route::Searx, "GET" | "HEAD") if req.query().is_none_or(str::is_empty) => fixed.searx_home.clone(),
             (Route::OpenSearch, "GET" | "HEAD") => fixed.opensearch.clone(),
+            (Route::Searx, "GET" | "HEAD" | "POST") => self.searx_challenge(req),
             (Route::Document, "GET" | "HEAD") => {
                 let [full, not_modified] = fixed.documents.get(req.path())?;
                 let doc = self.documents.get(req.path())?;
@@ -462,6 +470,19 @@ impl App {
             }
             _ => None,
         }
+    }
+
+    /// The SearXNG door's rendered 402 for a call that would reach the gate when no free rule can let it through
+    /// (the door takes no payment: SearXNG clients cannot pay). `None` for the rest, which a worker answers.
+    fn searx_challenge(&self, req: &Request) -> Option<Arc<Prepared>> {
+        let [json, page] = self.fixed.searx_challenges.as_ref()?;
+        let free = self.gate.free_rules();
+        if free.trial_calls_per_day > 0 || (free.loopback && req.client.local) {
+            return None;
+        }
+        let html = crate::searx::gated(&self.searx_page, req)?;
+        self.gate.count_challenge(Some(crate::searx::NOT_PAYABLE));
+        Some(if html { page } else { json }.clone())
     }
 
     /// The rendered challenge for a valid call the gate is certain to answer with it: payments on, no payment, no

@@ -168,6 +168,11 @@ fn the_reactor_answers_what_a_worker_would() {
         request("HEAD", "/", &[], b""),
         request("GET", "/search", &[], b""),
         request("GET", "/opensearch.xml", &[], b""),
+        // The SearXNG door on a paid instance without free rules: its 402s, the JSON and the page.
+        request("GET", "/search?q=rust&format=json", &[], b""),
+        request("GET", "/?q=rust&format=csv", &[], b""),
+        request("GET", "/search?q=rust", &[], b""),
+        request("POST", "/search", &[("Content-Type", "application/x-www-form-urlencoded")], b"q=rust&format=json"),
     ];
     for req in &same {
         let inline =
@@ -196,9 +201,12 @@ fn the_reactor_answers_what_a_worker_would() {
         request("GET", "/metrics", &[], b""),
         request("GET", "/map/mapstate", &[], b""),
         request("GET", "/nowhere", &[], b""),
-        request("GET", "/?q=rust", &[], b""),
         request("GET", "/search?format=json", &[], b""),
         request("POST", "/", &[], b""),
+        // A bad parameter is the worker's 400; a call that searches nothing is answered, not charged.
+        request("GET", "/search?q=rust&format=json&pageno=0", &[], b""),
+        request("GET", "/search?q=rust&format=json&categories=images", &[], b""),
+        request("GET", "/search?q=rust&format=json&pageno=9", &[], b""),
     ] {
         assert!(app.handle_inline(&req).is_none(), "{} {} {:?}", req.method(), req.path(), req.headers());
     }
@@ -208,6 +216,9 @@ fn the_reactor_answers_what_a_worker_would() {
         let mut req = request("POST", "/service", &json, br#"{"query":"q"}"#);
         req.client.local = true;
         assert!(free.handle_inline(&req).is_none(), "{rule:?}");
+        let mut req = request("GET", "/search?q=rust&format=json", &[], b"");
+        req.client.local = true;
+        assert!(free.handle_inline(&req).is_none(), "{rule:?}: the SearXNG door");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -323,18 +323,34 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
     match door.gate.admit_call(&call, door.resource) {
         Ok(_) => {}
         Err(Refusal::Challenge { .. }) if html => {
-            door.gate.count_challenge(Some("door_not_payable"));
+            door.gate.count_challenge(Some(NOT_PAYABLE));
             return door.page.payment_required();
         }
         Err(Refusal::Challenge { terms, .. }) => {
-            let message = "this instance is paid per call through x402, which SearXNG clients cannot do: this door \
-                           serves the callers its free rules admit; pay through POST /service or /mcp";
-            return door.gate.challenge(&terms, door.resource, Some(("door_not_payable", message.into())));
+            return door.gate.challenge(&terms, door.resource, Some((NOT_PAYABLE, NOT_PAYABLE_MESSAGE.into())));
         }
         Err(Refusal::Error(e)) => return e.into_response(),
     }
     let answer = run(door, &params, &req.request_id);
     respond(door, &params, &answer)
+}
+
+/// The 402's code and words for a caller no free rule admits on a paid instance (its JSON; the page has its own).
+pub const NOT_PAYABLE: &str = "door_not_payable";
+pub const NOT_PAYABLE_MESSAGE: &str = "this instance is paid per call through x402, which SearXNG clients cannot do: \
+                                       this door serves the callers its free rules admit; pay through POST /service \
+                                       or /mcp";
+
+/// Whether a call would reach the gate (its parameters valid, a search to make), and if so whether its answer is the
+/// page (`Some(true)`) or a program's (`Some(false)`): on a paid instance where no free rule can apply, such a call
+/// gets the 402 whatever it asks, so the server may answer it from a rendered copy.
+pub fn gated(page: &page::Page, req: &Request) -> Option<bool> {
+    let pairs = pairs(req).ok()?;
+    let params = parse(&pairs).ok()?;
+    if unsearched(page, &params).is_some() {
+        return None;
+    }
+    Some(params.format == Format::Html)
 }
 
 /// SearXNG's answer in the form asked.
