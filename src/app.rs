@@ -476,13 +476,19 @@ impl App {
     /// (the door takes no payment: SearXNG clients cannot pay). `None` for the rest, which a worker answers.
     fn searx_challenge(&self, req: &Request) -> Option<Arc<Prepared>> {
         let [json, page] = self.fixed.searx_challenges.as_ref()?;
-        let free = self.gate.free_rules();
-        if free.trial_calls_per_day > 0 || (free.loopback && req.client.local) {
+        if self.maybe_free(req) {
             return None;
         }
         let html = crate::searx::gated(&self.searx_page, req)?;
         self.gate.count_challenge(Some(crate::searx::NOT_PAYABLE));
         Some(if html { page } else { json }.clone())
+    }
+
+    /// Whether a free rule might admit this caller (a trial, or the loopback rule for a local one): the reactor then
+    /// leaves the call to a worker, whose gate decides and counts.
+    fn maybe_free(&self, req: &Request) -> bool {
+        let free = self.gate.free_rules();
+        free.trial_calls_per_day > 0 || (free.loopback && req.client.local)
     }
 
     /// The rendered challenge for a valid call the gate is certain to answer with it: payments on, no payment, no
@@ -496,9 +502,7 @@ impl App {
         valid: impl FnOnce(&[u8]) -> bool,
     ) -> Option<Arc<Prepared>> {
         let challenge = challenge?;
-        let free = self.gate.free_rules();
-        let maybe_free = free.trial_calls_per_day > 0 || (free.loopback && req.client.local);
-        if maybe_free || crate::x402::Call::of_request(req).payment.is_some() {
+        if self.maybe_free(req) || crate::x402::Call::of_request(req).payment.is_some() {
             return None;
         }
         if req.require_json().is_err() || !valid(req.body()) || signed_object(req).is_err() {
