@@ -247,6 +247,9 @@ pub struct Pages {
 /// What one page of a call came to.
 type Outcome = Result<Page, (String, String)>;
 
+/// What a job sends back: the page or why not.
+type Done = Result<Page, untrusted::Error>;
+
 impl Pages {
     /// The pages of a door that runs `calls` calls at once (the server's workers; 1 for the stdio door and the
     /// command line). Its pool holds `max(calls, WEBSEARCHD_EXTRACT_PARALLEL)` threads: one call gets its pages
@@ -269,9 +272,18 @@ impl Pages {
         self.pool.threads()
     }
 
-    /// One page through the cache, on the caller's thread (the `extract_page` tool).
+    /// One page through the cache (the `extract_page` tool), on the pool like the pages of `add_to_answer`: the
+    /// pool's threads are what bounds the pages extracted at once, whichever door asks. A page the pool has not
+    /// answered within one fetch deadline is a timeout.
     pub fn extract(&self, url: &str, tokens: usize) -> Result<Page, untrusted::Error> {
-        extract_cached(&self.cache, url, &self.policy, &self.limits, tokens)
+        let deadline = Instant::now() + self.limits.deadline;
+        let (tx, rx) = mpsc::channel::<(usize, Done)>();
+        self.pool.submit(self.job(0, url.to_owned(), tokens, deadline, tx));
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((_, outcome)) => outcome,
+            Err(_) => Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)),
+        }
     }
 
     /// The pages of the answer's first `k` results, fetched side by side on the pool (at most `parallel` at once),
@@ -322,7 +334,7 @@ impl Pages {
     /// deadline from now); what has not answered by then is a timeout.
     fn run(&self, urls: &[String], tokens: usize) -> Vec<Outcome> {
         let deadline = Instant::now() + self.limits.deadline;
-        let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+        let (tx, rx) = mpsc::channel::<(usize, Done)>();
         let mut outcomes: Vec<Option<Outcome>> = vec![None; urls.len()];
         let mut next = 0;
         let mut in_flight = 0;
@@ -336,7 +348,14 @@ impl Pages {
             }
             let Some(left) = deadline.checked_duration_since(Instant::now()) else { break };
             match rx.recv_timeout(left) {
-                Ok((i, outcome)) => {
+                Ok((i, done)) => {
+                    let outcome = match done {
+                        Ok(mut page) => {
+                            page.cap(EXTRACT_PAGE_BYTES_MAX);
+                            Ok(page)
+                        }
+                        Err(e) => Err((e.code().to_owned(), e.to_string())),
+                    };
                     if let Some(slot) = outcomes.get_mut(i) {
                         *slot = Some(outcome);
                     }
@@ -350,28 +369,16 @@ impl Pages {
         outcomes.into_iter().map(|o| o.unwrap_or_else(timeout)).collect()
     }
 
-    /// The job that extracts `url` (the `index`th page of a call) and sends its outcome back; it does not start after
-    /// `deadline`, and its fetch ends by it.
-    fn job(
-        &self,
-        index: usize,
-        url: String,
-        tokens: usize,
-        deadline: Instant,
-        tx: mpsc::Sender<(usize, Outcome)>,
-    ) -> Job {
+    /// The job that extracts `url` (the `index`th page of a call) and sends what it came to back; it does not start
+    /// after `deadline`, and its fetch ends by it.
+    fn job(&self, index: usize, url: String, tokens: usize, deadline: Instant, tx: mpsc::Sender<(usize, Done)>) -> Job {
         let (cache, policy, mut limits) = (self.cache.clone(), self.policy.clone(), self.limits.clone());
         Box::new(move || {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else { return };
             limits.deadline = left;
             limits.connect_timeout = limits.connect_timeout.min(left);
-            let outcome = extract_cached(&cache, &url, &policy, &limits, tokens)
-                .map(|mut page| {
-                    page.cap(EXTRACT_PAGE_BYTES_MAX);
-                    page
-                })
-                .map_err(|e| (e.code().to_owned(), e.to_string()));
-            let _ = tx.send((index, outcome));
+            let done = extract_cached(&cache, &url, &policy, &limits, tokens);
+            let _ = tx.send((index, done));
         })
     }
 }
@@ -440,5 +447,30 @@ mod tests {
         let kept = Extracted::new("u".into(), extract);
         assert!(kept.bytes() < 1_024, "{}", kept.bytes());
         assert_eq!(kept.blocks, e.blocks);
+    }
+
+    /// Pages on a pool of `threads` threads, with `cache` and one fetch deadline of `deadline`, that may fetch
+    /// `127.0.0.1:port`.
+    fn pages(threads: usize, deadline: Duration, cache: Cache, port: u16) -> Pages {
+        let (mut policy, mut limits) = Config::defaults().fetch_policy();
+        policy.allow.push(("127.0.0.1".into(), port));
+        limits.deadline = deadline;
+        Pages { cache: Arc::new(cache), pool: Pool::new(threads), parallel: 2, policy, limits }
+    }
+
+    /// The `extract_page` tool's page waits for a thread of the pool like the pages of a search: with the pool's
+    /// one thread busy, it is a timeout at its deadline, not an extraction beside the pool's.
+    #[test]
+    fn one_page_is_extracted_on_the_pool() {
+        let pages = pages(1, Duration::from_millis(200), cache(Duration::from_secs(60)), 0);
+        pages.cache.put("http://a.example/".into(), page("kept"), Instant::now());
+        let (release, released) = mpsc::channel::<()>();
+        pages.pool.submit(Box::new(move || {
+            let _ = released.recv();
+        }));
+        let busy = pages.extract("http://a.example/", 0);
+        assert_eq!(busy.map(|p| p.markdown), Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)));
+        drop(release);
+        assert_eq!(pages.extract("http://a.example/", 0).map(|p| p.markdown), Ok("kept".to_owned()));
     }
 }
