@@ -247,8 +247,11 @@ pub struct Pages {
 /// What one page of a call came to.
 type Outcome = Result<Page, (String, String)>;
 
-/// What a job sends back: the page or why not.
-type Done = Result<Page, untrusted::Error>;
+/// What a job sends back: the page or why not, or the panic of its extraction (a bug; the panic hook logged it).
+type Done = std::thread::Result<Result<Page, untrusted::Error>>;
+
+/// Why a page whose extraction panicked has none.
+const PANICKED: &str = "the page's extraction failed (a bug, logged by the server)";
 
 impl Pages {
     /// The pages of a door that runs `calls` calls at once (the server's workers; 1 for the stdio door and the
@@ -281,7 +284,9 @@ impl Pages {
         self.pool.submit(self.job(0, url.to_owned(), tokens, deadline, tx));
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok((_, outcome)) => outcome,
+            Ok((_, Ok(outcome))) => outcome,
+            // The panic hook logged it on the pool's thread; here it becomes what a panic of the call is.
+            Ok((_, Err(panic))) => std::panic::resume_unwind(panic),
             Err(_) => Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)),
         }
     }
@@ -350,11 +355,12 @@ impl Pages {
             match rx.recv_timeout(left) {
                 Ok((i, done)) => {
                     let outcome = match done {
-                        Ok(mut page) => {
+                        Ok(Ok(mut page)) => {
                             page.cap(EXTRACT_PAGE_BYTES_MAX);
                             Ok(page)
                         }
-                        Err(e) => Err((e.code().to_owned(), e.to_string())),
+                        Ok(Err(e)) => Err((e.code().to_owned(), e.to_string())),
+                        Err(_) => Err(("internal".to_owned(), PANICKED.to_owned())),
                     };
                     if let Some(slot) = outcomes.get_mut(i) {
                         *slot = Some(outcome);
@@ -369,15 +375,19 @@ impl Pages {
         outcomes.into_iter().map(|o| o.unwrap_or_else(timeout)).collect()
     }
 
-    /// The job that extracts `url` (the `index`th page of a call) and sends what it came to back; it does not start
-    /// after `deadline`, and its fetch ends by it.
+    /// The job that extracts `url` (the `index`th page of a call) and sends what it came to back, a panic included
+    /// (its caller does not wait out the deadline for it); it does not start after `deadline`, and its fetch ends
+    /// by it.
     fn job(&self, index: usize, url: String, tokens: usize, deadline: Instant, tx: mpsc::Sender<(usize, Done)>) -> Job {
         let (cache, policy, mut limits) = (self.cache.clone(), self.policy.clone(), self.limits.clone());
         Box::new(move || {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else { return };
             limits.deadline = left;
             limits.connect_timeout = limits.connect_timeout.min(left);
-            let done = extract_cached(&cache, &url, &policy, &limits, tokens);
+            // Tests and debug builds unwind; release builds abort.
+            let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                extract_cached(&cache, &url, &policy, &limits, tokens)
+            }));
             let _ = tx.send((index, done));
         })
     }
@@ -472,5 +482,48 @@ mod tests {
         assert_eq!(busy.map(|p| p.markdown), Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)));
         drop(release);
         assert_eq!(pages.extract("http://a.example/", 0).map(|p| p.markdown), Ok("kept".to_owned()));
+    }
+
+    /// A page whose extraction panics is reported `internal` at once: its call does not wait out the deadline for
+    /// an answer that will never come.
+    #[test]
+    fn a_panicking_page_is_an_internal_failure_not_a_timeout() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let (mut conn, _) = listener.accept().unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap() == 1 {
+                    head.push(byte[0]);
+                }
+                let body = "<html><body><main><p>A page.</p></main></body></html>";
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                conn.write_all(head.as_bytes()).unwrap();
+                conn.write_all(body.as_bytes()).unwrap();
+            }
+        });
+        // Keeping the page panics (the bug stands for any in the extraction).
+        let panics = Cache::weighed(Duration::from_secs(60), 8, 1 << 20, |_| panic!("a bug in the extraction"));
+        let deadline = Duration::from_secs(5);
+        let pages = pages(1, deadline, panics, port);
+        let started = Instant::now();
+        let outcomes = pages.run(&[format!("http://127.0.0.1:{port}/")], 0);
+        assert!(started.elapsed() < deadline, "{:?}", started.elapsed());
+        let codes: Vec<_> = outcomes.into_iter().map(|o| o.map(|p| p.markdown).map_err(|(code, _)| code)).collect();
+        assert_eq!(codes, [Err("internal".to_owned())]);
+        // The extract_page tool's page: the panic is the call's (the worker's catch_unwind makes it a 500).
+        let started = Instant::now();
+        let page = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pages.extract(&format!("http://127.0.0.1:{port}/"), 0).map(|p| p.markdown)
+        }));
+        assert!(page.is_err(), "{page:?}");
+        assert!(started.elapsed() < deadline, "{:?}", started.elapsed());
+        server.join().unwrap();
     }
 }
