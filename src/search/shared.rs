@@ -5,19 +5,24 @@
 
 use serde_json::Value;
 
-use super::sources::{SNIPPET_CHARS_MAX, TITLE_CHARS_MAX};
+use super::sources::{is_iso_date, SNIPPET_CHARS_MAX, TITLE_CHARS_MAX};
 use super::url::RESULT_URL_BYTES_MAX;
 use super::MAX_RESULTS_MAX;
 
 /// The members a result has: always the first five, `published` when its source dates it (the test
 /// `what_a_node_renders_is_taken` holds this list to `Outcome::render`).
 const RESULT_MEMBERS: [&str; 6] = ["position", "title", "url", "snippet", "source", "published"];
-/// Length of a result's date, `YYYY-MM-DD`.
-const DATE_BYTES: usize = 10;
+/// Bytes of a shared answer read at most: what the store holds (the longest answer a node renders, 20 results at
+/// their bounds, takes 190 KB; the test `what_a_node_renders_is_taken` holds it within); a longer one is refused
+/// before it is parsed.
+const SHARED_ANSWER_BYTES_MAX: usize = crate::store::ANSWER_BYTES_MAX;
 
 /// The shared answer in `bytes` (its `results`, cut to `max_results`, and its `sources`, as this node caches them);
 /// why not, if it is not an answer.
 pub fn answer(bytes: &[u8], max_results: usize) -> Result<(Vec<Value>, Vec<Value>), String> {
+    if bytes.len() > SHARED_ANSWER_BYTES_MAX {
+        return Err(format!("{} bytes, longer than any answer shared", bytes.len()));
+    }
     let mut shared: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
     let mut list = |name: &str| match shared.get_mut(name).map(Value::take) {
         Some(Value::Array(items)) => Ok(items),
@@ -63,7 +68,7 @@ fn check_result(result: &Value, position: usize) -> Result<(), &'static str> {
         return Err("no source");
     }
     match map.get("published") {
-        Some(Value::String(d)) if d.len() == DATE_BYTES => Ok(()),
+        Some(Value::String(d)) if is_iso_date(d.as_bytes()) => Ok(()),
         Some(_) => Err("a date not YYYY-MM-DD"),
         None => Ok(()),
     }
@@ -122,12 +127,16 @@ mod tests {
         let written = json!({ "results": rendered.results, "sources": rendered.sources }).to_string();
         let taken = answer(written.as_bytes(), MAX_RESULTS_MAX).unwrap();
         assert_eq!(taken, (rendered.results, rendered.sources));
-        assert!(written.len() < crate::store::ANSWER_BYTES_MAX, "{}", written.len());
+        assert!(written.len() < SHARED_ANSWER_BYTES_MAX, "{}", written.len());
     }
 
     #[test]
     fn anything_but_an_answer_in_the_shape_written_is_refused() {
         assert!(answer(b"FORGED", 10).unwrap_err().starts_with("not JSON"));
+        // An answer longer than any shared is refused unparsed, even one that is an answer.
+        let mut padded = answer_of(vec![result(1)]);
+        padded.resize(SHARED_ANSWER_BYTES_MAX + 1, b' ');
+        assert!(answer(&padded, 10).unwrap_err().contains("longer than any answer shared"));
         assert!(answer(br#"{"results":[]}"#, 10).unwrap_err().contains("`sources`"));
         assert!(answer(br#"{"results":{},"sources":[]}"#, 10).unwrap_err().contains("`results`"));
         // 520,001 "results" in 1 MB once cost 35 MB; more than a search keeps is not an answer.
@@ -150,6 +159,12 @@ mod tests {
         let mut r = result(1);
         r["published"] = "yesterday".into();
         refused(vec![r], "date");
+        // Ten bytes are not a date: the shape is.
+        for not_a_date in ["2026/11/28", "yesterday!", "2026-11-2x", "20261128--"] {
+            let mut r = result(1);
+            r["published"] = not_a_date.into();
+            refused(vec![r], "date");
+        }
         let e = answer(br#"{"results":[],"sources":[{"name":"x"}]}"#, 10).map(|_| ()).unwrap_err();
         assert!(e.contains("source 1"), "{e}");
     }

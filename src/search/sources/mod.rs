@@ -334,10 +334,14 @@ fn iso_date(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     (0..bytes.len().saturating_sub(9)).find_map(|i| {
         let w = bytes.get(i..i + 10)?;
-        let shape = w.iter().enumerate().all(|(j, b)| if j == 4 || j == 7 { *b == b'-' } else { b.is_ascii_digit() });
         let before_ok = i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_digit);
-        (shape && before_ok).then(|| String::from_utf8_lossy(w).into_owned())
+        (is_iso_date(w) && before_ok).then(|| String::from_utf8_lossy(w).into_owned())
     })
+}
+
+/// Whether `w` is a date as results carry it: `YYYY-MM-DD` (digits and dashes in their places, nothing more).
+pub fn is_iso_date(w: &[u8]) -> bool {
+    w.len() == 10 && w.iter().enumerate().all(|(j, b)| if j == 4 || j == 7 { *b == b'-' } else { b.is_ascii_digit() })
 }
 
 /// `YYYY-MM-DD` from a date written with its month's name at the very start of `text` (`Jul 16, 2025`,
