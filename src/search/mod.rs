@@ -409,11 +409,7 @@ impl Engine {
     pub fn search(&self, request: &SearchRequest, request_id: &str) -> Result<Value, ApiError> {
         let started = Instant::now();
         let controls = request.controls.resolve(&self.settings.region, self.settings.safesearch);
-        let mut key = format!("{}\n{}\n{}", request.query.to_lowercase(), request.max_results, controls.key());
-        if !request.sources.is_empty() {
-            // A search of some sources only is its own answer.
-            key.push_str(&format!("\nsources={}", request.sources.join(",")));
-        }
+        let key = cache_key(request, &controls);
         let from_store = || self.shared_cached(&key, request.max_results, started);
         let (outcome, age) = match self.cache.get(&key, started).or_else(from_store) {
             Some((outcome, age)) => {
@@ -983,6 +979,19 @@ impl Attempt {
     }
 }
 
+/// The key of `request`'s answer in the caches, with its `controls` resolved. A search of some sources only is its
+/// own answer; the sources named are a set (the same ones in another order, or named twice, ask the same sources).
+fn cache_key(request: &SearchRequest, controls: &Controls) -> String {
+    let mut key = format!("{}\n{}\n{}", request.query.to_lowercase(), request.max_results, controls.key());
+    if !request.sources.is_empty() {
+        let mut sources: Vec<&str> = request.sources.iter().map(String::as_str).collect();
+        sources.sort_unstable();
+        sources.dedup();
+        key.push_str(&format!("\nsources={}", sources.join(",")));
+    }
+    key
+}
+
 enum Failure {
     Status(u16),
     Fetch(fetch::Error),
@@ -1064,5 +1073,26 @@ mod tests {
         assert!(cache.bytes() <= CACHE_BYTES_MAX, "{}", cache.bytes());
         assert!(cache.len() < 2_000 && cache.len() > 100, "{}", cache.len());
         assert!(cache.get("1999", t0 + Duration::from_secs(1)).is_some(), "the newest is kept");
+    }
+
+    /// The same sources in another order, or one named twice, are the same answer in the cache; other sources are not.
+    #[test]
+    fn the_sources_named_are_a_set_in_the_cache_key() {
+        let controls = controls::Asked::default().resolve(&Region::parse("wt-wt").unwrap(), SafeSearch::Moderate);
+        let key = |sources: &[&str]| {
+            let request = SearchRequest {
+                query: "Rust".into(),
+                max_results: 10,
+                controls: Default::default(),
+                extract: 0,
+                extract_tokens: 0,
+                sources: sources.iter().map(|s| s.to_string()).collect(),
+            };
+            cache_key(&request, &controls)
+        };
+        assert_eq!(key(&["mojeek", "ddg_html"]), key(&["ddg_html", "mojeek"]));
+        assert_eq!(key(&["mojeek", "ddg_html", "mojeek"]), key(&["ddg_html", "mojeek"]));
+        assert_ne!(key(&["ddg_html"]), key(&["ddg_html", "mojeek"]));
+        assert_ne!(key(&[]), key(&["ddg_html"]));
     }
 }
