@@ -461,7 +461,15 @@ impl Controls {
             return false;
         }
         let Some(host) = super::url::host(url) else { return false };
-        let Ok(host) = domain(&host) else { return false };
+        let host = match domain(&host) {
+            Ok(host) => host,
+            // A host no domain filter can name (an underscore in a label, an IPv6 literal) is one that
+            // include_domains leaves out; exclude_domains leaves it out only if one of its entries covers it.
+            Err(_) if self.include_domains.is_empty() && host.is_ascii() && super::url::valid_host(&host) => {
+                host.trim_end_matches('.').to_owned()
+            }
+            Err(_) => return false,
+        };
         (self.include_domains.is_empty() || self.include_domains.iter().any(|d| covers(d, &host)))
             && !self.exclude_domains.iter().any(|d| covers(d, &host))
     }
@@ -798,6 +806,20 @@ mod tests {
         assert!(!c.admits("https://python.org.evil.com/"));
         assert!(!c.admits("not a url"));
         assert!(controls("{}").admits("not a url"), "no filters: everything");
+    }
+
+    /// A host that is no domain name a filter could hold (an underscore, an IPv6 literal) is refused by
+    /// include_domains, and by exclude_domains only when one of its entries covers it.
+    #[test]
+    fn a_host_no_filter_can_name_is_excluded_only_when_covered() {
+        let x = controls(r#"{"exclude_domains":["evil.com"]}"#);
+        assert!(x.admits("https://my_host.example.com/"));
+        assert!(x.admits("http://[::1]:8080/"));
+        assert!(!x.admits("https://my_host.evil.com/"), "an excluded domain's host with an underscore");
+        assert!(!x.admits("https://My_Host.Evil.com./"));
+        let c = controls(r#"{"include_domains":["example.com"]}"#);
+        assert!(!c.admits("https://my_host.example.com/"));
+        assert!(!c.admits("http://[::1]/"));
     }
 
     #[test]
