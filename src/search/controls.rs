@@ -646,9 +646,13 @@ fn wiki_host(endpoint: &str) -> Option<String> {
 /// The URL Wikipedia is asked at for `region`: the configured one, with its host's language replaced by the
 /// region's when the host is a language's wiki (`en.wikipedia.org` to `de.wikipedia.org`).
 pub fn wikipedia_url(endpoint: &str, region: &Region) -> String {
-    match (wiki_host(endpoint), region.language()) {
-        (Some(own), Some(language)) if own != language => {
-            endpoint.replacen(&format!("//{own}.wikipedia.org"), &format!("//{language}.wikipedia.org"), 1)
+    let (Some(own), Some(language)) = (wiki_host(endpoint), region.language()) else { return endpoint.to_owned() };
+    // The language is the host's first label, however the configured URL writes it (`EN.wikipedia.org`).
+    let Some((scheme, rest)) = endpoint.split_once("://") else { return endpoint.to_owned() };
+    let start = rest.split(['/', '?', '#']).next().and_then(|a| a.rfind('@')).map_or(0, |i| i + 1);
+    match (rest.get(..start), rest.get(start..start + own.len()), rest.get(start + own.len()..)) {
+        (Some(userinfo), Some(label), Some(after)) if own != language && label.eq_ignore_ascii_case(&own) => {
+            format!("{scheme}://{userinfo}{language}{after}")
         }
         _ => endpoint.to_owned(),
     }
@@ -895,6 +899,12 @@ mod tests {
         assert_eq!(wikipedia_url(wiki, &de), "https://de.wikipedia.org/w/api.php");
         assert_eq!(wikipedia_url(mirror, &de), mirror);
         assert_eq!(wikipedia_url(wiki, &Region::parse("wt-wt").unwrap()), wiki);
+        // The host as the configuration writes it: the region's wiki all the same, as `unsupported` believes.
+        let upper = "https://EN.Wikipedia.org/w/api.php";
+        assert_eq!(wikipedia_url(upper, &de), "https://de.Wikipedia.org/w/api.php");
+        assert_eq!(check(r#"{"region":"de-de","exclude_domains":["en.wikipedia.org"]}"#, upper), None);
+        let with_user = "https://u@EN.wikipedia.org/w/api.php";
+        assert_eq!(wikipedia_url(with_user, &de), "https://u@de.wikipedia.org/w/api.php");
     }
 
     #[test]

@@ -766,6 +766,11 @@ impl Engine {
             browser.push(("Cookie", cookie.as_str()));
         }
         let params: String = sent.params.iter().map(|(k, v)| format!("&{k}={}", url::form_encode(v))).collect();
+        // Where the source is asked, and what its results' links are read against: Wikipedia's host is the region's.
+        let endpoint = match ep.kind {
+            Kind::Wikipedia => std::borrow::Cow::Owned(controls::wikipedia_url(&ep.url, &controls.region)),
+            _ => std::borrow::Cow::Borrowed(ep.url.as_str()),
+        };
         let fetched = match ep.kind {
             Kind::DdgHtml | Kind::DdgLite => {
                 let origin = origin(&ep.url);
@@ -798,7 +803,6 @@ impl Engine {
             }
             Kind::Wikipedia => {
                 let offset = WIKIPEDIA_PAGE_RESULTS * page as usize;
-                let endpoint = controls::wikipedia_url(&ep.url, &controls.region);
                 let url = format!(
                     "{endpoint}{}action=query&list=search&format=json&srlimit={WIKIPEDIA_PAGE_RESULTS}&sroffset={offset}&srsearch={q}",
                     if endpoint.contains('?') { '&' } else { '?' }
@@ -811,10 +815,6 @@ impl Engine {
         if !ep.kind.parses_status(fetched.status) {
             return Err(Failure::Status(fetched.status));
         }
-        let endpoint = match ep.kind {
-            Kind::Wikipedia => controls::wikipedia_url(&ep.url, &controls.region),
-            _ => ep.url.clone(),
-        };
         Ok(ep.kind.parse_paged(fetched.status, &fetched.body, &endpoint))
     }
 
