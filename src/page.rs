@@ -307,22 +307,25 @@ impl Pages {
         if let Some(results) = answer.get_mut("results").and_then(Value::as_array_mut) {
             for (i, (result, outcome)) in results.iter_mut().zip(outcomes).enumerate() {
                 let url = urls.get(i).map_or("", String::as_str);
-                let (member, summary, markdown) = match outcome {
+                let outcome = match outcome {
                     Ok(page) if page.markdown.trim().is_empty() => {
-                        let f = failure(url, "empty", "no main content was found on the page");
-                        (f.clone(), f, None)
+                        Err(("empty".to_owned(), "no main content was found on the page".to_owned()))
                     }
-                    Ok(page) => (page.member(), page.summary(), Some(page.markdown)),
-                    Err((code, message)) => {
-                        let f = failure(url, &code, &message);
-                        (f.clone(), f, None)
-                    }
+                    outcome => outcome,
                 };
+                let member = match &outcome {
+                    Ok(page) => page.member(),
+                    Err((code, message)) => failure(url, code, message),
+                };
+                // Only the top page's summary (its hash) and markdown go into the answer itself.
+                if i == 0 {
+                    top = Some(match outcome {
+                        Ok(page) => (page.summary(), Some(page.markdown)),
+                        Err(_) => (member.clone(), None),
+                    });
+                }
                 if let Some(map) = result.as_object_mut() {
                     map.insert("extract".into(), member);
-                }
-                if i == 0 {
-                    top = Some((summary, markdown));
                 }
             }
         }
