@@ -31,6 +31,9 @@ impl Clock for FixedClock {
     }
 }
 
+/// Milliseconds in a day (UTC has no leap seconds in Unix time): a timestamp over this is its day since 1970-01-01.
+pub const DAY_MS: u64 = 86_400_000;
+
 /// The civil date and time of a Unix timestamp, in UTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Civil {

@@ -660,8 +660,8 @@ pub fn wikipedia_url(endpoint: &str, region: &Region) -> String {
 
 /// A day (days since 1970-01-01) as `YYYYMMDD`.
 fn yyyymmdd(unix_day: u64) -> String {
-    let ms = unix_day.saturating_mul(86_400_000);
-    crate::clock::rfc3339(ms).get(..10).unwrap_or_default().replace('-', "")
+    let c = crate::clock::Civil::from_unix_ms(unix_day.saturating_mul(crate::clock::DAY_MS));
+    format!("{:04}{:02}{:02}", c.year, c.month, c.day)
 }
 
 #[cfg(test)]
@@ -824,6 +824,13 @@ mod tests {
         let c = controls(r#"{"include_domains":["example.com"]}"#);
         assert!(!c.admits("https://my_host.example.com/"));
         assert!(!c.admits("http://[::1]/"));
+    }
+
+    #[test]
+    fn days_are_written_as_mojeek_reads_them() {
+        assert_eq!(yyyymmdd(0), "19700101");
+        assert_eq!(yyyymmdd(11_016), "20000229");
+        assert_eq!(yyyymmdd(20_000), "20241004");
     }
 
     #[test]

@@ -752,7 +752,7 @@ impl Engine {
     fn ask(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> Result<(Page, Option<NextForm>), Failure> {
         let PageAsk { query, controls, page, ref form, deadline } = *asked;
         let client = self.client.until(deadline);
-        let today = self.clock.now_unix_ms() / 86_400_000;
+        let today = self.clock.now_unix_ms() / crate::clock::DAY_MS;
         let sent = controls.ask(ep.kind, query, today);
         let q = url::form_encode(&sent.query);
         let cookie = sent.cookie_header();
