@@ -190,8 +190,8 @@ impl Asked {
     /// Reads the controls from a JSON object (`/service`'s body, the MCP tool's arguments). Every malformed control
     /// is a 400 whose code names its field.
     pub fn from_fields(fields: &Map<String, Value>) -> Result<Asked, ApiError> {
-        let time_range = named(fields, "time_range", &TimeRange::NAMES, TimeRange::from_name)?;
-        let safesearch = named(fields, "safesearch", &SafeSearch::NAMES, SafeSearch::from_name)?;
+        let time_range = named(fields, "time_range", "time_range_invalid", &TimeRange::NAMES, TimeRange::from_name)?;
+        let safesearch = named(fields, "safesearch", "safesearch_invalid", &SafeSearch::NAMES, SafeSearch::from_name)?;
         let region = match fields.get("region") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(Region::parse(s.trim()).ok_or_else(|| {
@@ -207,8 +207,8 @@ impl Asked {
             time_range,
             region,
             safesearch,
-            include_domains: domains(fields, "include_domains")?,
-            exclude_domains: domains(fields, "exclude_domains")?,
+            include_domains: domains(fields, "include_domains", &INCLUDE_DOMAINS_CODES)?,
+            exclude_domains: domains(fields, "exclude_domains", &EXCLUDE_DOMAINS_CODES)?,
         })
     }
 
@@ -224,23 +224,17 @@ impl Asked {
     }
 }
 
-/// A control whose value is one of `names`.
+/// A control whose value is one of `names` (`code`: the error's when it is not).
 fn named<T>(
     fields: &Map<String, Value>,
     field: &'static str,
+    code: &'static str,
     names: &[&str],
     from_name: impl Fn(&str) -> Option<T>,
 ) -> Result<Option<T>, ApiError> {
     let invalid = || {
         let list: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
-        ApiError::invalid_field(
-            match field {
-                "time_range" => "time_range_invalid",
-                _ => "safesearch_invalid",
-            },
-            field,
-            format!("`{field}` must be one of {}", list.join(", ")),
-        )
+        ApiError::invalid_field(code, field, format!("`{field}` must be one of {}", list.join(", ")))
     };
     match fields.get(field) {
         None | Some(Value::Null) => Ok(None),
@@ -249,28 +243,53 @@ fn named<T>(
     }
 }
 
-/// A list of domains: at most `DOMAINS_MAX` host names, each checked and put in its one form (`domain`).
-fn domains(fields: &Map<String, Value>, field: &'static str) -> Result<Vec<String>, ApiError> {
-    let code = |what: &str| -> &'static str {
-        match (field, what) {
-            ("include_domains", "not_array") => "include_domains_not_array",
-            ("include_domains", "too_many") => "include_domains_too_many",
-            ("include_domains", "not_string") => "include_domains_not_string",
-            ("include_domains", "empty") => "include_domains_empty_name",
-            ("include_domains", "url") => "include_domains_url",
-            ("include_domains", "path") => "include_domains_path",
-            ("include_domains", "port") => "include_domains_port",
-            ("include_domains", _) => "include_domains_invalid",
-            (_, "not_array") => "exclude_domains_not_array",
-            (_, "too_many") => "exclude_domains_too_many",
-            (_, "not_string") => "exclude_domains_not_string",
-            (_, "empty") => "exclude_domains_empty_name",
-            (_, "url") => "exclude_domains_url",
-            (_, "path") => "exclude_domains_path",
-            (_, "port") => "exclude_domains_port",
-            _ => "exclude_domains_invalid",
+/// The error codes of a list of domains, by fault: not an array, too many, an item not a string, then `domain`'s
+/// faults (empty, url, path, port, and any other: invalid).
+struct DomainsCodes([&'static str; 8]);
+
+const INCLUDE_DOMAINS_CODES: DomainsCodes = DomainsCodes([
+    "include_domains_not_array",
+    "include_domains_too_many",
+    "include_domains_not_string",
+    "include_domains_empty_name",
+    "include_domains_url",
+    "include_domains_path",
+    "include_domains_port",
+    "include_domains_invalid",
+]);
+
+const EXCLUDE_DOMAINS_CODES: DomainsCodes = DomainsCodes([
+    "exclude_domains_not_array",
+    "exclude_domains_too_many",
+    "exclude_domains_not_string",
+    "exclude_domains_empty_name",
+    "exclude_domains_url",
+    "exclude_domains_path",
+    "exclude_domains_port",
+    "exclude_domains_invalid",
+]);
+
+impl DomainsCodes {
+    /// The code of the fault `what`.
+    fn of(&self, what: &str) -> &'static str {
+        let [not_array, too_many, not_string, empty, url, path, port, invalid] = self.0;
+        match what {
+            "not_array" => not_array,
+            "too_many" => too_many,
+            "not_string" => not_string,
+            "empty" => empty,
+            "url" => url,
+            "path" => path,
+            "port" => port,
+            _ => invalid,
         }
-    };
+    }
+}
+
+/// A list of domains: at most `DOMAINS_MAX` host names, each checked and put in its one form (`domain`); `codes`
+/// are its errors'.
+fn domains(fields: &Map<String, Value>, field: &'static str, codes: &DomainsCodes) -> Result<Vec<String>, ApiError> {
+    let code = |what: &str| codes.of(what);
     let items = match fields.get(field) {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
@@ -824,6 +843,31 @@ mod tests {
         let c = controls(r#"{"include_domains":["example.com"]}"#);
         assert!(!c.admits("https://my_host.example.com/"));
         assert!(!c.admits("http://[::1]/"));
+    }
+
+    /// Each fault of a list of domains has its field's own code, and each named control its own.
+    #[test]
+    fn each_fault_has_its_fields_code() {
+        let too_many: Vec<String> = (0..=DOMAINS_MAX).map(|i| format!("\"d{i}.com\"")).collect();
+        let too_many = format!("[{}]", too_many.join(","));
+        let faults = [
+            ("\"a.com\"", "not_array"),
+            (too_many.as_str(), "too_many"),
+            ("[7]", "not_string"),
+            ("[\" \"]", "empty_name"),
+            ("[\"https://a.com\"]", "url"),
+            ("[\"a.com/x\"]", "path"),
+            ("[\"a.com:80\"]", "port"),
+            ("[\"a b.com\"]", "invalid"),
+        ];
+        for field in ["include_domains", "exclude_domains"] {
+            for (value, fault) in faults {
+                let code = asked(&format!(r#"{{"{field}":{value}}}"#)).map(|_| ()).unwrap_err();
+                assert_eq!(code, format!("{field}_{fault}"), "{field}: {value}");
+            }
+        }
+        assert_eq!(asked(r#"{"time_range":"decade"}"#), Err("time_range_invalid"));
+        assert_eq!(asked(r#"{"safesearch":7}"#), Err("safesearch_invalid"));
     }
 
     #[test]
