@@ -93,6 +93,44 @@ impl SafeSearch {
     }
 }
 
+/// A language alone and the region it is searched in (DuckDuckGo's codes, country first).
+pub const LANGUAGE_REGIONS: [(&str, &str); 34] = [
+    ("ar", "xa-ar"),
+    ("bg", "bg-bg"),
+    ("ca", "es-ca"),
+    ("cs", "cz-cs"),
+    ("da", "dk-da"),
+    ("de", "de-de"),
+    ("el", "gr-el"),
+    ("en", "us-en"),
+    ("es", "es-es"),
+    ("et", "ee-et"),
+    ("fi", "fi-fi"),
+    ("fr", "fr-fr"),
+    ("he", "il-he"),
+    ("hr", "hr-hr"),
+    ("hu", "hu-hu"),
+    ("id", "id-id"),
+    ("it", "it-it"),
+    ("ja", "jp-jp"),
+    ("ko", "kr-kr"),
+    ("lt", "lt-lt"),
+    ("lv", "lv-lv"),
+    ("nb", "no-no"),
+    ("nl", "nl-nl"),
+    ("no", "no-no"),
+    ("pl", "pl-pl"),
+    ("pt", "pt-pt"),
+    ("ro", "ro-ro"),
+    ("ru", "ru-ru"),
+    ("sk", "sk-sk"),
+    ("sv", "se-sv"),
+    ("th", "th-th"),
+    ("tr", "tr-tr"),
+    ("uk", "ua-uk"),
+    ("vi", "vn-vi"),
+];
+
 /// A region-language code as DuckDuckGo writes it (`us-en`, `de-de`, `ch-fr`: the country first), or none
 /// (`wt-wt`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -153,6 +191,32 @@ impl Region {
             (Some(tag), _) if tag != "en" => format!("{tag},en;q=0.5"),
             _ => "en-US,en;q=0.5".to_owned(),
         }
+    }
+
+    /// The region of a language tag as SearXNG's `language` writes it: `de-DE` -> `de-de`, `en-GB` -> `uk-en`,
+    /// `ja-JP` -> `jp-jp`, `zh-TW` -> `tw-tzh`, a language alone -> its main region (`de` -> `de-de`,
+    /// `LANGUAGE_REGIONS`); the inverse of `tag` (`Region::from_tag(t).tag() == t` for the tags the page offers).
+    /// `None` for what is not a language, or a language and a country, of two letters each.
+    pub fn from_tag(tag: &str) -> Option<Region> {
+        let lower = tag.trim().to_ascii_lowercase();
+        let letters = |s: &str| s.len() == 2 && s.bytes().all(|b| b.is_ascii_alphabetic());
+        let main = |language: &str| LANGUAGE_REGIONS.iter().find(|(l, _)| *l == language).map(|(_, r)| *r);
+        let code = match lower.split_once('-') {
+            None => main(&lower)?.to_owned(),
+            Some((language, country)) if letters(language) && letters(country) => {
+                let country = if country == "gb" { "uk" } else { country };
+                match (language, country) {
+                    // DuckDuckGo writes traditional Chinese regions with `tzh`.
+                    ("zh", "tw" | "hk") => format!("{country}-tzh"),
+                    // The language's main region when it is in this country, as DuckDuckGo writes it (jp-jp).
+                    _ => main(language)
+                        .filter(|r| r.starts_with(country))
+                        .map_or_else(|| format!("{country}-{language}"), str::to_owned),
+                }
+            }
+            Some(_) => return None,
+        };
+        Region::parse(&code)
     }
 
     /// The BCP 47 tag, language first (`de-DE`, `fr-CH`; the language alone without a country; `None` worldwide).
@@ -803,6 +867,25 @@ mod tests {
         assert_eq!(wikipedia_url(wiki, &jp.region), "https://ja.wikipedia.org/w/api.php");
         let made_up = controls(r#"{"region":"zz-zz"}"#);
         assert_eq!(made_up.unsupported(Kind::Wikipedia, wiki, &us), Some("region"), "no request to zz.wikipedia.org");
+    }
+
+    #[test]
+    fn a_language_tag_names_its_region_and_back() {
+        let code = |t: &str| Region::from_tag(t).map(|r| r.code().to_owned());
+        assert_eq!(code("de-DE").as_deref(), Some("de-de"));
+        assert_eq!(code("en-GB").as_deref(), Some("uk-en"));
+        assert_eq!(code("ja-JP").as_deref(), Some("jp-jp"));
+        assert_eq!(code("de").as_deref(), Some("de-de"));
+        assert_eq!(code("fr-CH").as_deref(), Some("ch-fr"));
+        assert_eq!(code("zh-TW").as_deref(), Some("tw-tzh"), "DuckDuckGo's code, not tw-zh");
+        assert_eq!(code("zh-HK").as_deref(), Some("hk-tzh"));
+        assert_eq!(code("xx"), None, "a language without a region");
+        assert_eq!(code("de-DE-1996"), None);
+        // The tags the search page offers (searx::page::LANGUAGES) come back as they were.
+        for tag in ["en-US", "en-GB", "de-DE", "fr-FR", "es-ES", "it-IT", "nl-NL", "pt-BR", "pl-PL", "sv-SE", "ja-JP"] {
+            assert_eq!(Region::from_tag(tag).and_then(|r| r.tag()).as_deref(), Some(tag));
+        }
+        assert_eq!(Region::from_tag("zh-TW").and_then(|r| r.tag()).as_deref(), Some("zh-TW"));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! | `q` | `query` |
 //! | `format` `json`, `csv`, `rss`; `html` or none | SearXNG's answer in that form (`formats`); the page (`page`) |
 //! | `language` `de-DE`, `en-GB`, `pt-BR`, `ja-JP` | `region` `de-de`, `uk-en`, `br-pt`, `jp-jp` (country first, as DuckDuckGo writes them: `uk` for GB, a language's main region in its own code) |
-//! | `language` `de`, `en`, `fr` (no country) | the language's main region (`de-de`, `us-en`, `fr-fr`: `LANGUAGE_REGIONS`) |
+//! | `language` `de`, `en`, `fr` (no country) | the language's main region (`de-de`, `us-en`, `fr-fr`: `controls::LANGUAGE_REGIONS`) |
 //! | `language` `all`, `auto`, empty | `wt-wt` (no region) |
 //! | `time_range` `day`, `week`, `month`, `year` | the same |
 //! | `safesearch` `0`, `1`, `2` | `off`, `moderate`, `strict` |
@@ -212,74 +212,22 @@ fn names(pairs: &[(String, String)], name: &str) -> Result<Vec<String>, ApiError
     Ok(list)
 }
 
-/// A language alone and the region it is searched in (DuckDuckGo's codes, country first).
-const LANGUAGE_REGIONS: [(&str, &str); 34] = [
-    ("ar", "xa-ar"),
-    ("bg", "bg-bg"),
-    ("ca", "es-ca"),
-    ("cs", "cz-cs"),
-    ("da", "dk-da"),
-    ("de", "de-de"),
-    ("el", "gr-el"),
-    ("en", "us-en"),
-    ("es", "es-es"),
-    ("et", "ee-et"),
-    ("fi", "fi-fi"),
-    ("fr", "fr-fr"),
-    ("he", "il-he"),
-    ("hr", "hr-hr"),
-    ("hu", "hu-hu"),
-    ("id", "id-id"),
-    ("it", "it-it"),
-    ("ja", "jp-jp"),
-    ("ko", "kr-kr"),
-    ("lt", "lt-lt"),
-    ("lv", "lv-lv"),
-    ("nb", "no-no"),
-    ("nl", "nl-nl"),
-    ("no", "no-no"),
-    ("pl", "pl-pl"),
-    ("pt", "pt-pt"),
-    ("ro", "ro-ro"),
-    ("ru", "ru-ru"),
-    ("sk", "sk-sk"),
-    ("sv", "se-sv"),
-    ("th", "th-th"),
-    ("tr", "tr-tr"),
-    ("uk", "ua-uk"),
-    ("vi", "vn-vi"),
-];
-
-/// The region of a SearXNG `language`: `de-DE` -> `de-de`, `en-GB` -> `uk-en`, `de` -> `de-de` (`LANGUAGE_REGIONS`),
-/// `all`, `auto` or empty -> `wt-wt` (worldwide, as SearXNG's `all`). A language we cannot place is a 400.
+/// The region of a SearXNG `language`: `de-DE` -> `de-de`, `en-GB` -> `uk-en`, `de` -> `de-de`
+/// (`Region::from_tag`), `all`, `auto` or empty -> `wt-wt` (worldwide, as SearXNG's `all`). A language we cannot
+/// place is a 400.
 pub fn region_of_language(language: &str) -> Result<Option<String>, ApiError> {
-    let lower = language.trim().to_ascii_lowercase();
-    if lower.is_empty() || lower == "all" || lower == "auto" {
+    let language = language.trim();
+    if language.is_empty() || language.eq_ignore_ascii_case("all") || language.eq_ignore_ascii_case("auto") {
         return Ok(Some(crate::search::controls::Region::NONE.to_owned()));
     }
-    let invalid = || {
+    let region = crate::search::controls::Region::from_tag(language).ok_or_else(|| {
         ApiError::invalid_field(
             "language_invalid",
             "language",
             "`language` must be all, auto, a language (en, de) or a language and country (en-US, de-DE)",
         )
-    };
-    let letters = |s: &str| s.len() == 2 && s.bytes().all(|b| b.is_ascii_alphabetic());
-    match lower.split_once('-') {
-        Some((lang, country)) if letters(lang) && letters(country) => {
-            let country = if country == "gb" { "uk" } else { country };
-            // The language's main region when it is in this country, as DuckDuckGo writes it (ja-JP: jp-jp).
-            let main = language_region(lang).filter(|r| r.starts_with(country));
-            Ok(Some(main.map_or_else(|| format!("{country}-{lang}"), str::to_owned)))
-        }
-        Some(_) => Err(invalid()),
-        None => language_region(&lower).map(|r| Some(r.to_owned())).ok_or_else(invalid),
-    }
-}
-
-/// The main region of a language alone (`LANGUAGE_REGIONS`).
-fn language_region(language: &str) -> Option<&'static str> {
-    LANGUAGE_REGIONS.iter().find(|(l, _)| *l == language).map(|(_, r)| *r)
+    })?;
+    Ok(Some(region.code().to_owned()))
 }
 
 /// What the door needs: the search pipeline's parts and the gate.

@@ -21,6 +21,8 @@ fn languages_map_to_regions() {
     assert_eq!(r("ko-KR"), Ok(Some("kr-kr".into())));
     assert_eq!(r("sv-SE"), Ok(Some("se-sv".into())));
     assert_eq!(r("pt-BR"), Ok(Some("br-pt".into())));
+    // Traditional Chinese as DuckDuckGo writes it (tw-zh is no region of its own).
+    assert_eq!(r("zh-TW"), Ok(Some("tw-tzh".into())));
     for none in ["all", "auto", "", "ALL"] {
         assert_eq!(r(none), Ok(Some("wt-wt".into())), "{none}");
     }
