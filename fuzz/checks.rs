@@ -240,7 +240,12 @@ pub fn map_feed(data: &[u8]) {
             return;
         }
         _ => {
-            let _ = feeds::gunzip(body, 1 << 16);
+            // A gzip feed body, read as the map's client reads it (`fetch::body::decoded`, within a cap).
+            use std::io::Read as _;
+            let gzip = websearchd::fetch::body::Coding::Gzip;
+            let mut out = Vec::new();
+            let _ = websearchd::fetch::body::decoded(body, gzip).take((1 << 16) + 1).read_to_end(&mut out);
+            assert!(out.len() <= (1 << 16) + 1);
             return;
         }
     };

@@ -520,3 +520,35 @@ fn outside_polling_is_opt_in_and_the_hosts_are_logged() {
     assert!(server.log_with(&line).contains(&line), "{}", server.log_text());
     assert_eq!(server.get("/map/mapstate").json()["active_layers"], 6, "all but UCDP, which needs a token");
 }
+
+/// A feed's body in each content coding the fetcher undoes (`fetch::body`): gzip and deflate are read as they
+/// arrive, within the byte cap (the map once inflated gzip only, from the whole compressed body, and refused
+/// deflate); a gzip body cut short, or one that is not gzip, is the layer's error, never a half-read layer.
+#[test]
+fn feeds_in_gzip_and_deflate_are_read_and_broken_ones_refused() {
+    let quake = br#"{"type":"FeatureCollection","metadata":{"generated":1000},"features":[{"type":"Feature","id":"q1","properties":{"mag":2.5,"time":900},"geometry":{"type":"Point","coordinates":[10.5,45.25,7]}}]}"#;
+    let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    zlib.write_all(quake).unwrap();
+    let gz = gzip(quake);
+    let cases: [(&str, Vec<u8>, &str, &str); 4] = [
+        ("gzip", gz.clone(), "ok", ""),
+        ("deflate", zlib.finish().unwrap(), "ok", ""),
+        ("gzip", gz[..gz.len() / 2].to_vec(), "error", "incomplete deflate stream"),
+        ("gzip", quake.to_vec(), "error", "not gzip"),
+    ];
+    for (coding, body, status, why) in cases {
+        let up = Upstream::start(move |_| {
+            let answer = Box::new(Answer::json(200, body.clone()));
+            Answer::WithHeaders(answer, vec![("Content-Encoding".into(), coding.into())])
+        });
+        let (m, _) = map(&["terremotos"], &[("terremotos", up.url("/feed"))], 2_000);
+        m.poll_slug("terremotos");
+        let layer = m.layer_data("terremotos").unwrap()["layer"].clone();
+        assert_eq!(layer["status"], status, "{coding}: {layer}");
+        if status == "ok" {
+            assert_eq!(layer["count"], 1, "{coding}: {layer}");
+        } else {
+            assert!(layer["last_error"].as_str().unwrap().contains(why), "{coding}: {layer}");
+        }
+    }
+}

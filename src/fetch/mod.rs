@@ -66,7 +66,7 @@ impl Limits {
 pub struct Fetched {
     pub status: u16,
     pub content_type: Option<String>,
-    /// `Content-Encoding`, for callers that asked for a compressed body (the client itself decodes nothing).
+    /// `Content-Encoding`, as the server sent it (a `decoding` client has undone it in `body`).
     pub content_encoding: Option<String>,
     pub body: Vec<u8>,
 }
@@ -168,6 +168,8 @@ pub struct Client {
     limits: Limits,
     /// What a redirect out of the origin asked may reach.
     policy: Policy,
+    /// Whether a 2xx body's content coding is undone as it is read (`decoding`).
+    decodes: bool,
 }
 
 impl Client {
@@ -177,7 +179,15 @@ impl Client {
     /// `policy` decides the redirects that leave the origin asked (the allowlist and extra ports of `extract`).
     pub fn new(limits: Limits, policy: Policy) -> Client {
         let config = config(limits.connect_timeout, limits.total_timeout, Self::USER_AGENT);
-        Client { agent: config.into(), limits, policy }
+        Client { agent: config.into(), limits, policy, decodes: false }
+    }
+
+    /// This client asking for gzip (`Accept-Encoding: gzip`, unless the caller names its own) and undoing the coding
+    /// of a 2xx body as it reads it (`body::decoded`), the inflated bytes within `body_bytes_max`: the compressed body
+    /// is never held whole beside the inflated one. A coding that cannot be undone is a `Protocol` error.
+    pub fn decoding(mut self) -> Client {
+        self.decodes = true;
+        self
     }
 
     /// This client for requests that must be over by `deadline` (a search's): its timeouts cut to the time left.
@@ -187,12 +197,15 @@ impl Client {
         let total_timeout = self.limits.total_timeout.min(left);
         let connect_timeout = self.limits.connect_timeout.min(total_timeout);
         let limits = Limits { connect_timeout, total_timeout, ..self.limits.clone() };
-        Client { agent: self.agent.clone(), limits, policy: self.policy.clone() }
+        Client { agent: self.agent.clone(), limits, policy: self.policy.clone(), decodes: self.decodes }
     }
 
     pub fn get(&self, url: &str, headers: &[(&str, &str)]) -> Result<Fetched, Error> {
         let started = Instant::now();
         let mut req = self.agent.get(url);
+        if self.decodes && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("accept-encoding")) {
+            req = req.header("Accept-Encoding", "gzip");
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -301,9 +314,28 @@ impl Client {
             response.headers().get("content-encoding").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let limit = self.limits.body_bytes_max;
         let declared = declared_length(response.body(), limit)?;
-        let mut body = Vec::with_capacity(usize::try_from(declared.unwrap_or(0)).unwrap_or(0));
-        let mut reader = response.body_mut().with_config().limit(limit).reader();
-        reader.read_to_end(&mut body).map_err(|e| Error::from(ureq::Error::from(e)))?;
+        let reader = response.body_mut().with_config().limit(limit).reader();
+        let coding = match self.decodes && (200..300).contains(&status) {
+            true => body::Coding::of(content_encoding.as_deref())
+                .map_err(|c| Error::Protocol(format!("unsupported Content-Encoding {c}")))?,
+            false => body::Coding::Identity,
+        };
+        let mut body = Vec::new();
+        if coding == body::Coding::Identity {
+            body.reserve_exact(usize::try_from(declared.unwrap_or(0)).unwrap_or(0));
+        }
+        // One byte past the cap tells an inflated body at the cap from one over it.
+        let read = body::decoded(reader, coding).take(limit + 1).read_to_end(&mut body);
+        read.map_err(|e| match e.get_ref().is_some_and(|inner| !inner.is::<ureq::Error>()) {
+            // Not the connection's error: the inflater's, about the compressed bytes.
+            true if coding != body::Coding::Identity => {
+                Error::Protocol(format!("the {} body: {e}", format!("{coding:?}").to_lowercase()))
+            }
+            _ => Error::from(ureq::Error::from(e)),
+        })?;
+        if body.len() as u64 > limit {
+            return Err(Error::TooLarge { limit });
+        }
         Ok(Fetched { status, content_type, content_encoding, body })
     }
 }

@@ -469,54 +469,6 @@ pub fn unzip_first(zip: &[u8], max_bytes: u64) -> std::result::Result<Vec<u8>, S
     Ok(out)
 }
 
-/// A gzip body (RFC 1952, one member), inflated and checked (CRC-32 and length), at most `max_bytes`. The header
-/// is read here and the deflate stream handed to flate2, so that no second CRC-32 table is linked in.
-pub fn gunzip(body: &[u8], max_bytes: u64) -> std::result::Result<Vec<u8>, String> {
-    use std::io::Read;
-    const FHCRC: u8 = 2;
-    const FEXTRA: u8 = 4;
-    const FNAME: u8 = 8;
-    const FCOMMENT: u8 = 16;
-    if body.get(..3) != Some(&[0x1f, 0x8b, 8][..]) {
-        return Err("not a gzip body".into());
-    }
-    let flags = *body.get(3).ok_or("truncated gzip header")?;
-    let mut at = 10;
-    if flags & FEXTRA != 0 {
-        let len =
-            usize::from(u16::from_le_bytes([*body.get(10).ok_or("truncated")?, *body.get(11).ok_or("truncated")?]));
-        at = 12 + len;
-    }
-    for flag in [FNAME, FCOMMENT] {
-        if flags & flag != 0 {
-            let end = body.get(at..).and_then(|r| r.iter().position(|&b| b == 0)).ok_or("truncated gzip header")?;
-            at += end + 1;
-        }
-    }
-    if flags & FHCRC != 0 {
-        at += 2;
-    }
-    let stream = body.get(at..).ok_or("truncated gzip body")?;
-    let mut decoder = flate2::read::DeflateDecoder::new(stream);
-    // The size the trailer declares (ISIZE, the body's last four bytes), when within the cap: the buffer is that
-    // size at once instead of doubling up to twice the cap.
-    let declared = body.len().checked_sub(4).and_then(|i| body.get(i..)).and_then(|b| b.try_into().ok());
-    let declared = declared.map_or(0, u32::from_le_bytes);
-    let mut out = Vec::with_capacity(usize::try_from(u64::from(declared).min(max_bytes)).unwrap_or(0));
-    (&mut decoder).take(max_bytes + 1).read_to_end(&mut out).map_err(|e| format!("gunzip: {e}"))?;
-    if out.len() as u64 > max_bytes {
-        return Err(format!("the body inflates past {max_bytes} bytes"));
-    }
-    let used = usize::try_from(decoder.total_in()).map_err(|_| "gzip too large")?;
-    let word =
-        |i: usize| -> Option<u32> { Some(u32::from_le_bytes(stream.get(used + i..used + i + 4)?.try_into().ok()?)) };
-    let (crc, size) = word(0).zip(word(4)).ok_or("the gzip trailer is missing")?;
-    if crc != crate::journal::crc32(&out) || size != out.len() as u32 {
-        return Err("the gzip checksum does not match".into());
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

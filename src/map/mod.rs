@@ -315,7 +315,7 @@ const CELESTRAK_HALT_S: u64 = 6 * 3_600;
 impl MapService {
     pub fn new(settings: Settings, clock: Arc<dyn Clock>) -> MapService {
         let limits = Limits::within(settings.timeout, settings.bytes_max, FEED_REDIRECTS_MAX);
-        let client = Client::new(limits, settings.redirect_policy.clone());
+        let client = Client::new(limits, settings.redirect_policy.clone()).decoding();
         let s = &settings;
         let src = |id, slug: &str, default: &str, licence, attribution| Source {
             id,
@@ -574,22 +574,16 @@ impl MapService {
         Ok((result, started.elapsed().as_millis() as u64))
     }
 
-    /// A GET asking for gzip; the body inflated within the byte cap. `Err((why, Some(status)))` for a non-200.
+    /// A GET asking for gzip; the body inflated as it is read, within the byte cap (`Client::decoding`).
+    /// `Err((why, Some(status)))` for a non-200.
     fn get(&self, url: &str, headers: &[(&str, &str)]) -> Result<Vec<u8>, (String, Option<u16>)> {
-        let mut all = vec![("Accept-Encoding", "gzip"), ("Accept", "application/json, */*")];
+        let mut all = vec![("Accept", "application/json, */*")];
         all.extend_from_slice(headers);
         let fetched = self.client.get(url, &all).map_err(|e| (format!("{}: {e}", e.code()), None))?;
         if fetched.status != 200 {
             return Err((format!("HTTP {} from {url}", fetched.status), Some(fetched.status)));
         }
-        match fetched.content_encoding.as_deref().map(str::trim) {
-            Some(e) if e.eq_ignore_ascii_case("gzip") => {
-                feeds::gunzip(&fetched.body, self.settings.bytes_max).map_err(|e| (e, None))
-            }
-            None | Some("") => Ok(fetched.body),
-            Some(e) if e.eq_ignore_ascii_case("identity") => Ok(fetched.body),
-            Some(other) => Err((format!("unsupported Content-Encoding {other}"), None)),
-        }
+        Ok(fetched.body)
     }
 
     /// GDELT: the manifest names the latest export; it is fetched only from the manifest's own host.
