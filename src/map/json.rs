@@ -239,14 +239,23 @@ impl<'a> Reader<'a> {
                 _ => push(&mut out, &mut full, &[b]),
             }
         }
-        // A cut may have split a character: the kept bytes end at the last whole one.
+        // A cut may have split the last character: the kept bytes end before it. Invalid bytes anywhere (before the
+        // cut or in an uncut string) are U+FFFD, and what follows them is kept.
         Ok(match String::from_utf8(out) {
             Ok(s) => s,
             Err(e) => {
                 let mut bytes = e.into_bytes();
-                let valid = std::str::from_utf8(&bytes).map_or_else(|e| e.valid_up_to(), str::len);
                 if full {
-                    bytes.truncate(valid);
+                    // A split character's lead byte is among the last three (a character is four bytes at most).
+                    let lead = (bytes.len().saturating_sub(3)..bytes.len())
+                        .rev()
+                        .find(|&i| bytes.get(i).is_some_and(|b| b & 0xC0 != 0x80));
+                    let incomplete = |at: usize| {
+                        std::str::from_utf8(bytes.get(at..).unwrap_or_default()).is_err_and(|e| e.error_len().is_none())
+                    };
+                    if let Some(lead) = lead.filter(|&at| incomplete(at)) {
+                        bytes.truncate(lead);
+                    }
                 }
                 String::from_utf8_lossy(&bytes).into_owned()
             }
@@ -402,6 +411,21 @@ mod tests {
         let wide = format!("[{}0]", "{},".repeat(100_000));
         let v = Reader::new(wide.as_bytes()).value().unwrap();
         assert_eq!(v.as_array().unwrap().len(), ITEM_COST_MAX / NODE_COST_BYTES - 1);
+    }
+
+    /// An invalid byte before a cut is U+FFFD, and the text after it up to the cap is kept (the cut once kept only
+    /// what came before the first invalid byte); a character split by the cut is dropped whole.
+    #[test]
+    fn a_cut_string_keeps_its_text_past_an_invalid_byte() {
+        let mut long = b"[\"a\xffb".to_vec();
+        long.extend("é".repeat(STRING_BYTES_MAX).as_bytes());
+        long.extend(b"\"]");
+        let v = Reader::new(&long).value().unwrap();
+        // Three bytes "a", 0xff, "b", then whole "é"s up to the cap: the last, split, is dropped.
+        let expected = format!("a\u{fffd}b{}", "é".repeat((STRING_BYTES_MAX - 3) / 2));
+        assert_eq!(v[0].as_str().unwrap(), expected);
+        let v = Reader::new(b"[\"a\xffb\"]").value().unwrap();
+        assert_eq!(v[0].as_str().unwrap(), "a\u{fffd}b", "an uncut string");
     }
 
     #[test]
