@@ -180,6 +180,17 @@ impl Dir {
     /// Makes the new file `name` (never an existing one) holding `parts` one after the other, on disk before it
     /// returns; on a failure nothing of it is left.
     pub fn create_new(&self, name: &OsStr, parts: &[&[u8]], mode: u32) -> io::Result<()> {
+        self.create(name, parts, mode)?;
+        let synced = self.sync();
+        if synced.is_err() {
+            let _ = self.remove(name);
+        }
+        synced
+    }
+
+    /// `create_new` but for the directory's entry, which the caller syncs (`write_atomically` syncs it once, after
+    /// the rename): the file's content is on disk before it returns; on a failure nothing of it is left.
+    fn create(&self, name: &OsStr, parts: &[&[u8]], mode: u32) -> io::Result<()> {
         let path = self.path.join(name);
         let file = OpenOptions::new()
             .write(true)
@@ -188,7 +199,7 @@ impl Dir {
             .custom_flags(libc::O_NOFOLLOW)
             .open(self.at(name)?)
             .map_err(|e| named(&path, "cannot create", e))?;
-        let written = self.fill(&path, file, parts, mode).and_then(|()| self.sync());
+        let written = self.fill(&path, file, parts, mode);
         if written.is_err() {
             let _ = self.remove(name);
         }
@@ -204,7 +215,9 @@ impl Dir {
         let mut tmp = std::ffi::OsString::from(".");
         tmp.push(name);
         tmp.push(format!(".{}.tmp", crate::codec::hex_encode(&random)));
-        self.create_new(&tmp, parts, mode)?;
+        // The temporary file's entry needs no sync of its own: the rename's sync below puts the directory on disk,
+        // and a crash before it leaves at worst a stray temporary file (the old content is still under `name`).
+        self.create(&tmp, parts, mode)?;
         let renamed = std::fs::rename(self.at(&tmp)?, self.at(name)?)
             .map_err(|e| named(&path, "cannot replace", e))
             .and_then(|()| self.sync());
