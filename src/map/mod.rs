@@ -259,7 +259,8 @@ struct State {
     /// The layer's document last rendered (`layer_document`); a poll's outcome makes it out of date. Once a layer's
     /// data is `Data::Rendered`, there is always one.
     document: Option<Document>,
-    /// Counts polls' outcomes: a document rendered from the state before one is not kept.
+    /// Counts polls' outcomes: a document rendered from the state before one is not kept, and a kept one is served
+    /// while its generation is this.
     generation: u64,
 }
 
@@ -269,8 +270,9 @@ struct Document {
     reply: Arc<Prepared>,
     /// Where the features' bytes are in its body (the members of its `features` list).
     features: std::ops::Range<usize>,
-    /// False after a poll's outcome: rendered again at the next request.
-    current: bool,
+    /// The layer's `generation` it was rendered from: after a poll's outcome it is rendered again at the next
+    /// request.
+    generation: u64,
 }
 
 /// One source's health counters.
@@ -483,9 +485,6 @@ impl MapService {
         }
         let now = self.clock.now_unix_ms();
         let mut st = layer.lock();
-        if let Some(d) = &mut st.document {
-            d.current = false;
-        }
         st.generation = st.generation.wrapping_add(1);
         match outcome {
             Ok((o, _)) => {
@@ -723,7 +722,7 @@ impl MapService {
         let reply = Arc::new(Prepared::from((self.finish)(response)));
         let mut st = layer.lock();
         if st.generation == generation {
-            st.document = Some(Document { at_ms: now, reply: reply.clone(), features, current: true });
+            st.document = Some(Document { at_ms: now, reply: reply.clone(), features, generation });
             if let Some(Data::Features(f)) = st.data.as_deref() {
                 st.data = Some(Arc::new(Data::Rendered(f.count())));
             }
@@ -897,7 +896,7 @@ impl Layer {
     /// The document rendered less than `DOCUMENT_FRESH_MS` before `now`.
     fn fresh_document(&self, now: u64) -> Option<Arc<Prepared>> {
         let st = self.lock();
-        let d = st.document.as_ref().filter(|d| d.current)?;
+        let d = st.document.as_ref().filter(|d| d.generation == st.generation)?;
         (now >= d.at_ms && now - d.at_ms < DOCUMENT_FRESH_MS).then(|| d.reply.clone())
     }
 }
@@ -963,11 +962,7 @@ mod tests {
         let first = map.layer_document("terremotos").unwrap();
         assert!(matches!(layer.lock().data.as_deref(), Some(Data::Rendered(3))));
         // A failed poll's outcome: the document is out of date, the features are its own.
-        {
-            let mut st = layer.lock();
-            st.generation += 1;
-            st.document.as_mut().unwrap().current = false;
-        }
+        layer.lock().generation += 1;
         let again = map.layer_document("terremotos").unwrap();
         assert!(!Arc::ptr_eq(&first, &again));
         let v: Value = serde_json::from_slice(again.body()).unwrap();
