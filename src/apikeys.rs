@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::codec::base64url_encode;
 use crate::error::ApiError;
 use crate::sign::sha256;
+use crate::statedir::SMALL_FILE_BYTES_MAX;
 
 /// The keys file's name in the state directory.
 pub const API_KEYS_FILE: &str = "api-keys";
@@ -170,6 +171,8 @@ impl ApiKeys {
                 mode & 0o7777,
                 self.path.display()
             ))
+        } else if meta.len() > SMALL_FILE_BYTES_MAX {
+            Some(format!("is larger than {SMALL_FILE_BYTES_MAX} bytes"))
         } else {
             None
         };
@@ -183,10 +186,7 @@ impl ApiKeys {
         let stamp = meta.modified().ok().map(|m| (m, meta.len()));
         let due = cache.read_at.is_none_or(|t| now.duration_since(t) >= RECHECK_INTERVAL);
         if stamp != cache.stamp || due {
-            let read = crate::statedir::open_file(&self.path, std::fs::OpenOptions::new().read(true)).and_then(|f| {
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut &f, &mut bytes).map(|_| bytes)
-            });
+            let read = crate::statedir::read_file(&self.path, SMALL_FILE_BYTES_MAX);
             match read {
                 Ok(bytes) => {
                     let content = sha256(&bytes);
@@ -312,6 +312,23 @@ mod tests {
         let later = t0 + RECHECK_INTERVAL;
         assert_eq!(keys.check(Some(&old), ip(1), later).unwrap_err().code, "api_key_invalid");
         keys.check(Some(&new), ip(1), later).unwrap();
+    }
+
+    /// The keys file is read within `SMALL_FILE_BYTES_MAX`: a larger one is unusable, said once, never read whole
+    /// (it was read to its end, however large).
+    #[test]
+    fn a_keys_file_over_its_cap_is_unusable() {
+        let path = temp("large");
+        let key = "k".repeat(KEY_LEN_MIN);
+        let padding = format!("# {}\n", "x".repeat(1_000)).repeat(SMALL_FILE_BYTES_MAX as usize / 1_000);
+        std::fs::write(&path, format!("{key}\n{padding}")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let keys = ApiKeys::new(&path);
+        let e = keys.check(Some(&key), ip(1), Instant::now()).unwrap_err();
+        assert_eq!(e.code, "api_keys_unusable");
+        assert!(e.message.contains(&format!("larger than {SMALL_FILE_BYTES_MAX} bytes")), "{}", e.message);
+        std::fs::write(&path, format!("{key}\n")).unwrap();
+        keys.check(Some(&key), ip(1), Instant::now()).unwrap();
     }
 
     #[test]

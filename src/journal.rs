@@ -503,16 +503,15 @@ pub fn repair(path: &Path, offset: u64, now_ms: u64) -> io::Result<Repaired> {
     Ok(Repaired { backup, lines_removed, bytes_removed: cut.len() as u64 })
 }
 
-/// A journal's bytes, read without following a link at its name.
+/// A journal's bytes, read without following a link at its name: all of them (the server's own record, read by its
+/// operator's tools; the server reads it as it opens it).
 fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    crate::statedir::open_file(path, OpenOptions::new().read(true))?.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    crate::statedir::read_file(path, u64::MAX)
 }
 
 /// `e` with the path it is about.
 fn named(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    crate::statedir::named(path, "", e)
 }
 
 /// The records of a journal's bytes, and how many bytes of torn tail follow them.

@@ -26,7 +26,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-/// Bytes read at most of a small file of the state directory (a key, the retired keys' list).
+/// Bytes read at most of a small file of the state directory (a key, the retired keys' list) or of the API keys file.
 pub const SMALL_FILE_BYTES_MAX: u64 = 1_048_576;
 
 /// An open directory of the state directory, and whose it is.
@@ -364,8 +364,20 @@ fn refusal_or(path: &Path, doing: &str, e: io::Error) -> io::Error {
     }
 }
 
+/// The bytes of the file at `path` (opened as `open_file` opens it), at most `bytes_max`: a larger file is an
+/// `InvalidData` error. Errors do not name the path: callers do.
+pub(crate) fn read_file(path: &Path, bytes_max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open_file(path, OpenOptions::new().read(true))?.take(bytes_max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > bytes_max {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("is larger than {bytes_max} bytes")));
+    }
+    Ok(bytes)
+}
+
 /// `e` with the path it is about (and what was being done), its kind kept.
-fn named(path: &Path, doing: &str, e: io::Error) -> io::Error {
+pub(crate) fn named(path: &Path, doing: &str, e: io::Error) -> io::Error {
     let doing = if doing.is_empty() { String::new() } else { format!("{doing}: ") };
     io::Error::new(e.kind(), format!("{}: {doing}{e}", path.display()))
 }
