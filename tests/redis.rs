@@ -702,6 +702,8 @@ fn a_shared_answer_not_sealed_by_the_fleet_is_never_served() {
     assert_eq!(fleet.b.metric("websearchd_store_cache_refused_total"), 4, "the empty value is no entry");
     assert_eq!(fleet.b.metric("websearchd_store_cache_hits_total"), 0);
     assert!(fleet.b.log_with("was refused").contains("was refused"));
+    // One line for the first refusal, none for the next three within the minute (a writer chooses how many).
+    assert_eq!(fleet.b.log_text().matches("was refused").count(), 1, "{}", fleet.b.log_text());
     // Four at once, each a 1 MB entry behind a genuine header: each read costs at most the bound, never the tree.
     let keys: Vec<Vec<u8>> = (0..4).map(|i| shared_key(&fleet, &format!("large {i}"))).collect();
     for key in &keys {

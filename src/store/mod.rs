@@ -49,6 +49,8 @@ pub const RETRY_AFTER_S: u32 = 2;
 const DOWN_MS: u64 = 1_000;
 /// Characters of an unexpected reply kept in the log and `/health` (its `Debug` form: a bulk string's bytes).
 const REPLY_SHOWN_CHARS_MAX: usize = 200;
+/// The least time between two log lines about refused shared answers.
+const REFUSAL_LOG_INTERVAL_MS: u64 = 60_000;
 /// Trial counters outlive their UTC day by one more, so a node whose clock is a little off still finds them.
 const TRIAL_TTL_MS: u64 = 2 * 86_400_000;
 
@@ -105,6 +107,8 @@ pub struct Store {
     cache_hits: AtomicU64,
     /// Entries read back and refused (not the fleet's, stale, too long, not an answer): each a miss.
     cache_refused: AtomicU64,
+    /// When a refusal was last logged (Unix ms, 0 for never): at most one line per `REFUSAL_LOG_INTERVAL_MS`.
+    refusal_logged_ms: AtomicU64,
     /// What seals the shared answers; without it, none are shared.
     secret: Option<Secret>,
 }
@@ -125,6 +129,7 @@ impl Store {
         Ok(Store {
             secret,
             cache_refused: AtomicU64::new(0),
+            refusal_logged_ms: AtomicU64::new(0),
             client: Client::new(settings)?,
             prefix: prefix.to_owned(),
             node: node_token(),
@@ -204,13 +209,20 @@ impl Store {
                 Ok(Some((answer, ttl.saturating_sub(left))))
             }
             Err(why) => {
-                self.cache_refused.fetch_add(1, Relaxed);
-                log::warn!(
-                    "the shared answer {} was refused ({why}): a miss. Does a node without this fleet's secret, or \
-                     someone else, write under {}?",
-                    String::from_utf8_lossy(&key),
-                    self.prefix
-                );
+                let refused = self.cache_refused.fetch_add(1, Relaxed) + 1;
+                // Whoever writes the store chooses how often this happens: one line for the first refusal, then
+                // at most one a minute (the count is websearchd_store_cache_refused_total).
+                let last = self.refusal_logged_ms.load(Relaxed);
+                let due = last == 0 || now_ms.saturating_sub(last) >= REFUSAL_LOG_INTERVAL_MS;
+                if due && self.refusal_logged_ms.compare_exchange(last, now_ms.max(1), Relaxed, Relaxed).is_ok() {
+                    log::warn!(
+                        "the shared answer {} was refused ({why}): a miss ({refused} refused since the start; said \
+                         at most once a minute). Does a node without this fleet's secret, or someone else, write \
+                         under {}?",
+                        String::from_utf8_lossy(&key),
+                        self.prefix
+                    );
+                }
                 Ok(None)
             }
         }
@@ -352,11 +364,7 @@ impl Store {
     /// A reply of a type the command does not answer with: a failure of the store, counted and kept as its last
     /// error (as a server's error reply is).
     fn unexpected(&self, command: &str, reply: &Reply) -> Unavailable {
-        let mut shown = format!("{reply:?}");
-        if let Some((end, _)) = shown.char_indices().nth(REPLY_SHOWN_CHARS_MAX) {
-            shown.truncate(end);
-            shown.push('…');
-        }
+        let shown = debug_cut(reply, REPLY_SHOWN_CHARS_MAX);
         self.failed(format!("unexpected reply to {command}: {shown}"))
     }
 
@@ -421,10 +429,64 @@ fn node_token() -> String {
     crate::codec::hex_encode(&bytes)
 }
 
+/// `value`'s `Debug` form, its first `chars_max` characters and `…` when there were more: the formatting stops
+/// there (a bulk reply of 256 KiB is not formatted whole to show 200 characters of it).
+fn debug_cut(value: &impl std::fmt::Debug, chars_max: usize) -> String {
+    /// Keeps characters while it may, then refuses the rest, which ends the formatting.
+    struct Cut {
+        text: String,
+        left: usize,
+        cut: bool,
+    }
+    impl std::fmt::Write for Cut {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            for c in s.chars() {
+                if self.left == 0 {
+                    self.cut = true;
+                    return Err(std::fmt::Error);
+                }
+                self.text.push(c);
+                self.left -= 1;
+            }
+            Ok(())
+        }
+    }
+    let mut out = Cut { text: String::new(), left: chars_max, cut: false };
+    let _ = write!(out, "{value:?}");
+    if out.cut {
+        out.text.push('…');
+    }
+    out.text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};
+
+    /// An unexpected reply is shown by its first characters and formatted no further (a 256 KiB bulk reply was
+    /// formatted whole, about 1.3 MB of text, to keep 200 characters of it).
+    #[test]
+    fn a_reply_is_shown_cut_and_formatted_no_further() {
+        struct Counted(std::cell::Cell<usize>);
+        impl std::fmt::Debug for Counted {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                for _ in 0..1_000_000 {
+                    self.0.set(self.0.get() + 1);
+                    f.write_str("x")?;
+                }
+                Ok(())
+            }
+        }
+        let counted = Counted(std::cell::Cell::new(0));
+        assert_eq!(debug_cut(&counted, 200), format!("{}…", "x".repeat(200)));
+        assert_eq!(counted.0.get(), 201, "the formatting stopped at the cut");
+        let bulk = Reply::Bulk(vec![7; 262_144]);
+        let whole = format!("{bulk:?}");
+        let (end, _) = whole.char_indices().nth(200).unwrap();
+        assert_eq!(debug_cut(&bulk, 200), format!("{}…", &whole[..end]), "as the whole text cut");
+        assert_eq!(debug_cut(&Reply::Int(5), 200), "Int(5)");
+    }
 
     /// A server that answers the commands it reads, in order, with `replies` (one each), on one connection.
     fn answering(replies: Vec<&'static [u8]>) -> Store {
