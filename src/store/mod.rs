@@ -52,7 +52,7 @@ const REPLY_SHOWN_CHARS_MAX: usize = 200;
 /// The least time between two log lines about refused shared answers.
 const REFUSAL_LOG_INTERVAL_MS: u64 = 60_000;
 /// Trial counters outlive their UTC day by one more, so a node whose clock is a little off still finds them.
-const TRIAL_TTL_MS: u64 = 2 * 86_400_000;
+const TRIAL_TTL_MS: u64 = 2 * crate::clock::DAY_MS;
 
 /// Frees a payment's key only if this node's token still holds it.
 const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end \
