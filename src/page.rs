@@ -58,11 +58,7 @@ impl Page {
     /// Cuts the markdown to `bytes` at most (at a character boundary; then `truncated`).
     pub fn cap(&mut self, bytes: usize) {
         if self.markdown.len() > bytes {
-            let mut end = bytes;
-            while !self.markdown.is_char_boundary(end) {
-                end -= 1;
-            }
-            self.markdown.truncate(end);
+            self.markdown.truncate(crate::html::floor_char_boundary(&self.markdown, bytes));
             self.truncated = true;
         }
     }

@@ -220,10 +220,7 @@ fn is_cjk(c: char) -> bool {
 fn cut_words(text: &str, room: usize) -> String {
     // The last word boundary at or before byte `at`.
     let boundary = |at: usize| -> Option<usize> {
-        let mut at = at.min(text.len());
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
+        let at = crate::html::floor_char_boundary(text, at);
         if text.get(at..).is_some_and(|t| t.starts_with(char::is_whitespace)) {
             return Some(at);
         }

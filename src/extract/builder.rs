@@ -835,8 +835,7 @@ fn is_post_text(tag: &Tag) -> bool {
 fn title_text(raw: &str) -> String {
     let mut t = crate::html::collapse_whitespace(raw);
     if t.len() > TITLE_BYTES_MAX {
-        let cut = (0..=TITLE_BYTES_MAX).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0);
-        t.truncate(cut);
+        t.truncate(crate::html::floor_char_boundary(&t, TITLE_BYTES_MAX));
     }
     t
 }

@@ -404,11 +404,7 @@ pub fn gdelt_events(tsv: &[u8], max: usize) -> Result {
 
 /// At most `json::STRING_BYTES_MAX` bytes of `s`, cut at a character boundary (as the JSON feeds' strings are).
 fn cut(s: &str) -> &str {
-    let mut end = s.len().min(json::STRING_BYTES_MAX);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.get(..end).unwrap_or_default()
+    s.get(..crate::html::floor_char_boundary(s, json::STRING_BYTES_MAX)).unwrap_or_default()
 }
 
 /// `YYYYMMDDhhmmss` (UTC) as Unix ms.

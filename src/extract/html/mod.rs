@@ -770,6 +770,16 @@ fn windows_1252(value: u32) -> char {
     char::from_u32(mapped).unwrap_or('\u{FFFD}')
 }
 
+/// The largest character boundary of `s` at or before byte `at` (`at` past the end: the end), where a text is cut to a
+/// byte budget: std's `str::floor_char_boundary`, which Rust 1.88 (the release toolchain) does not have yet.
+pub fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 /// Collapses runs of whitespace (including no-break spaces) into single spaces and trims: how titles and snippets
 /// are shown.
 pub fn collapse_whitespace(text: &str) -> String {

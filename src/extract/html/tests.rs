@@ -330,3 +330,11 @@ fn recorded_search_pages_tokenize_the_same_in_any_chunks() {
         }
     }
 }
+
+#[test]
+fn the_floor_of_a_byte_is_a_character_boundary() {
+    let s = "aé日b"; // a (0), é (1..3), 日 (3..6), b (6..7)
+    let floors: Vec<usize> = (0..10).map(|at| floor_char_boundary(s, at)).collect();
+    assert_eq!(floors, [0, 1, 1, 3, 3, 3, 6, 7, 7, 7]);
+    assert_eq!(floor_char_boundary("", 5), 0);
+}
