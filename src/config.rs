@@ -61,7 +61,11 @@ pub struct Config {
     pub source_timeout_ms: u64,
     pub source_body_bytes_max: u64,
     pub source_interval_ms: u64,
+    /// Requests a provider may take at once before its interval holds (the token bucket's size).
+    pub source_burst: u32,
+    /// The first back-off after a wall or 429 (`breaker_cooldown_ms`) and after another failure.
     pub breaker_cooldown_ms: u64,
+    pub breaker_failure_cooldown_ms: u64,
     pub breaker_cooldown_max_ms: u64,
     pub search_deadline_ms: u64,
     pub cache_ttl_s: u64,
@@ -501,8 +505,10 @@ impl Config {
         let source_connect_timeout_ms = r.int("WEBSEARCHD_SOURCE_CONNECT_TIMEOUT_MS", 2_000, 100..=30_000)?;
         let source_timeout_ms = r.int("WEBSEARCHD_SOURCE_TIMEOUT_MS", 5_000, 200..=60_000)?;
         let source_body_bytes_max = r.int("WEBSEARCHD_SOURCE_BODY_BYTES_MAX", 2_097_152, 4_096..=33_554_432)?;
-        let source_interval_ms = r.int("WEBSEARCHD_SOURCE_INTERVAL_MS", 2_000, 0..=600_000)?;
-        let breaker_cooldown_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MS", 60_000, 1_000..=86_400_000)?;
+        let source_interval_ms = r.int("WEBSEARCHD_SOURCE_INTERVAL_MS", 1_000, 0..=600_000)?;
+        let source_burst = r.int("WEBSEARCHD_SOURCE_BURST", 3, 1..=20)?;
+        let breaker_cooldown_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MS", 15_000, 1_000..=86_400_000)?;
+        let breaker_failure_cooldown_ms = r.int("WEBSEARCHD_BREAKER_FAILURE_COOLDOWN_MS", 2_000, 100..=86_400_000)?;
         let breaker_cooldown_max_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS", 1_800_000, 1_000..=86_400_000)?;
         let search_deadline_ms = r.int("WEBSEARCHD_SEARCH_DEADLINE_MS", 15_000, 500..=120_000)?;
         let cache_ttl_s = r.int("WEBSEARCHD_CACHE_TTL_S", 600, 0..=86_400)?;
@@ -741,7 +747,9 @@ impl Config {
             source_timeout_ms,
             source_body_bytes_max,
             source_interval_ms,
+            source_burst,
             breaker_cooldown_ms,
+            breaker_failure_cooldown_ms,
             breaker_cooldown_max_ms,
             search_deadline_ms,
             cache_ttl_s,

@@ -116,11 +116,14 @@ fn html_blocked_then_lite_answers_and_the_breaker_skips_html() {
     let a = search(&server, "blocked second").json();
     assert_eq!(statuses(&a), vec![pair("ddg_lite", "ok"), pair("ddg_html", "skipped")]);
     assert_eq!(a["sources"][1]["error"], "cooling_down");
-    // 60 s of cool-down by default, less the time since the block (generous for a loaded machine).
-    assert!(a["sources"][1]["retry_in_s"].as_u64().unwrap() >= 50);
+    // A wall backs off 15 s by default (12 to 18 with the jitter), less the time since it.
+    let retry = a["sources"][1]["retry_in_s"].as_u64().unwrap();
+    assert!((8..=18).contains(&retry), "{retry}");
     assert_eq!(up.count("/html/"), 1);
     let health = server.get("/health").json();
     assert_eq!(health["sources"][0]["breaker"], "open");
+    assert_eq!(health["sources"][0]["failures_in_a_row"], 1);
+    assert_eq!(health["sources"][1]["failures_in_a_row"], 0);
     let metrics = server.get("/metrics").text();
     assert!(metrics.contains("websearchd_source_blocks_total{source=\"ddg_html\""), "{metrics}");
 }
@@ -229,7 +232,9 @@ fn cache_hit() {
 #[test]
 fn all_skipped_is_a_503_with_retry_after() {
     let up = Upstream::start(happy);
-    let server = start(&up, "ddg_html", &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "60000"), ("WEBSEARCHD_CACHE_TTL_S", "0")]);
+    let env =
+        [("WEBSEARCHD_SOURCE_INTERVAL_MS", "60000"), ("WEBSEARCHD_SOURCE_BURST", "1"), ("WEBSEARCHD_CACHE_TTL_S", "0")];
+    let server = start(&up, "ddg_html", &env);
     assert_eq!(search(&server, "one").status, 200);
     let r = search(&server, "two");
     assert_eq!((r.status, r.error_code().as_str()), (503, "all_sources_skipped"), "{}", r.text());
@@ -244,9 +249,9 @@ fn searxng_without_instances_is_reported_not_configured() {
     let server = start(&up, "ddg_html,searxng", &[("WEBSEARCHD_SEARXNG_URLS", " ")]);
     let r = search(&server, "q");
     assert_eq!(r.status, 502);
-    let report = &r.json()["error"]["sources"];
-    assert_eq!(report[1]["status"], "skipped");
-    assert_eq!(report[1]["error"], "not_configured");
+    let report = r.json()["error"]["sources"].clone();
+    let searxng = report.as_array().unwrap().iter().find(|s| s["name"] == "searxng").expect("searxng reported");
+    assert_eq!((searxng["status"].as_str(), searxng["error"].as_str()), (Some("skipped"), Some("not_configured")));
 }
 
 /// Every recorded DuckDuckGo HTML page, served by the upstream, comes out of `/service` as its organic results.
@@ -399,10 +404,10 @@ fn blocked_duckduckgo_falls_through_to_the_next_providers_and_fills_twenty() {
     assert_eq!(up.count("/w/api.php"), 0, "twenty results were held before Wikipedia's turn");
 }
 
-/// A blocked provider is asked last (reported skipped, cooling down) whatever the rotation says, until its
-/// cool-down ends; then it takes its turn again.
+/// A blocked provider is backed off and asked last (reported skipped, cooling down) whatever the rotation says; when
+/// its back-off ends it is half-open, and one trial request closes it again.
 #[test]
-fn a_blocked_provider_goes_last_until_its_cool_down_ends() {
+fn a_blocked_provider_goes_last_until_its_trial_answers() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let blocking = Arc::new(AtomicBool::new(true));
@@ -418,60 +423,63 @@ fn a_blocked_provider_goes_last_until_its_cool_down_ends() {
     // Turn 0: Bing first in the rotation; it blocks, Mojeek answers.
     let a = ask("health 0");
     assert_eq!(statuses(&a), vec![pair("bing", "failed"), pair("mojeek", "ok")]);
-    // Turns 1 and 2: Bing cooling down is asked last, even on its own turn (2).
+    // Turns 1 and 2: Bing backing off is asked last, even on its own turn (2).
     for q in ["health 1", "health 2"] {
         let a = ask(q);
         assert_eq!(statuses(&a), vec![pair("mojeek", "ok"), pair("bing", "skipped")], "{q}");
         assert_eq!(a["sources"][1]["error"], "cooling_down");
     }
     blocking.store(false, Ordering::SeqCst);
-    // Wait for the cool-down's end as /health reports it (reading /health does not move the rotation). Five seconds
-    // of cool-down leave room for a stalled machine between the block and turn 2.
+    // Wait for the back-off's end as /health reports it (reading /health does not move the rotation). Five seconds
+    // (4 to 6 with the jitter) leave room for a stalled machine between the block and turn 2.
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    let bing_breaker = || {
+    let bing = || {
         let health = server.get("/health").json();
         let sources = health["sources"].as_array().cloned().unwrap_or_default();
-        sources.iter().find(|s| s["name"] == "bing").map(|s| s["breaker"].as_str().unwrap_or("").to_string())
+        sources.into_iter().find(|s| s["name"] == "bing").unwrap_or_default()
     };
-    while bing_breaker().as_deref() != Some("closed") && std::time::Instant::now() < deadline {
+    while bing()["breaker"] != "half_open" && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(bing_breaker().as_deref(), Some("closed"), "the cool-down ended");
-    // Turn 3 (Mojeek's) then turn 4 (Bing's): cooled down, Bing is back in the rotation and first on its turn.
+    assert_eq!(bing()["breaker"], "half_open", "the back-off ended: the next request is a trial");
+    assert_eq!(bing()["failures_in_a_row"], 1);
+    // Turn 3: the healthy provider first, then Bing's trial, which answers and closes it.
     let a = ask("health 3");
     assert_eq!(statuses(&a), vec![pair("mojeek", "ok"), pair("bing", "ok")]);
-    let a = ask("health 4");
-    assert_eq!(statuses(&a), vec![pair("bing", "ok")]);
-    assert_eq!(a["results"][0]["source"], "bing");
+    assert_eq!((bing()["breaker"].as_str(), bing()["failures_in_a_row"].as_u64()), (Some("closed"), Some(0)));
+    assert_eq!(up.count("/bing"), 2, "one wall, one trial");
 }
 
-/// Pacing is per provider, and the seed's html -> lite fallback happens within one search (issue 31): after html is
-/// bot-walled, lite is asked in the same search after a next page's short gap, not skipped for the provider's
-/// interval; the next search waits the full interval.
+/// Pacing is per provider, a token bucket: after html is bot-walled, lite is asked in the same search with the
+/// provider's burst, not skipped for its interval; with the burst spent the next search finds both endpoints not
+/// ready (html also backing off).
 #[test]
 fn two_endpoints_of_one_provider_share_its_pacing() {
     let up = Upstream::start(|seen| match seen.path() {
         "/html/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
         _ => happy(seen),
     });
-    let server = start(&up, "ddg_html,ddg_lite,mojeek", &[("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=60000")]);
+    let env = [("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=60000"), ("WEBSEARCHD_SOURCE_BURST", "2")];
+    let server = start(&up, "ddg_html,ddg_lite,mojeek", &env);
     let t0 = Instant::now();
     let a = search(&server, "paced").json();
     assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_lite", "ok"), pair("mojeek", "ok")]);
     assert_eq!(a["results"][0]["source"], "ddg_lite");
-    assert!(t0.elapsed() < Duration::from_secs(10), "lite waited a short gap, not the minute: {:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_secs(10), "lite took the burst, not the minute: {:?}", t0.elapsed());
     let lite = up.seen().into_iter().find(|s| s.path() == "/lite/").expect("lite asked");
     assert_eq!(lite.param("q").as_deref(), Some("paced"));
-    // The next search: the provider asked less than its interval ago, both endpoints wait.
+    // The next search: the burst is spent, both endpoints wait for the provider's next slot.
     let a = search(&server, "paced again").json();
-    let skipped: Vec<&str> = a["sources"]
+    let ddg: Vec<(String, u64)> = a["sources"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|s| s["name"].as_str().unwrap().starts_with("ddg"))
-        .map(|s| s["error"].as_str().unwrap_or(""))
+        .map(|s| (s["error"].as_str().unwrap_or("").to_string(), s["retry_in_s"].as_u64().unwrap_or(0)))
         .collect();
-    assert!(skipped.iter().all(|e| *e == "not_ready" || *e == "cooling_down"), "{a}");
+    assert_eq!(ddg.len(), 2, "{a}");
+    assert!(ddg.iter().any(|(e, s)| e == "not_ready" && (50..=60).contains(s)), "lite waits the interval: {a}");
+    assert!(ddg.iter().all(|(e, _)| e == "not_ready" || e == "cooling_down"), "{a}");
     assert_eq!(up.count("/lite/"), 1);
 }
 
@@ -563,20 +571,28 @@ fn duckduckgo_html_second_page_by_its_form() {
     assert_eq!(up.count("/mojeek"), 0);
 }
 
-/// A next page waits a short gap after the provider's previous request, not its full interval, and counts as the
-/// provider's last request: the next search finds DuckDuckGo not ready.
+/// A next page takes its provider's next slot when it comes within a short gap (here the burst's second request, at
+/// once), and counts against the provider: the next search finds DuckDuckGo not ready. Without a slot that soon,
+/// the search keeps its first page.
 #[test]
-fn a_next_page_waits_a_short_gap_not_the_interval() {
+fn a_next_page_takes_the_providers_slot_within_a_short_gap() {
     let Some(up) = ddg_two_pages() else { return };
-    let server = start(&up, "ddg_html", &[("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=20000")]);
+    let paced = [("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=20000"), ("WEBSEARCHD_SOURCE_BURST", "2")];
+    let server = start(&up, "ddg_html", &paced);
     let started = Instant::now();
     let a = search(&server, "eino").json();
-    let took = started.elapsed();
     assert_eq!(a["results"].as_array().unwrap().len(), 20, "{a}");
-    assert!(took >= Duration::from_secs(1), "the second page waited the gap: {took:?}");
-    assert!(took < Duration::from_secs(15), "not the provider's interval: {took:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "not the provider's interval: {:?}", started.elapsed());
     let r = search(&server, "eino again");
     assert_eq!((r.status, r.error_code().as_str()), (503, "all_sources_skipped"), "{}", r.text());
+    let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((10..=20).contains(&retry), "{retry}");
+
+    let one = [("WEBSEARCHD_PROVIDER_INTERVALS_MS", "duckduckgo=20000"), ("WEBSEARCHD_SOURCE_BURST", "1")];
+    let server = start(&up, "ddg_html", &one);
+    let a = search(&server, "eino once").json();
+    assert_eq!(a["results"].as_array().unwrap().len(), 10, "{a}");
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "ok")]);
 }
 
 /// Each request's timeout ends at the search's deadline: a source that hangs cannot hold the search past it.
@@ -599,4 +615,84 @@ fn the_deadline_bounds_each_request() {
     let report = &r.json()["error"]["sources"];
     assert_eq!(report[0]["error"], "timeout", "{report}");
     assert_eq!((report[1]["status"].as_str(), report[1]["error"].as_str()), (Some("skipped"), Some("deadline")));
+}
+
+/// Issue 38: a search waits for a paced provider's next slot instead of skipping it (a self-hoster's one SearXNG
+/// answers searches sent back to back), and the source says how long it waited.
+#[test]
+fn a_paced_provider_is_waited_for_not_skipped() {
+    let up = Upstream::start(happy);
+    let env = [("WEBSEARCHD_PROVIDER_INTERVALS_MS", "searxng=1500"), ("WEBSEARCHD_SOURCE_BURST", "1")];
+    let server = start(&up, "searxng", &env);
+    let started = Instant::now();
+    let answers: Vec<Value> = (0..3).map(|i| search(&server, &format!("paced {i}")).json()).collect();
+    for a in &answers {
+        assert_eq!(statuses(a), vec![pair("searxng", "ok")], "{a}");
+    }
+    assert!(answers[0]["sources"][0].get("waited_ms").is_none(), "the first goes at once");
+    for a in &answers[1..] {
+        let waited = a["sources"][0]["waited_ms"].as_u64().unwrap_or(0);
+        assert!((1_000..=1_600).contains(&waited), "waited for the slot: {a}");
+    }
+    assert!(started.elapsed() >= Duration::from_millis(2_900), "{:?}", started.elapsed());
+    assert!(server.metric("websearchd_search_waits_total") >= 2);
+    // SearXNG's own default interval (250 ms, with the burst of 3) takes searches sent back to back.
+    let server = start(&up, "searxng", &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "2000")]);
+    for i in 0..8 {
+        let r = search(&server, &format!("back to back {i}"));
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+}
+
+/// At most `workers - 1` searches wait for a slot at once (each holds a worker): with two workers, a second search
+/// that would wait while one does is answered 503 at once, saying when the provider is ready.
+#[test]
+fn waiting_searches_are_bounded() {
+    let up = Upstream::start(happy);
+    let env =
+        [("WEBSEARCHD_SOURCE_INTERVAL_MS", "3000"), ("WEBSEARCHD_SOURCE_BURST", "1"), ("WEBSEARCHD_WORKERS", "2")];
+    let server = start(&up, "ddg_html", &env);
+    assert_eq!(search(&server, "first").status, 200);
+    let replies: Vec<common::Reply> = std::thread::scope(|s| {
+        let asks: Vec<_> = ["second", "third"].map(|q| s.spawn(|| search(&server, q))).into_iter().collect();
+        asks.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 503], "{:?}", replies.iter().map(|r| r.text()).collect::<Vec<_>>());
+    let waited = replies.iter().find(|r| r.status == 200).unwrap().json();
+    assert!(waited["sources"][0]["waited_ms"].as_u64().unwrap() >= 2_000, "{waited}");
+    let refused = replies.iter().find(|r| r.status == 503).unwrap();
+    assert_eq!(refused.error_code(), "all_sources_skipped");
+    assert_eq!(refused.json()["error"]["sources"][0]["error"], "not_ready");
+    assert_eq!(up.count("/html/"), 2);
+}
+
+/// A walled provider is asked about once per back-off (its trial), not once per search, while another provider
+/// answers every search; a provider's `Retry-After` is kept when longer than the back-off.
+#[test]
+fn a_walled_provider_is_asked_once_per_back_off() {
+    let up = Upstream::start(|seen| match seen.path() {
+        "/html/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
+        "/bing" => {
+            Answer::WithHeaders(Box::new(Answer::html(429, "slow down")), vec![("Retry-After".into(), "120".into())])
+        }
+        _ => happy(seen),
+    });
+    let server = start(&up, "ddg_html,bing,mojeek", &[("WEBSEARCHD_BREAKER_COOLDOWN_MS", "1000")]);
+    let started = Instant::now();
+    let mut n = 0;
+    while started.elapsed() < Duration::from_secs(5) {
+        let r = search(&server, &format!("walled {n}"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        n += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Back-offs of 1, 2 and 4 s (80% to 120%) in 5 s: the first request and at most three trials.
+    assert!(n >= 20, "{n}");
+    assert!((2..=4).contains(&up.count("/html/")), "{} requests to a walled DuckDuckGo", up.count("/html/"));
+    assert_eq!(up.count("/bing"), 1, "Retry-After: 120 kept");
+    let health = server.get("/health").json();
+    let bing = health["sources"].as_array().unwrap().iter().find(|s| s["name"] == "bing").unwrap().clone();
+    assert!(bing["open_for_s"].as_u64().unwrap() >= 110, "{bing}");
 }

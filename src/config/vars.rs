@@ -237,23 +237,39 @@ pub const VARS: &[VarDoc] = &[
     },
     VarDoc {
         name: "WEBSEARCHD_SOURCE_INTERVAL_MS",
-        default: "2000",
+        default: "1000",
         allowed: "0 to 600000",
-        meaning: "Minimum time between two searches sent to one provider (its endpoints share it); a provider not \
-                  ready is skipped, not waited for. WEBSEARCHD_PROVIDER_INTERVALS_MS overrides it per provider.",
+        meaning: "Sustained time between two requests to one provider (its endpoints share it; each SearXNG instance \
+                  has its own, at most 250 ms unless WEBSEARCHD_PROVIDER_INTERVALS_MS names searxng): a token bucket \
+                  of WEBSEARCHD_SOURCE_BURST requests. A search waits for a provider's next slot when it comes \
+                  before the search's deadline. WEBSEARCHD_PROVIDER_INTERVALS_MS overrides it per provider.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_SOURCE_BURST",
+        default: "3",
+        allowed: "1 to 20",
+        meaning: "Requests a provider may take at once before its interval holds (the token bucket's size).",
     },
     VarDoc {
         name: "WEBSEARCHD_BREAKER_COOLDOWN_MS",
-        default: "60000",
+        default: "15000",
         allowed: "1000 to 86400000",
-        meaning: "How long a source that blocked us (or failed 3 times in a row) is skipped; doubles on each \
-                  further block.",
+        meaning: "How long a source that walled us (a bot wall, captcha, 403 or 429) is backed off; doubles on each \
+                  further failure in a row (80% to 120% of it, at random), then one trial request decides. A \
+                  longer Retry-After is kept.",
+    },
+    VarDoc {
+        name: "WEBSEARCHD_BREAKER_FAILURE_COOLDOWN_MS",
+        default: "2000",
+        allowed: "100 to 86400000",
+        meaning: "How long a source that failed otherwise (a timeout, a reset, a 5xx, a page that could not be read) \
+                  is backed off; grows like WEBSEARCHD_BREAKER_COOLDOWN_MS.",
     },
     VarDoc {
         name: "WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS",
         default: "1800000",
         allowed: "1000 to 86400000",
-        meaning: "Upper bound of the growing cool-down.",
+        meaning: "Upper bound of the growing back-off.",
     },
     VarDoc {
         name: "WEBSEARCHD_SEARCH_DEADLINE_MS",

@@ -68,7 +68,21 @@ pub struct Fetched {
     pub content_type: Option<String>,
     /// `Content-Encoding`, as the server sent it (a `decoding` client has undone it in `body`).
     pub content_encoding: Option<String>,
+    /// `Retry-After` in seconds (its delta form; a date is not read), within `RETRY_AFTER_MAX`.
+    pub retry_after: Option<Duration>,
     pub body: Vec<u8>,
+}
+
+/// The longest `Retry-After` taken from a response: a day.
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(86_400);
+
+/// A `Retry-After` header's delta-seconds (RFC 9110, 10.2.3), within `RETRY_AFTER_MAX`; an HTTP date is not read.
+pub fn retry_after(value: &str) -> Option<Duration> {
+    let digits = value.trim();
+    if digits.is_empty() || digits.len() > 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().map(|s: u64| Duration::from_secs(s).min(RETRY_AFTER_MAX))
 }
 
 /// Why a request produced no response.
@@ -312,6 +326,7 @@ impl Client {
         let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).map(str::to_owned);
         let content_encoding =
             response.headers().get("content-encoding").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let retry_after = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after);
         let limit = self.limits.body_bytes_max;
         let declared = declared_length(response.body(), limit)?;
         let reader = response.body_mut().with_config().limit(limit).reader();
@@ -336,7 +351,7 @@ impl Client {
         if body.len() as u64 > limit {
             return Err(Error::TooLarge { limit });
         }
-        Ok(Fetched { status, content_type, content_encoding, body })
+        Ok(Fetched { status, content_type, content_encoding, retry_after, body })
     }
 }
 

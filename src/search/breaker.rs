@@ -1,138 +1,224 @@
-//! Admission: a circuit breaker per endpoint (a block opens it at once for a cool-down that doubles on each further
-//! block; three other failures in a row open it for the base cool-down) and a minimum interval between searches per
-//! provider (`Pace`, shared by the provider's endpoints). An endpoint that is not ready is skipped, never waited for;
-//! only a next page of a search already admitted waits, for a short gap. Time is passed in (`Instant`), so tests can
-//! move it.
+//! Admission, per endpoint and per provider, with time passed in (`Instant`) so that tests can move it:
+//! - `Health`: an endpoint is backed off by what it said. A wall or a 429 backs it off for `wall_backoff`, a timeout,
+//!   a 5xx, a reset or an unreadable page for `failure_backoff`; each further failure in a row doubles it (with
+//!   jitter, within `backoff_max`; a `Retry-After` the provider sent is kept when longer). When the back-off is over
+//!   the endpoint is half-open: one trial request at a time decides (a success closes it and resets the count, a
+//!   failure backs it off again, longer).
+//! - `Pace`: a token bucket per provider (shared by its endpoints; each SearXNG instance has its own): a sustained
+//!   `interval` between requests with a `burst` of requests that may go at once (GCRA: a theoretical arrival time).
+//!   A search reserves the provider's next slot and may wait for it; a slot reserved and not used is given back.
 
 use std::time::{Duration, Instant};
 
-/// Failures other than blocks that open the breaker.
-const FAILURES_TO_OPEN: u32 = 3;
-
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub cooldown: Duration,
-    pub cooldown_max: Duration,
+    /// The first back-off after a wall or a 429.
+    pub wall_backoff: Duration,
+    /// The first back-off after another failure (a timeout, a 5xx, a reset, a page that could not be read).
+    pub failure_backoff: Duration,
+    pub backoff_max: Duration,
+    /// A trial request not answered within this is taken as lost (every request ends within the source timeout).
+    pub trial_max: Duration,
 }
 
-/// The minimum interval between searches sent to one provider.
+/// What a failed request said about its endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// A bot wall, a captcha, 403 or 429: "not from you, not now".
+    Wall,
+    /// A timeout, a reset, a 5xx, a page that could not be read.
+    Other,
+}
+
+/// Why an endpoint is not asked now, and how long until it can be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Backed off after failures.
+    BackingOff(Duration),
+    /// Half-open: another search's trial request is out.
+    Trial(Duration),
+    /// Its provider's next slot is further away than the search can wait.
+    Paced(Duration),
+}
+
+impl Skip {
+    pub fn code(self) -> &'static str {
+        match self {
+            Skip::BackingOff(_) | Skip::Trial(_) => "cooling_down",
+            Skip::Paced(_) => "not_ready",
+        }
+    }
+
+    pub fn retry_in(self) -> Duration {
+        match self {
+            Skip::BackingOff(d) | Skip::Trial(d) | Skip::Paced(d) => d,
+        }
+    }
+
+    pub fn detail(self, provider: &str) -> String {
+        match self {
+            Skip::BackingOff(_) => "backing off after failing; one trial request follows".into(),
+            Skip::Trial(_) => "a trial request after its back-off is out; it decides".into(),
+            Skip::Paced(_) => format!("provider {provider}'s next slot is later than this search can wait"),
+        }
+    }
+}
+
+/// An endpoint's health: the failures in a row, the back-off they earned, the trial after it.
 #[derive(Debug, Clone, Default)]
+pub struct Health {
+    strikes: u32,
+    open_until: Option<Instant>,
+    /// A trial request taken at this instant and not yet answered.
+    trial_since: Option<Instant>,
+}
+
+impl Health {
+    /// When the endpoint can be asked, from `now` on: now when healthy or a trial is due, the end of its back-off, or
+    /// `Err` while another trial is out (what it says decides).
+    pub fn ready_at(&self, now: Instant, s: &Settings) -> Result<Instant, Skip> {
+        if let Some(until) = self.open_until.filter(|u| *u > now) {
+            return Ok(until);
+        }
+        match self.trial_since {
+            Some(since) if now.saturating_duration_since(since) < s.trial_max => {
+                Err(Skip::Trial(s.trial_max.saturating_sub(now.saturating_duration_since(since))))
+            }
+            _ => Ok(now),
+        }
+    }
+
+    /// Admits a request at `at` (the endpoint's `ready_at`, or later): whether it is the trial that decides a
+    /// half-open endpoint (the others then wait for it).
+    pub fn admit(&mut self, at: Instant, s: &Settings) -> Result<bool, Skip> {
+        let ready = self.ready_at(at, s)?;
+        if ready > at {
+            return Err(Skip::BackingOff(ready - at));
+        }
+        let trial = self.strikes > 0;
+        if trial {
+            self.trial_since = Some(at);
+        }
+        Ok(trial)
+    }
+
+    /// A trial admitted and never sent (the search ended first): another may be taken.
+    pub fn release(&mut self) {
+        self.trial_since = None;
+    }
+
+    pub fn success(&mut self) {
+        *self = Health::default();
+    }
+
+    /// Backs the endpoint off for what `failure` earns after the failures before it; `jitter` in [0, 1) spreads it
+    /// over 80% to 120% (so that nodes and endpoints do not come back in step); `retry_after`, the provider's own
+    /// word, is kept when longer (within `backoff_max`). Returns the back-off.
+    pub fn failed(
+        &mut self,
+        failure: Failure,
+        now: Instant,
+        s: &Settings,
+        jitter: f64,
+        retry_after: Option<Duration>,
+    ) -> Duration {
+        self.strikes = self.strikes.saturating_add(1);
+        self.trial_since = None;
+        let base = match failure {
+            Failure::Wall => s.wall_backoff,
+            Failure::Other => s.failure_backoff,
+        };
+        let grown = base.saturating_mul(1u32 << self.strikes.saturating_sub(1).min(20));
+        let spread = grown.mul_f64(0.8 + 0.4 * jitter.clamp(0.0, 1.0));
+        let backoff = spread.max(retry_after.unwrap_or_default()).min(s.backoff_max);
+        self.open_until = Some(now + backoff);
+        backoff
+    }
+
+    /// "closed" (admitting), "open" (backing off) or "half_open" (a trial decides) at this instant.
+    pub fn state(&self, now: Instant) -> &'static str {
+        match (self.open_for(now), self.strikes) {
+            (Some(_), _) => "open",
+            (None, 0) => "closed",
+            (None, _) => "half_open",
+        }
+    }
+
+    pub fn open_for(&self, now: Instant) -> Option<Duration> {
+        self.open_until.filter(|u| now < *u).map(|u| u - now)
+    }
+
+    /// Failures in a row since the last success.
+    pub fn strikes(&self) -> u32 {
+        self.strikes
+    }
+}
+
+/// A provider's pace: a sustained interval between requests and a burst that may go at once.
+#[derive(Debug, Clone)]
 pub struct Pace {
     interval: Duration,
-    last_request: Option<Instant>,
+    burst: u32,
+    /// The theoretical arrival time: with no burst left, the next request goes at it.
+    tat: Option<Instant>,
+    /// When the last reserved request goes (or went).
+    last: Option<Instant>,
+}
+
+/// A slot reserved by `Pace::reserve`: the instant to send at, and the state to give back if it is not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub at: Instant,
+    tat: Instant,
+    before: (Option<Instant>, Option<Instant>),
 }
 
 impl Pace {
-    pub fn new(interval: Duration) -> Pace {
-        Pace { interval, last_request: None }
+    pub fn new(interval: Duration, burst: u32) -> Pace {
+        Pace { interval, burst: burst.max(1), tat: None, last: None }
     }
 
     pub fn interval(&self) -> Duration {
         self.interval
     }
 
-    /// Takes the provider's turn now, or says how long until it is ready. `now` may be a little older than the
-    /// last request (a caller reads the clock before the lock, and another may take the turn in between): that is
-    /// no time since it, so without an interval the turn is always free, and the last request never goes back.
-    pub fn take(&mut self, now: Instant) -> Result<(), Skip> {
-        if let Some(last) = self.last_request {
-            let since = now.saturating_duration_since(last);
-            if since < self.interval {
-                return Err(Skip::NotReady(self.interval - since));
-            }
-        }
-        self.last_request = Some(self.last_request.map_or(now, |last| last.max(now)));
-        Ok(())
+    pub fn burst(&self) -> u32 {
+        self.burst
     }
 
-    /// A next page of a search that took the provider's turn: it is sent `min(interval, gap_max)` after the
-    /// provider's last request (not a full interval: it is the same search, as a person paging on), and counts as
-    /// the provider's last request, so the next search waits a full interval after it. Returns how long to wait, or
-    /// `None` (nothing taken) when the page could not be sent before `deadline`.
-    pub fn next_page(&mut self, now: Instant, gap_max: Duration, deadline: Instant) -> Option<Duration> {
-        let gap = self.interval.min(gap_max);
-        let at = self.last_request.map_or(now, |last| (last + gap).max(now));
-        if at >= deadline {
-            return None;
-        }
-        self.last_request = Some(at);
-        Some(at - now)
-    }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Breaker {
-    open_until: Option<Instant>,
-    blocks_in_a_row: u32,
-    failures_in_a_row: u32,
-}
-
-/// Why an endpoint is skipped, and for how long.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Skip {
-    /// The breaker is open.
-    CoolingDown(Duration),
-    /// Asked too recently.
-    NotReady(Duration),
-}
-
-impl Skip {
-    pub fn code(self) -> &'static str {
-        match self {
-            Skip::CoolingDown(_) => "cooling_down",
-            Skip::NotReady(_) => "not_ready",
+    /// The earliest instant from `now` a request can go.
+    pub fn slot(&self, now: Instant) -> Instant {
+        let tolerance = self.interval.saturating_mul(self.burst - 1);
+        match self.tat.and_then(|t| t.checked_sub(tolerance)) {
+            Some(earliest) => earliest.max(now),
+            None => now,
         }
     }
 
-    pub fn retry_in(self) -> Duration {
-        match self {
-            Skip::CoolingDown(d) | Skip::NotReady(d) => d,
+    /// Reserves the next slot if it comes no later than `latest`; else says how long until it comes.
+    pub fn reserve(&mut self, now: Instant, latest: Instant) -> Result<Slot, Skip> {
+        let at = self.slot(now);
+        if at > latest {
+            return Err(Skip::Paced(at - now));
         }
-    }
-}
-
-impl Breaker {
-    /// Admits a request now, or says how long the breaker stays open.
-    pub fn admit(&mut self, now: Instant) -> Result<(), Skip> {
-        if let Some(until) = self.open_until {
-            if now < until {
-                return Err(Skip::CoolingDown(until - now));
-            }
-            self.open_until = None;
-        }
-        Ok(())
+        let before = (self.tat, self.last);
+        let tat = self.tat.map_or(at, |t| t.max(at)) + self.interval;
+        self.tat = Some(tat);
+        self.last = Some(self.last.map_or(at, |l| l.max(at)));
+        Ok(Slot { at, tat, before })
     }
 
-    pub fn success(&mut self) {
-        self.blocks_in_a_row = 0;
-        self.failures_in_a_row = 0;
-    }
-
-    pub fn blocked(&mut self, now: Instant, s: &Settings) {
-        self.blocks_in_a_row = self.blocks_in_a_row.saturating_add(1);
-        let factor = 1u32 << self.blocks_in_a_row.saturating_sub(1).min(16);
-        let cooldown = s.cooldown.saturating_mul(factor).min(s.cooldown_max.max(s.cooldown));
-        self.open_until = Some(now + cooldown);
-    }
-
-    pub fn failed(&mut self, now: Instant, s: &Settings) {
-        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
-        if self.failures_in_a_row >= FAILURES_TO_OPEN {
-            self.failures_in_a_row = 0;
-            self.open_until = Some(now + s.cooldown);
+    /// Gives back a slot that will not be used, unless another was reserved after it (then it stays spent: the
+    /// later one keeps its place).
+    pub fn release(&mut self, slot: Slot) {
+        if self.tat == Some(slot.tat) {
+            (self.tat, self.last) = slot.before;
         }
     }
 
-    /// "closed" (admitting), or "open" (cooling down) at this instant.
-    pub fn state(&self, now: Instant) -> &'static str {
-        match self.open_until {
-            Some(until) if now < until => "open",
-            _ => "closed",
-        }
-    }
-
-    pub fn open_for(&self, now: Instant) -> Option<Duration> {
-        self.open_until.filter(|u| now < *u).map(|u| u - now)
+    /// When the last request reserved goes (or went): the provider least recently asked is asked first.
+    pub fn last(&self) -> Option<Instant> {
+        self.last
     }
 }
 
@@ -140,66 +226,126 @@ impl Breaker {
 mod tests {
     use super::*;
 
-    const S: Settings = Settings { cooldown: Duration::from_secs(60), cooldown_max: Duration::from_secs(200) };
+    const S: Settings = Settings {
+        wall_backoff: Duration::from_secs(15),
+        failure_backoff: Duration::from_secs(2),
+        backoff_max: Duration::from_secs(200),
+        trial_max: Duration::from_secs(6),
+    };
+    const MID: f64 = 0.5;
 
-    #[test]
-    fn interval_between_requests() {
-        let t0 = Instant::now();
-        let mut p = Pace::new(Duration::from_secs(2));
-        assert_eq!(p.take(t0), Ok(()));
-        assert_eq!(p.take(t0 + Duration::from_secs(1)), Err(Skip::NotReady(Duration::from_secs(1))));
-        assert_eq!(p.take(t0 + Duration::from_secs(2)), Ok(()));
-        // A caller that read the clock before another took the turn: no time since it.
-        let late = t0 + Duration::from_secs(10);
-        assert_eq!(p.take(late), Ok(()));
-        assert_eq!(p.take(late - Duration::from_millis(1)), Err(Skip::NotReady(Duration::from_secs(2))));
-        let mut free = Pace::new(Duration::ZERO);
-        assert_eq!(free.take(late), Ok(()));
-        assert_eq!(free.take(late - Duration::from_millis(1)), Ok(()), "no interval: always free");
-        assert_eq!(free.take(late), Ok(()), "the last request never goes back");
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
     }
 
     #[test]
-    fn next_pages_wait_a_short_gap_and_count_as_the_last_request() {
+    fn a_wall_backs_off_then_one_trial_decides() {
         let t0 = Instant::now();
-        let far = t0 + Duration::from_secs(60);
-        let mut p = Pace::new(Duration::from_secs(2));
-        assert_eq!(p.take(t0), Ok(()));
-        let gap = Duration::from_millis(500);
-        assert_eq!(p.next_page(t0 + Duration::from_millis(100), gap, far), Some(Duration::from_millis(400)));
-        assert_eq!(p.next_page(t0 + Duration::from_secs(5), gap, far), Some(Duration::ZERO), "long after: at once");
-        assert_eq!(p.take(t0 + Duration::from_secs(6)), Err(Skip::NotReady(Duration::from_secs(1))), "from the page");
-        assert_eq!(p.next_page(t0 + Duration::from_secs(5), gap, t0 + Duration::from_millis(5_200)), None);
-        assert_eq!(Pace::new(Duration::ZERO).next_page(t0, gap, far), Some(Duration::ZERO), "no interval, no gap");
+        let mut h = Health::default();
+        assert_eq!(h.admit(t0, &S), Ok(false), "healthy: not a trial");
+        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(15));
+        assert_eq!(h.state(t0), "open");
+        assert_eq!(h.ready_at(t0 + secs(5), &S), Ok(t0 + secs(15)));
+        assert_eq!(h.admit(t0 + secs(5), &S), Err(Skip::BackingOff(secs(10))));
+        // The back-off is over: one trial, and others wait for what it says.
+        let t1 = t0 + secs(15);
+        assert_eq!(h.state(t1), "half_open");
+        assert_eq!(h.admit(t1, &S), Ok(true));
+        assert_eq!(h.admit(t1 + secs(1), &S), Err(Skip::Trial(secs(5))));
+        assert_eq!(h.ready_at(t1 + secs(1), &S), Err(Skip::Trial(secs(5))));
+        // A trial lost (never answered) frees the endpoint after trial_max.
+        assert_eq!(h.ready_at(t1 + secs(6), &S), Ok(t1 + secs(6)));
+        h.success();
+        assert_eq!((h.state(t1), h.strikes()), ("closed", 0));
+        assert_eq!(h.admit(t1, &S), Ok(false));
+        assert_eq!(h.admit(t1, &S), Ok(false), "closed: every search may ask");
     }
 
     #[test]
-    fn blocks_cool_down_and_grow() {
+    fn walls_in_a_row_double_within_the_cap_and_a_success_resets() {
         let t0 = Instant::now();
-        let mut b = Breaker::default();
-        b.blocked(t0, &S);
-        assert_eq!(b.admit(t0 + Duration::from_secs(10)), Err(Skip::CoolingDown(Duration::from_secs(50))));
-        assert_eq!(b.state(t0 + Duration::from_secs(10)), "open");
-        let t1 = t0 + Duration::from_secs(60);
-        assert_eq!(b.admit(t1), Ok(()));
-        b.blocked(t1, &S);
-        assert_eq!(b.open_for(t1), Some(Duration::from_secs(120)), "doubled");
-        let t2 = t1 + Duration::from_secs(120);
-        b.blocked(t2, &S);
-        assert_eq!(b.open_for(t2), Some(Duration::from_secs(200)), "capped");
-        b.success();
-        b.blocked(t2, &S);
-        assert_eq!(b.open_for(t2), Some(Duration::from_secs(60)), "a success resets the growth");
+        let mut h = Health::default();
+        let walls: Vec<u64> = (0..6).map(|_| h.failed(Failure::Wall, t0, &S, MID, None).as_secs()).collect();
+        assert_eq!(walls, [15, 30, 60, 120, 200, 200]);
+        h.success();
+        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(15), "a success resets the growth");
+    }
+
+    /// One random failure costs seconds, not a minute; failures of either kind count in the same row.
+    #[test]
+    fn other_failures_back_off_less() {
+        let t0 = Instant::now();
+        let mut h = Health::default();
+        assert_eq!(h.failed(Failure::Other, t0, &S, MID, None), secs(2));
+        assert_eq!(h.failed(Failure::Other, t0, &S, MID, None), secs(4));
+        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(60), "the third in a row");
     }
 
     #[test]
-    fn three_failures_open_the_breaker() {
+    fn jitter_spreads_and_retry_after_is_kept_when_longer() {
         let t0 = Instant::now();
-        let mut b = Breaker::default();
-        b.failed(t0, &S);
-        b.failed(t0, &S);
-        assert_eq!(b.state(t0), "closed");
-        b.failed(t0, &S);
-        assert_eq!(b.open_for(t0), Some(Duration::from_secs(60)));
+        let backoff = |jitter, retry_after| Health::default().failed(Failure::Wall, t0, &S, jitter, retry_after);
+        assert_eq!(backoff(0.0, None), secs(12));
+        assert_eq!(backoff(1.0, None), secs(18));
+        assert_eq!(backoff(0.5, Some(secs(40))), secs(40));
+        assert_eq!(backoff(0.5, Some(secs(3))), secs(15));
+        assert_eq!(backoff(0.5, Some(secs(86_400))), secs(200), "within backoff_max");
+    }
+
+    #[test]
+    fn an_unused_trial_is_given_back() {
+        let t0 = Instant::now();
+        let mut h = Health::default();
+        h.failed(Failure::Other, t0, &S, MID, None);
+        let t1 = t0 + secs(2);
+        assert_eq!(h.admit(t1, &S), Ok(true));
+        h.release();
+        assert_eq!(h.admit(t1, &S), Ok(true), "another search takes the trial");
+    }
+
+    #[test]
+    fn a_burst_goes_at_once_then_the_interval_holds() {
+        let t0 = Instant::now();
+        let far = t0 + secs(60);
+        let mut p = Pace::new(secs(2), 3);
+        let at: Vec<Duration> = (0..5).map(|_| p.reserve(t0, far).unwrap().at - t0).collect();
+        assert_eq!(at, [secs(0), secs(0), secs(0), secs(2), secs(4)]);
+        // Idle long enough, the burst is back.
+        let t1 = t0 + secs(30);
+        assert_eq!(p.slot(t1), t1);
+        assert_eq!(p.last(), Some(t0 + secs(4)));
+    }
+
+    #[test]
+    fn a_slot_too_far_is_not_reserved_and_an_unused_one_is_given_back() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(secs(2), 1);
+        let first = p.reserve(t0, t0).unwrap();
+        assert_eq!(p.reserve(t0, t0 + secs(1)), Err(Skip::Paced(secs(2))));
+        let second = p.reserve(t0, t0 + secs(2)).unwrap();
+        assert_eq!(second.at, t0 + secs(2));
+        p.release(second);
+        assert_eq!(p.slot(t0), t0 + secs(2), "given back: the next slot is the released one");
+        assert_eq!(p.last(), Some(t0));
+        // A slot reserved after another is not given back by the earlier one's release.
+        let again = p.reserve(t0, t0 + secs(2)).unwrap();
+        let later = p.reserve(t0, t0 + secs(4)).unwrap();
+        p.release(again);
+        assert_eq!(p.slot(t0), t0 + secs(6));
+        p.release(later);
+        p.release(first);
+        assert_eq!(p.slot(t0), t0 + secs(4), "only the last reservation goes back");
+    }
+
+    #[test]
+    fn no_interval_is_always_free() {
+        let t0 = Instant::now();
+        let mut p = Pace::new(Duration::ZERO, 1);
+        for _ in 0..10 {
+            assert_eq!(p.reserve(t0, t0).map(|s| s.at), Ok(t0));
+        }
+        // A caller that read the clock before another took the turn: at once, and the last never goes back.
+        assert_eq!(p.reserve(t0 - Duration::from_millis(1), t0).map(|s| s.at), Ok(t0));
+        assert_eq!(p.last(), Some(t0));
     }
 }

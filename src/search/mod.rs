@@ -1,23 +1,27 @@
 //! Search: the request, the sources tried in order with fallback, and the answer.
 //!
-//! `Engine::search` asks one source endpoint at a time. The order spreads the load: each search starts at the next
-//! web provider in turn (`WEBSEARCHD_SOURCE_ORDER=rotate`), Wikipedia comes after the web engines, and endpoints that
-//! are cooling down, failed last time or are slow go last. An endpoint whose breaker is open, or whose provider was
-//! asked too recently (pacing is per provider: DuckDuckGo's two endpoints share one interval), is skipped. Results are
-//! merged in the order asked, deduplicated by URL, each keeping its source, until `max_results` are held: an endpoint
-//! whose page was full is asked for its next page (up to `WEBSEARCHD_SOURCE_PAGES_MAX` pages; by offset, or for
-//! DuckDuckGo's HTML endpoint by posting the page's own next-page form), then the next source. A next page is part of
-//! the search that took the provider's turn: it waits only `min(interval, PAGE_GAP_MAX)` after the provider's previous
-//! request, and the next search then waits the provider's full interval after it. Nothing is asked after the search's
-//! deadline, and each request's timeouts end at it. One provider's "no results" ends that provider, not the search.
-//! Every endpoint asked or skipped is reported with what happened to it, and a failure is never presented as "no
-//! results".
+//! `Engine::search` asks one source endpoint at a time, and goes on to another when one fails, until the answer holds
+//! `max_results` or nothing more can be asked before the search's deadline. Which endpoint next (`Engine::pick`):
+//! of those the search has not asked, the one that can be asked soonest, where an endpoint can be asked when its
+//! health admits it (`breaker::Health`: backed off by what it said, then one trial) and its provider has a slot
+//! (`breaker::Pace`: a token bucket per provider, DuckDuckGo's two endpoints sharing one, each SearXNG instance its
+//! own). A less preferred endpoint must be sooner by `PREFERENCE_STEP` a rank: the web providers come first, then
+//! Wikipedia, then endpoints that failed lately (asked for their trial) or are slow. Among equals, the provider asked
+//! least recently goes first (`WEBSEARCHD_SOURCE_ORDER=rotate`; `fixed` keeps the configured order), so searches,
+//! and bursts of them, are spread over the providers. A search without results waits for a slot that comes before
+//! its deadline (one with results, only a next page's gap; at most `Settings::waiting_max` searches wait at once);
+//! an endpoint that cannot be asked in time is reported
+//! skipped with the reason and when it can be. Results are merged in the order asked, deduplicated by URL, each
+//! keeping its source: an endpoint whose page was full is asked for its next page (up to `WEBSEARCHD_SOURCE_PAGES_MAX`
+//! pages; by offset, or for DuckDuckGo's HTML endpoint by posting the page's own next-page form) if its provider has
+//! a slot within `PAGE_GAP_MAX`. Nothing is asked after the deadline, and each request's timeouts end at it. One
+//! provider's "no results" ends that provider, not the search. Every endpoint asked or skipped is reported with what
+//! happened to it, and a failure is never presented as "no results": 502 when every endpoint that could be asked was
+//! asked and failed, 503 with `Retry-After` when none could be asked in time.
 //!
 //! The controls of a search (`controls`: time range, region, safe search, domain filters) reach each source in its own
 //! parameters; a source that cannot honour one for this search is not asked and is reported `unsupported_control`.
-//! The domain filters are enforced on every result, whatever the source did with them. After one endpoint of a
-//! provider failed in a search, its sibling endpoint (DuckDuckGo's lite after html) is asked in the same search after
-//! the short gap of a next page, not skipped for the provider's interval.
+//! The domain filters are enforced on every result, whatever the source did with them.
 
 mod breaker;
 pub mod controls;
@@ -33,7 +37,7 @@ pub use request::{
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,7 +48,7 @@ use crate::clock::{rfc3339, Clock};
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::fetch;
-use breaker::Breaker;
+use breaker::{Health, Pace, Skip, Slot};
 use controls::{Controls, Region, SafeSearch};
 use sources::{Hit, Kind, NextForm, Page};
 use url::origin;
@@ -55,13 +59,22 @@ const ACCEPT_HTML: &str = "text/html,application/xhtml+xml,application/xml;q=0.9
 
 /// Results a page must hold to be worth asking the next page of (a shorter page is the last one).
 const PAGE_FULL_MIN: usize = 5;
-/// The longest a next page of the same search waits after the provider's previous request (less when the provider's
-/// interval is shorter): a person paging on, not a new search, so not a full interval.
+/// The longest a next page of the same search waits for its provider's slot; past it the search goes on elsewhere.
 const PAGE_GAP_MAX: Duration = Duration::from_secs(1);
 /// Wikipedia results asked per page (`srlimit`).
 const WIKIPEDIA_PAGE_RESULTS: usize = 20;
-/// An endpoint slower than this on average (exponentially weighted) is asked after the others.
+/// An endpoint slower than this on average (exponentially weighted) is asked after the others while it was asked
+/// within `SLOW_RECENT`.
 const SLOW_MS: u64 = 3_000;
+const SLOW_RECENT: Duration = Duration::from_secs(60);
+/// How much sooner an endpoint one rank less preferred must be to be asked first (`Engine::pick`).
+const PREFERENCE_STEP: Duration = Duration::from_secs(1);
+/// The least time a request is given before the search's deadline: a slot later than that is not waited for.
+const ASK_TIME_MIN: Duration = Duration::from_secs(1);
+
+/// A SearXNG instance's interval (unless `WEBSEARCHD_SOURCE_INTERVAL_MS` is lower or `WEBSEARCHD_PROVIDER_INTERVALS_MS`
+/// names `searxng`): the operator's own instance takes an agent's pace, not a public engine's.
+const SEARXNG_INTERVAL_MS: u64 = 250;
 
 /// Redirects a search source may answer with (a few hops cover http -> https and a moved path). Those that leave the
 /// configured origin go through the SSRF guard (`fetch::Client`): a public instance is a third party.
@@ -72,9 +85,9 @@ struct Endpoint {
     kind: Kind,
     /// Index into `Engine::providers`.
     provider: usize,
-    /// The interval this endpoint keeps: shared by the endpoints of one provider (DuckDuckGo's two), each SearXNG
-    /// instance its own (they are independent third parties).
-    pace: Arc<Mutex<breaker::Pace>>,
+    /// Index into `Engine::paces`: shared by the endpoints of one provider (DuckDuckGo's two), each SearXNG instance
+    /// its own (they are independent third parties).
+    pace: usize,
     /// Empty for a source listed without any URL (SearXNG without instances): always skipped.
     url: String,
     state: Mutex<EndpointState>,
@@ -83,12 +96,10 @@ struct Endpoint {
 
 #[derive(Default)]
 struct EndpointState {
-    breaker: Breaker,
+    health: Health,
     last_success_ms: Option<u64>,
     last_failure_ms: Option<u64>,
     last_error: Option<String>,
-    /// When the last request failed (not a block: those open the breaker).
-    failed_at: Option<Instant>,
     /// When the endpoint was last asked, and the exponentially weighted mean of its time to answer, in ms.
     asked_at: Option<Instant>,
     latency_ms: Option<u64>,
@@ -120,6 +131,8 @@ struct Attempt {
     removed: usize,
     /// The control the source cannot honour (`unsupported_control`).
     control: Option<&'static str>,
+    /// How long the search waited for this endpoint's slot.
+    waited: Duration,
 }
 
 impl Attempt {
@@ -150,6 +163,9 @@ impl Attempt {
             if let Some(c) = self.control {
                 map.insert("control".into(), c.into());
             }
+            if !self.waited.is_zero() {
+                map.insert("waited_ms".into(), (self.waited.as_millis() as u64).into());
+            }
         }
         v
     }
@@ -170,6 +186,22 @@ struct PageAsk<'a> {
     page: u32,
     form: Option<NextForm>,
     deadline: Instant,
+}
+
+/// What `Engine::pick` chose.
+enum Pick {
+    Ask(Picked),
+    /// An endpoint's health changed while it was chosen: choose again.
+    Again,
+    /// Nothing can be asked in time: why, by endpoint.
+    None(Vec<(usize, Skip)>),
+}
+
+/// The endpoint a search asks next, with its provider's slot reserved and whether it is its trial.
+struct Picked {
+    idx: usize,
+    slot: Slot,
+    trial: bool,
 }
 
 /// What a search found: the results and the source report that produced them.
@@ -285,6 +317,9 @@ pub struct Settings {
     pub cache_entries: usize,
     pub rotate: bool,
     pub pages_max: u32,
+    /// Searches that may wait for a provider's slot at once (each holds a worker while it waits); past it a search
+    /// asks only what is ready now.
+    pub waiting_max: usize,
     /// Wikimedia's API policy asks clients to say who they are and how to reach their operator.
     pub wikimedia_user_agent: String,
 }
@@ -297,6 +332,18 @@ pub struct Engine {
     rest: Vec<usize>,
     /// Searches started, for the rotation of the first provider.
     turn: AtomicU64,
+    /// The providers' token buckets (`Endpoint::pace`), under one lock: a search chooses and reserves its next
+    /// endpoint under it, so that searches at once are spread over the providers. Never held across I/O.
+    paces: Mutex<Vec<Pace>>,
+    /// Each pace's name in the fleet: the provider, or the SearXNG instance's URL.
+    pace_names: Vec<String>,
+    /// Searches waiting for a slot now (at most `Settings::waiting_max`).
+    waiting: AtomicUsize,
+    /// The state of the back-offs' jitter (splitmix64).
+    jitter: AtomicU64,
+    /// Searches that waited for a slot, and the time they waited.
+    waits: AtomicU64,
+    waited_ms: AtomicU64,
     settings: Settings,
     client: fetch::Client,
     cache: Cache<Rendered>,
@@ -314,8 +361,10 @@ impl Engine {
             safesearch: config.safesearch,
             deadline: Duration::from_millis(config.search_deadline_ms),
             breaker: breaker::Settings {
-                cooldown: Duration::from_millis(config.breaker_cooldown_ms),
-                cooldown_max: Duration::from_millis(config.breaker_cooldown_max_ms),
+                wall_backoff: Duration::from_millis(config.breaker_cooldown_ms),
+                failure_backoff: Duration::from_millis(config.breaker_failure_cooldown_ms),
+                backoff_max: Duration::from_millis(config.breaker_cooldown_max_ms),
+                trial_max: Duration::from_millis(config.source_timeout_ms) + ASK_TIME_MIN,
             },
             fetch: fetch::Limits {
                 connect_timeout: Duration::from_millis(config.source_connect_timeout_ms),
@@ -328,6 +377,7 @@ impl Engine {
             cache_entries: config.cache_entries,
             rotate: config.source_order_rotate,
             pages_max: config.source_pages_max,
+            waiting_max: config.workers.saturating_sub(1).max(1),
             wikimedia_user_agent: format!(
                 "websearchd/{} ({}; self-hosted web search service; MediaWiki search API client)",
                 env!("CARGO_PKG_VERSION"),
@@ -336,7 +386,8 @@ impl Engine {
         };
         let mut endpoints = Vec::new();
         let mut providers: Vec<&'static str> = Vec::new();
-        let mut paces: Vec<(&'static str, Arc<Mutex<breaker::Pace>>)> = Vec::new();
+        // Each pace's name in the fleet (the provider, or a SearXNG instance's URL) and its bucket.
+        let mut paces: Vec<(String, Pace)> = Vec::new();
         for &kind in &config.sources {
             let urls = match kind {
                 Kind::DdgHtml => vec![config.ddg_html_url.clone()],
@@ -353,21 +404,19 @@ impl Engine {
                 providers.push(name);
                 providers.len() - 1
             });
-            let ms = config
-                .provider_intervals_ms
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or(config.source_interval_ms, |(_, ms)| *ms);
-            let new_pace = || Arc::new(Mutex::new(breaker::Pace::new(Duration::from_millis(ms))));
+            let ms = config.provider_intervals_ms.iter().find(|(n, _)| n == name).map_or(
+                match kind {
+                    Kind::Searxng => config.source_interval_ms.min(SEARXNG_INTERVAL_MS),
+                    _ => config.source_interval_ms,
+                },
+                |(_, ms)| *ms,
+            );
             for url in urls {
-                let pace = match paces.iter().find(|(n, _)| *n == name) {
-                    Some((_, pace)) if kind != Kind::Searxng => pace.clone(),
-                    _ => {
-                        let pace = new_pace();
-                        paces.push((name, pace.clone()));
-                        pace
-                    }
-                };
+                let pace_name = if kind == Kind::Searxng { url.clone() } else { name.to_owned() };
+                let pace = paces.iter().position(|(n, _)| *n == pace_name).unwrap_or_else(|| {
+                    paces.push((pace_name, Pace::new(Duration::from_millis(ms), config.source_burst)));
+                    paces.len() - 1
+                });
                 endpoints.push(Endpoint {
                     kind,
                     provider,
@@ -381,6 +430,7 @@ impl Engine {
         let web_provider =
             |p: &usize| endpoints.iter().any(|e| e.provider == *p && e.kind != Kind::Wikipedia && !e.url.is_empty());
         let (web, rest) = (0..providers.len()).partition(web_provider);
+        let (pace_names, paces) = paces.into_iter().unzip();
         Engine {
             web,
             rest,
@@ -388,6 +438,12 @@ impl Engine {
             client: fetch::Client::new(settings.fetch.clone(), settings.redirect_policy.clone()),
             cache: answer_cache(settings.cache_ttl, settings.cache_entries),
             endpoints,
+            pace_names,
+            paces: Mutex::new(paces),
+            waiting: AtomicUsize::new(0),
+            jitter: AtomicU64::new(jitter_seed()),
+            waits: AtomicU64::new(0),
+            waited_ms: AtomicU64::new(0),
             settings,
             clock,
             cache_hits: AtomicU64::new(0),
@@ -463,53 +519,41 @@ impl Engine {
         Some((outcome, age))
     }
 
-    /// Takes the provider's turn for `ep` now: its interval since the provider's last request, then the fleet's word.
-    /// A `sibling` of an endpoint that failed in this search is the same search going on, like a next page: it waits
-    /// `min(interval, PAGE_GAP_MAX)` after the provider's last request (when the deadline allows), and the next search
-    /// then waits a full interval after it.
-    fn take_turn(&self, ep: &Endpoint, now: Instant, sibling: bool, deadline: Instant) -> Result<(), breaker::Skip> {
-        if !sibling {
-            ep.pace.lock().unwrap_or_else(|e| e.into_inner()).take(now)?;
-            return self.fleet_turn(ep);
-        }
-        let (gap, interval) = {
-            let mut pace = ep.pace.lock().unwrap_or_else(|e| e.into_inner());
-            (pace.next_page(now, PAGE_GAP_MAX, deadline), pace.interval())
-        };
-        let Some(wait) = gap else { return Err(breaker::Skip::NotReady(interval)) };
-        // Another node's cool-down of this endpoint holds for the sibling too; the turn is this search's.
-        self.fleet_admits(ep, Duration::ZERO)?;
-        if let Some(store) = &self.store {
-            store.paced(ep.pace_name(), wait + interval);
-        }
-        std::thread::sleep(wait);
-        Ok(())
+    fn paces(&self) -> std::sync::MutexGuard<'_, Vec<Pace>> {
+        self.paces.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The fleet's word on an endpoint this node would ask: skipped while another node cooled it down or took its
-    /// provider's turn; admitted when no store is shared or it cannot be asked (this node's own breaker and pacing
+    /// A number in [0, 1) for a back-off's jitter (splitmix64 over a per-process seed).
+    fn jitter(&self) -> f64 {
+        const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut z = self.jitter.fetch_add(GAMMA, Relaxed).wrapping_add(GAMMA);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The fleet's word on `ep` about to be asked: its back-off, and its provider's slot within `wait_max` (reserved:
+    /// the wait). Admitted at once when no store is shared or it cannot be asked (this node's own health and pace
     /// have admitted it).
-    fn fleet_turn(&self, ep: &Endpoint) -> Result<(), breaker::Skip> {
-        let interval = ep.pace.lock().unwrap_or_else(|e| e.into_inner()).interval();
-        self.fleet_admits(ep, interval)
-    }
-
-    /// The fleet's word on `ep` with the provider's turn taken for `interval` (zero: its cool-down alone).
-    fn fleet_admits(&self, ep: &Endpoint, interval: Duration) -> Result<(), breaker::Skip> {
-        let Some(store) = &self.store else { return Ok(()) };
-        match store.admit(&ep.url, ep.pace_name(), interval) {
-            Ok(crate::store::Turn::CoolingDown(d)) => Err(breaker::Skip::CoolingDown(d)),
-            Ok(crate::store::Turn::NotReady(d)) => Err(breaker::Skip::NotReady(d)),
-            Ok(crate::store::Turn::Admitted) | Err(_) => Ok(()),
+    fn fleet_slot(&self, ep: &Endpoint, wait_max: Duration) -> Result<Duration, Skip> {
+        let Some(store) = &self.store else { return Ok(Duration::ZERO) };
+        let bucket = self.paces().get(ep.pace).map_or((Duration::ZERO, 1), |p| (p.interval(), p.burst()));
+        let name = self.pace_names.get(ep.pace).map_or("", String::as_str);
+        match store.admit(&ep.url, name, bucket, wait_max) {
+            Ok(crate::store::Turn::Admitted(wait)) => Ok(wait),
+            Ok(crate::store::Turn::CoolingDown(d)) => Err(Skip::BackingOff(d)),
+            Ok(crate::store::Turn::NotReady(d)) => Err(Skip::Paced(d)),
+            Err(_) => Ok(Duration::ZERO),
         }
     }
 
     /// The order of this search, by endpoint: the healthy web providers first, taking turns (the one that starts
-    /// moves on with each search); then the others by health (failed or slow lately, then cooling down, then not
+    /// moves on with each search); then the others by health (failed or slow lately, then backing off, then not
     /// configured), Wikipedia before an unhealthy web provider of the same rank. Within a provider its endpoints go
-    /// by health too. Health is read once per search.
+    /// by health too. Health is read once per search. `pick` breaks ties by it.
     fn order(&self, now: Instant) -> Vec<usize> {
-        let ranks: Vec<u8> = self.endpoints.iter().map(|e| e.rank(now, self.settings.breaker.cooldown)).collect();
+        let ranks: Vec<u8> = self.endpoints.iter().map(|e| e.rank(now)).collect();
         let rank_of = |p: usize| {
             let of_p = self.endpoints.iter().zip(&ranks).filter(|(e, _)| e.provider == p);
             of_p.map(|(_, r)| *r).min().unwrap_or(3)
@@ -531,70 +575,183 @@ impl Engine {
         order
     }
 
-    /// Asks the endpoints in order until `max_results` are held (merging pages and sources) or a genuine "no
-    /// results" comes first.
+    /// How far down `ep` is preferred, in `PREFERENCE_STEP`s: 0 a healthy web provider, 1 another healthy one
+    /// (Wikipedia), 2 one that failed lately (asked for its trial) or is slow.
+    fn preference(&self, ep: &Endpoint, state: &EndpointState, now: Instant) -> u32 {
+        if state.health.strikes() > 0 || state.slow(now) {
+            2
+        } else if self.web.contains(&ep.provider) {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// The endpoint this search asks next, of `pending` (indices into `endpoints`, in the search's order): the one
+    /// that can be asked soonest, a less preferred one `PREFERENCE_STEP` sooner a rank, the provider asked least
+    /// recently first among equals (with `rotate`), then the search's order. Its provider's slot is reserved and, for
+    /// a half-open endpoint, its trial taken. Only slots by `latest` count, and only those now unless `can_wait`;
+    /// when there is none, why each endpoint cannot be asked.
+    fn pick(&self, pending: &[usize], now: Instant, latest: Instant, can_wait: bool) -> Pick {
+        let mut paces = self.paces();
+        let by = if can_wait { latest.max(now) } else { now };
+        // (score, last request to its provider, position, endpoint, when it can be asked)
+        let mut best: Option<(Instant, Option<Instant>, usize, usize, Instant)> = None;
+        let mut skips = Vec::new();
+        for (pos, &idx) in pending.iter().enumerate() {
+            let (Some(ep), Some(pace)) =
+                (self.endpoints.get(idx), self.endpoints.get(idx).and_then(|e| paces.get(e.pace)))
+            else {
+                continue;
+            };
+            let state = ep.lock();
+            let ready = match state.health.ready_at(now, &self.settings.breaker) {
+                Ok(ready) => ready,
+                Err(skip) => {
+                    skips.push((idx, skip));
+                    continue;
+                }
+            };
+            let at = pace.slot(ready);
+            if at > by {
+                skips.push((idx, if ready > by { Skip::BackingOff(ready - now) } else { Skip::Paced(at - now) }));
+                continue;
+            }
+            let score = at + PREFERENCE_STEP * self.preference(ep, &state, now);
+            let last = if self.settings.rotate { pace.last() } else { None };
+            if best.is_none_or(|(s, l, p, _, _)| (score, last, pos) < (s, l, p)) {
+                best = Some((score, last, pos, idx, at));
+            }
+        }
+        let Some((_, _, _, idx, at)) = best else { return Pick::None(skips) };
+        let (Some(ep), Some(pace)) =
+            (self.endpoints.get(idx), self.endpoints.get(idx).and_then(|e| paces.get_mut(e.pace)))
+        else {
+            return Pick::None(skips);
+        };
+        let Ok(slot) = pace.reserve(at, at) else { return Pick::Again };
+        match ep.lock().health.admit(slot.at, &self.settings.breaker) {
+            Ok(trial) => Pick::Ask(Picked { idx, slot, trial }),
+            // Its health changed since it was read (another search's answer came in): choose again.
+            Err(_) => {
+                pace.release(slot);
+                Pick::Again
+            }
+        }
+    }
+
+    /// Gives back what `pick` took for a request that will not be sent.
+    fn give_back(&self, ep: &Endpoint, picked: &Picked) {
+        if let Some(pace) = self.paces().get_mut(ep.pace) {
+            pace.release(picked.slot);
+        }
+        if picked.trial {
+            ep.lock().health.release();
+        }
+    }
+
+    /// Asks the endpoints, one at a time as `pick` chooses them, until `max_results` are held (merging pages and
+    /// sources), or nothing more can be asked before the deadline.
     fn run(&self, request: &SearchRequest, controls: &Controls, started: Instant) -> Result<Outcome, ApiError> {
         let deadline = started + self.settings.deadline;
-        // The paces of endpoints that failed in this search: an endpoint sharing one (DuckDuckGo's other endpoint, not
-        // another SearXNG instance, which keeps its own) is asked after a next page's gap.
-        let mut failed: Vec<Arc<Mutex<breaker::Pace>>> = Vec::new();
+        // The last slot a search waits for leaves its request some time before the deadline.
+        let latest = deadline - ASK_TIME_MIN.min(self.settings.deadline / 2);
         let mut attempts = Vec::with_capacity(self.endpoints.len());
         let mut results: Vec<Ranked> = Vec::new();
         let mut seen = HashSet::new();
         let mut answered = false;
-        // Providers that said they have nothing: their other endpoints are not asked (other providers are).
-        let mut said_none: Vec<usize> = Vec::new();
+        let skip = |ep: &Endpoint, code: &str, retry_in: Option<Duration>, detail: Option<String>| Attempt {
+            name: ep.kind.name(),
+            endpoint: ep.url.clone(),
+            status: "skipped",
+            error: Some(code.to_owned()),
+            detail,
+            elapsed_ms: 0,
+            results: None,
+            retry_in,
+            page: 0,
+            removed: 0,
+            control: None,
+            waited: Duration::ZERO,
+        };
+        let skipped = |ep: &Endpoint, s: Skip| {
+            ep.counters.skipped.fetch_add(1, Relaxed);
+            skip(ep, s.code(), Some(s.retry_in()), Some(s.detail(ep.kind.provider())))
+        };
+        // The endpoints this search may ask, in its order; the others are reported after those asked.
+        let mut pending = Vec::with_capacity(self.endpoints.len());
+        let mut left_out = Vec::new();
         for idx in self.order(Instant::now()) {
             let Some(ep) = self.endpoints.get(idx) else { continue };
-            if results.len() >= request.max_results {
-                // Endpoints not reached because the answer is complete are not part of this search's report.
-                break;
-            }
-            if said_none.contains(&ep.provider) {
-                continue;
-            }
-            let now = Instant::now();
-            let skip = |code: &str, retry_in: Option<Duration>, detail: Option<String>| Attempt {
-                name: ep.kind.name(),
-                endpoint: ep.url.clone(),
-                status: "skipped",
-                error: Some(code.to_owned()),
-                detail,
-                elapsed_ms: 0,
-                results: None,
-                retry_in,
-                page: 0,
-                removed: 0,
-                control: None,
-            };
             let named = |n: &String| n == ep.kind.name() || n == ep.kind.provider();
             if !request.sources.is_empty() && !request.sources.iter().any(named) {
-                attempts.push(skip("not_selected", None, Some("not among the sources the call named".into())));
-                continue;
-            }
-            if ep.url.is_empty() {
-                attempts.push(skip("not_configured", None, Some("no instance URL is configured".into())));
-                continue;
-            }
-            if let Some(control) = controls.unsupported(ep.kind, &ep.url, &self.settings.region) {
+                left_out.push(skip(ep, "not_selected", None, Some("not among the sources the call named".into())));
+            } else if ep.url.is_empty() {
+                left_out.push(skip(ep, "not_configured", None, Some("no instance URL is configured".into())));
+            } else if let Some(control) = controls.unsupported(ep.kind, &ep.url, &self.settings.region) {
                 let detail = format!("{} cannot honour `{control}` for this search", ep.kind.name());
-                attempts.push(Attempt { control: Some(control), ..skip("unsupported_control", None, Some(detail)) });
-                continue;
+                left_out
+                    .push(Attempt { control: Some(control), ..skip(ep, "unsupported_control", None, Some(detail)) });
+            } else {
+                pending.push(idx);
             }
+        }
+        // Choosing again after a race is bounded: each time another search's answer changed an endpoint's health.
+        let mut races = 0;
+        while results.len() < request.max_results && !pending.is_empty() {
+            let now = Instant::now();
             if now >= deadline {
-                ep.counters.skipped.fetch_add(1, Relaxed);
-                attempts.push(skip("deadline", None, None));
-                continue;
+                for ep in pending.drain(..).filter_map(|i| self.endpoints.get(i)) {
+                    ep.counters.skipped.fetch_add(1, Relaxed);
+                    attempts.push(skip(ep, "deadline", None, None));
+                }
+                break;
             }
-            let admitted = ep.lock().breaker.admit(now);
-            let sibling = failed.iter().any(|p| Arc::ptr_eq(p, &ep.pace));
-            let paced = || self.take_turn(ep, now, sibling, deadline);
-            if let Err(s) = admitted.and_then(|()| paced()) {
-                ep.counters.skipped.fetch_add(1, Relaxed);
-                let detail = (s.code() == "not_ready")
-                    .then(|| format!("provider {} was asked less than its interval ago", ep.kind.provider()));
-                attempts.push(skip(s.code(), Some(s.retry_in()), detail));
-                continue;
+            let can_wait = self.waiting.load(Relaxed) < self.settings.waiting_max;
+            // A search that holds results waits only a next page's gap to add more; one without waits to answer.
+            let by = if results.is_empty() { latest } else { (now + PAGE_GAP_MAX).min(latest.max(now)) };
+            let picked = match self.pick(&pending, now, by, can_wait) {
+                Pick::Ask(picked) => picked,
+                Pick::Again if races < self.endpoints.len() => {
+                    races += 1;
+                    continue;
+                }
+                Pick::Again => {
+                    for ep in pending.drain(..).filter_map(|i| self.endpoints.get(i)) {
+                        attempts.push(skipped(ep, Skip::Paced(PAGE_GAP_MAX)));
+                    }
+                    break;
+                }
+                Pick::None(skips) => {
+                    for (idx, s) in skips {
+                        if let Some(ep) = self.endpoints.get(idx) {
+                            attempts.push(skipped(ep, s));
+                        }
+                    }
+                    break;
+                }
+            };
+            pending.retain(|&i| i != picked.idx);
+            let Some(ep) = self.endpoints.get(picked.idx) else { continue };
+            let wait = match self.fleet_slot(ep, latest.saturating_duration_since(now)) {
+                Ok(fleet) => fleet.max(picked.slot.at.saturating_duration_since(now)),
+                Err(s) => {
+                    self.give_back(ep, &picked);
+                    attempts.push(skipped(ep, s));
+                    continue;
+                }
+            };
+            if !wait.is_zero() {
+                if self.waiting.fetch_add(1, Relaxed) >= self.settings.waiting_max {
+                    self.waiting.fetch_sub(1, Relaxed);
+                    self.give_back(ep, &picked);
+                    attempts.push(skipped(ep, Skip::Paced(wait)));
+                    continue;
+                }
+                self.waits.fetch_add(1, Relaxed);
+                self.waited_ms.fetch_add(wait.as_millis() as u64, Relaxed);
+                std::thread::sleep(wait);
+                self.waiting.fetch_sub(1, Relaxed);
             }
             // DuckDuckGo's next page is asked with the form of the page before it.
             let mut form: Option<NextForm> = None;
@@ -603,25 +760,16 @@ impl Engine {
                     if results.len() >= request.max_results || (ep.kind == Kind::DdgHtml && form.is_none()) {
                         break;
                     }
-                    let (gap, interval) = {
-                        let mut pace = ep.pace.lock().unwrap_or_else(|e| e.into_inner());
-                        (pace.next_page(Instant::now(), PAGE_GAP_MAX, deadline), pace.interval())
-                    };
-                    let Some(wait) = gap else { break };
-                    let send_at = Instant::now() + wait;
-                    if let Some(store) = &self.store {
-                        // The page goes at `send_at`: the fleet's next turn is an interval after it (the pace's lock
-                        // is not held across the call).
-                        store.paced(ep.pace_name(), wait + interval);
+                    if !self.next_page_slot(ep, latest) {
+                        break;
                     }
-                    std::thread::sleep(send_at.saturating_duration_since(Instant::now()));
                 }
                 let asked = PageAsk { query: &request.query, controls, page, form: form.take(), deadline };
                 let (mut attempt, outcome, next) = self.ask_page(ep, &asked);
-                form = next;
-                if outcome.is_none() && !failed.iter().any(|p| Arc::ptr_eq(p, &ep.pace)) {
-                    failed.push(ep.pace.clone());
+                if page == 0 {
+                    attempt.waited = wait;
                 }
+                form = next;
                 // The domain filters, once per hit: what the page held (a genuine "no results" is none at all), and
                 // what of it the filters keep.
                 let outcome = outcome.map(|hits| {
@@ -635,7 +783,8 @@ impl Engine {
                     Some((0, _)) => {
                         answered = true;
                         if page == 0 {
-                            said_none.push(ep.provider);
+                            // The provider has nothing: its other endpoints are not asked (other providers are).
+                            pending.retain(|&i| self.endpoints.get(i).is_some_and(|e| e.provider != ep.provider));
                         }
                         break;
                     }
@@ -655,17 +804,40 @@ impl Engine {
                 }
             }
         }
+        attempts.append(&mut left_out);
         if !answered {
             return Err(no_answer(attempts));
         }
         Ok(Outcome { results, sources: attempts })
     }
 
+    /// A next page of the search that asked `ep`: its provider's slot, here and in the fleet, if it comes within
+    /// `PAGE_GAP_MAX` (and before `latest`); waited for. False when the search should go on elsewhere.
+    fn next_page_slot(&self, ep: &Endpoint, latest: Instant) -> bool {
+        let now = Instant::now();
+        let by = (now + PAGE_GAP_MAX).min(latest.max(now));
+        let Some(Ok(slot)) = self.paces().get_mut(ep.pace).map(|p| p.reserve(now, by)) else { return false };
+        match self.fleet_slot(ep, by.saturating_duration_since(now)) {
+            Ok(fleet) => {
+                std::thread::sleep(fleet.max(slot.at.saturating_duration_since(now)));
+                true
+            }
+            Err(_) => {
+                if let Some(pace) = self.paces().get_mut(ep.pace) {
+                    pace.release(slot);
+                }
+                false
+            }
+        }
+    }
+
     /// Asks one page of one admitted endpoint and records the outcome: the hits (empty for a genuine "no
     /// results"), or `None` for a failure; and the form that asks the page after it (DuckDuckGo's HTML endpoint).
+    /// A failure backs the endpoint off (here and in the fleet) for what it earned; an answer resets its health.
     fn ask_page(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> (Attempt, Option<Vec<Hit>>, Option<NextForm>) {
         let t0 = Instant::now();
-        let (result, next) = match self.ask(ep, asked) {
+        let (result, retry_after) = self.ask(ep, asked);
+        let (result, next) = match result {
             Ok((page, next)) => (Ok(page), next),
             Err(e) => (Err(e), None),
         };
@@ -683,73 +855,80 @@ impl Engine {
             page: asked.page,
             removed: 0,
             control: None,
+            waited: Duration::ZERO,
         };
-        let mut state = ep.lock();
-        state.asked_at = Some(t0);
-        state.latency_ms = Some(state.latency_ms.map_or(elapsed_ms, |old| (old * 3 + elapsed_ms) / 4));
         let mut outcome = None;
-        match result {
+        let failure = match result {
             Ok(Page::Results(hits)) => {
-                state.breaker.success();
-                state.last_success_ms = Some(now_ms);
                 ep.counters.ok.fetch_add(1, Relaxed);
                 attempt.results = Some(hits.len());
                 outcome = Some(hits);
+                None
             }
             Ok(Page::NoResults) => {
-                state.breaker.success();
-                state.last_success_ms = Some(now_ms);
                 ep.counters.empty.fetch_add(1, Relaxed);
                 attempt.status = "empty";
                 attempt.results = Some(0);
                 outcome = Some(Vec::new());
+                None
             }
             Ok(Page::Blocked(why)) => {
-                state.breaker.blocked(Instant::now(), &self.settings.breaker);
                 ep.counters.blocked.fetch_add(1, Relaxed);
                 attempt.fail("blocked", why);
+                Some(breaker::Failure::Wall)
             }
             Ok(Page::Unparseable(why)) => {
-                state.breaker.failed(Instant::now(), &self.settings.breaker);
                 attempt.fail("unparseable", why);
+                Some(breaker::Failure::Other)
             }
             Err(Failure::Status(status)) => {
-                state.breaker.failed(Instant::now(), &self.settings.breaker);
                 attempt.fail("http_status", format!("HTTP {status}"));
+                Some(breaker::Failure::Other)
             }
             Err(Failure::Fetch(e)) => {
-                state.breaker.failed(Instant::now(), &self.settings.breaker);
                 attempt.fail(e.code(), e.to_string());
+                Some(breaker::Failure::Other)
             }
-        }
-        // A block is the breaker's to remember (it opens); other failures rank the endpoint after healthy ones for a
-        // cool-down's time.
-        let failed = outcome.is_none() && attempt.error.as_deref() != Some("blocked");
-        state.failed_at = if failed { Some(Instant::now()) } else { None };
-        if attempt.status == "failed" {
-            ep.counters.failed.fetch_add(1, Relaxed);
-            state.last_failure_ms = Some(now_ms);
-            state.last_error = attempt.detail.clone();
+        };
+        let jitter = self.jitter();
+        let mut state = ep.lock();
+        state.asked_at = Some(t0);
+        state.latency_ms = Some(state.latency_ms.map_or(elapsed_ms, |old| (old * 3 + elapsed_ms) / 4));
+        let backoff = match failure {
+            None => {
+                state.health.success();
+                state.last_success_ms = Some(now_ms);
+                None
+            }
+            Some(failure) => {
+                let backoff = state.health.failed(failure, Instant::now(), &self.settings.breaker, jitter, retry_after);
+                ep.counters.failed.fetch_add(1, Relaxed);
+                state.last_failure_ms = Some(now_ms);
+                state.last_error = attempt.detail.clone();
+                Some(backoff)
+            }
+        };
+        drop(state);
+        if let Some(backoff) = backoff {
             log::warn!(
-                "source {} ({}) failed: {}: {}",
+                "source {} ({}) failed: {}: {}; backing off {} ms",
                 ep.kind.name(),
                 ep.url,
                 attempt.error.as_deref().unwrap_or(""),
-                attempt.detail.as_deref().unwrap_or("")
+                attempt.detail.as_deref().unwrap_or(""),
+                backoff.as_millis()
             );
-        }
-        // The breaker was closed when this endpoint was admitted: open now, it opened on this answer.
-        let opened = state.breaker.open_for(Instant::now());
-        drop(state);
-        if let (Some(store), Some(cooldown)) = (&self.store, opened) {
-            store.cool_down(&ep.url, cooldown);
+            if let Some(store) = &self.store {
+                store.cool_down(&ep.url, backoff);
+            }
         }
         (attempt, outcome, next)
     }
 
     /// One request to one endpoint, within the search's deadline, read into a `Page` and the form of its next page.
     /// The controls go out in the source's own parameters (`Controls::ask`).
-    fn ask(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> Result<(Page, Option<NextForm>), Failure> {
+    /// Also the provider's `Retry-After`, when it sent one.
+    fn ask(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> (Result<Read, Failure>, Option<Duration>) {
         let PageAsk { query, controls, page, ref form, deadline } = *asked;
         let client = self.client.until(deadline);
         let today = self.clock.now_unix_ms() / crate::clock::DAY_MS;
@@ -797,7 +976,9 @@ impl Engine {
                 match (ep.kind, page) {
                     (_, 0) => {}
                     (Kind::Brave, p) => url.push_str(&format!("&offset={p}")),
-                    (_, p) => url.push_str(&format!("&{}={}", if ep.kind == Kind::Bing { "first" } else { "s" }, 1 + 10 * p)),
+                    (_, p) => {
+                        url.push_str(&format!("&{}={}", if ep.kind == Kind::Bing { "first" } else { "s" }, 1 + 10 * p))
+                    }
                 }
                 client.get(&url, &browser)
             }
@@ -807,21 +988,29 @@ impl Engine {
                     "{endpoint}{}action=query&list=search&format=json&srlimit={WIKIPEDIA_PAGE_RESULTS}&sroffset={offset}&srsearch={q}",
                     if endpoint.contains('?') { '&' } else { '?' }
                 );
-                let headers = [("User-Agent", self.settings.wikimedia_user_agent.as_str()), ("Accept", "application/json")];
+                let headers =
+                    [("User-Agent", self.settings.wikimedia_user_agent.as_str()), ("Accept", "application/json")];
                 client.get(&url, &headers)
             }
-        }
-        .map_err(Failure::Fetch)?;
+        };
+        let fetched = match fetched {
+            Ok(fetched) => fetched,
+            Err(e) => return (Err(Failure::Fetch(e)), None),
+        };
         if !ep.kind.parses_status(fetched.status) {
-            return Err(Failure::Status(fetched.status));
+            return (Err(Failure::Status(fetched.status)), fetched.retry_after);
         }
-        Ok(ep.kind.parse_paged(fetched.status, &fetched.body, &endpoint))
+        (Ok(ep.kind.parse_paged(fetched.status, &fetched.body, &endpoint)), fetched.retry_after)
     }
 
     /// Per-endpoint state, for `/health`: a JSON array written into `out` (members sorted, as a `Value` would be).
+    /// `breaker` is `closed`, `open` (backing off for `open_for_s`), `half_open` (the next request is a trial) or
+    /// `unconfigured`; `failures_in_a_row` counts since the last answer; `slot_in_ms`, when its provider's next slot
+    /// is (0: a request could go now).
     pub fn write_health(&self, out: &mut Vec<u8>) {
         use crate::json_out::{key, opt_string, opt_u64, string};
         let now = Instant::now();
+        let slots: Vec<Instant> = self.paces().iter().map(|p| p.slot(now)).collect();
         out.push(b'[');
         for ep in &self.endpoints {
             if out.last() != Some(&b'[') {
@@ -830,9 +1019,11 @@ impl Engine {
             let state = ep.lock();
             out.push(b'{');
             key(out, "breaker");
-            string(out, if ep.url.is_empty() { "unconfigured" } else { state.breaker.state(now) });
+            string(out, if ep.url.is_empty() { "unconfigured" } else { state.health.state(now) });
             key(out, "endpoint");
             string(out, &ep.url);
+            key(out, "failures_in_a_row");
+            opt_u64(out, Some(u64::from(state.health.strikes())));
             key(out, "last_error");
             opt_string(out, state.last_error.as_deref());
             key(out, "last_failure");
@@ -844,9 +1035,12 @@ impl Engine {
             key(out, "name");
             string(out, ep.kind.name());
             key(out, "open_for_s");
-            opt_u64(out, state.breaker.open_for(now).map(|d| d.as_secs()));
+            opt_u64(out, state.health.open_for(now).map(|d| d.as_secs()));
             key(out, "provider");
             string(out, ep.kind.provider());
+            key(out, "slot_in_ms");
+            let slot = slots.get(ep.pace).map_or(0, |s| s.saturating_duration_since(now).as_millis() as u64);
+            opt_u64(out, Some(slot));
             out.push(b'}');
         }
         out.push(b']');
@@ -866,8 +1060,9 @@ impl Engine {
                 json!({
                     "name": ep.kind.name(),
                     "endpoint": ep.url,
-                    "breaker": state.breaker.state(now),
-                    "open_for_s": state.breaker.open_for(now).map(|d| d.as_secs()),
+                    "breaker": state.health.state(now),
+                    "open_for_s": state.health.open_for(now).map(|d| d.as_secs()),
+                    "failures_in_a_row": state.health.strikes(),
                     "ok": c.ok.load(Relaxed),
                     "empty": c.empty.load(Relaxed),
                     "failed": c.failed.load(Relaxed),
@@ -918,11 +1113,34 @@ impl Engine {
             );
         }
         let name = "websearchd_source_breaker_open";
-        crate::metrics::family(&mut out, name, "gauge", "1 while the endpoint's breaker is open (cooling down).");
+        crate::metrics::family(&mut out, name, "gauge", "1 while the endpoint is backing off after failures.");
         for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
-            let open = u8::from(ep.lock().breaker.state(now) == "open");
+            let open = u8::from(ep.lock().health.state(now) == "open");
             let _ =
                 writeln!(out, "{name}{{source=\"{}\",endpoint=\"{}\"}} {open}", ep.kind.name(), escape_label(&ep.url));
+        }
+        let name = "websearchd_source_failures_in_a_row";
+        crate::metrics::family(&mut out, name, "gauge", "Failures in a row since the endpoint last answered.");
+        for ep in self.endpoints.iter().filter(|e| !e.url.is_empty()) {
+            let strikes = ep.lock().health.strikes();
+            let _ = writeln!(
+                out,
+                "{name}{{source=\"{}\",endpoint=\"{}\"}} {strikes}",
+                ep.kind.name(),
+                escape_label(&ep.url)
+            );
+        }
+        let waits = [
+            ("websearchd_search_waits_total", "Searches that waited for a provider's slot.", self.waits.load(Relaxed)),
+            (
+                "websearchd_search_waited_seconds_total",
+                "Time searches waited for providers' slots.",
+                self.waited_ms.load(Relaxed) / 1_000,
+            ),
+        ];
+        for (name, help, v) in waits {
+            crate::metrics::family(&mut out, name, "counter", help);
+            let _ = writeln!(out, "{name} {v}");
         }
         let counters = [
             ("websearchd_cache_hits_total", "Answers served from the cache.", self.cache_hits.load(Relaxed)),
@@ -939,18 +1157,16 @@ impl Engine {
 }
 
 impl Endpoint {
-    /// Health rank for the order (lower first): 0 healthy, 1 failed or slow within `recent` (then it is healthy
-    /// again: an endpoint asked last is seldom asked, and would never recover), 2 cooling down, 3 not configured.
-    fn rank(&self, now: Instant, recent: Duration) -> u8 {
+    /// Health rank for the order (lower first): 0 healthy, 1 failed lately (half-open) or slow, 2 backing off, 3
+    /// not configured.
+    fn rank(&self, now: Instant) -> u8 {
         if self.url.is_empty() {
             return 3;
         }
         let state = self.lock();
-        let lately = |t: Option<Instant>| t.is_some_and(|t| now.saturating_duration_since(t) < recent);
-        if state.breaker.open_for(now).is_some() {
+        if state.health.open_for(now).is_some() {
             2
-        } else if lately(state.failed_at) || (lately(state.asked_at) && state.latency_ms.is_some_and(|ms| ms > SLOW_MS))
-        {
+        } else if state.health.strikes() > 0 || state.slow(now) {
             1
         } else {
             0
@@ -960,14 +1176,14 @@ impl Endpoint {
     fn lock(&self) -> std::sync::MutexGuard<'_, EndpointState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
 
-    /// What its pacing is shared under: the provider (DuckDuckGo's two endpoints are one), or each SearXNG instance.
-    fn pace_name(&self) -> &str {
-        if self.kind == Kind::Searxng {
-            &self.url
-        } else {
-            self.kind.provider()
-        }
+impl EndpointState {
+    /// Slower than `SLOW_MS` on average, and asked within `SLOW_RECENT` (then it is asked again in turn: an endpoint
+    /// asked last is seldom asked, and would never recover).
+    fn slow(&self, now: Instant) -> bool {
+        let lately = self.asked_at.is_some_and(|t| now.saturating_duration_since(t) < SLOW_RECENT);
+        lately && self.latency_ms.is_some_and(|ms| ms > SLOW_MS)
     }
 }
 
@@ -991,6 +1207,9 @@ fn cache_key(request: &SearchRequest, controls: &Controls) -> String {
     }
     key
 }
+
+/// A page read, and the form that asks the page after it.
+type Read = (Page, Option<NextForm>);
 
 enum Failure {
     Status(u16),
@@ -1028,6 +1247,12 @@ fn no_answer(attempts: Vec<Attempt>) -> ApiError {
         ApiError::new(502, "all_sources_failed", format!("no source answered ({})", summary.join(", ")))
             .detail("sources", report)
     }
+}
+
+/// A seed for the jitter that differs between processes (the standard library's random hash keys).
+fn jitter_seed() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(std::process::id())
 }
 
 fn escape_label(v: &str) -> String {

@@ -10,9 +10,10 @@
 //!   entry sealed with an HMAC under the fleet's secret (`WEBSEARCHD_REDIS_SECRET_FILE`, `entry`) and read back only
 //!   if it opens, at most `ANSWER_BYTES_MAX` long (anything else is a miss, logged and counted); without a secret
 //!   answers are not shared (a node cannot tell its fleet's from anyone's who can write the Redis);
-//! - each endpoint's cool-down (`cool:<hash of the URL>`, set for the cool-down when a node opens its breaker) and
-//!   each provider's pacing (`pace:<hash>`, a turn taken with `SET NX PX interval`), checked together by one script,
-//!   so the fleet paces a provider as one client;
+//! - each endpoint's back-off (`cool:<hash of the URL>`, set for the back-off when a node's request fails) and each
+//!   provider's pace (`pace:<hash>`, the token bucket's theoretical arrival time in Redis's own clock, ms: a slot is
+//!   reserved if it comes within the wait the search allows), checked together by one script, so the fleet paces a
+//!   provider as one client;
 //! - the free-trial counters: `trial:<day>:<hash of the address>`, `INCR`, expiring after two days.
 //!
 //! The payment ledger and the notary chain stay on each node's disk. Failure: every call is bounded by
@@ -57,11 +58,17 @@ const TRIAL_TTL_MS: u64 = 2 * crate::clock::DAY_MS;
 /// Frees a payment's key only if this node's token still holds it.
 const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end \
                               return 0";
-/// An endpoint's admission: 1 and the time left while it cools down; else its provider's turn is taken for the
-/// interval (2 and the time left if another node took it); 0 when admitted.
+/// An endpoint's admission: 1 and the time left while it backs off; else its provider's next slot (a token bucket
+/// of `ARGV[1]` ms between requests and a burst of `ARGV[2]`, by Redis's clock), reserved if it comes within
+/// `ARGV[3]` ms: 0 and the wait; 2 and the wait if it is later.
 const ADMIT_SCRIPT: &str = "local c = redis.call('PTTL', KEYS[1]) if c > 0 then return {1, c} end \
-                            if tonumber(ARGV[1]) > 0 and not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) \
-                            then return {2, redis.call('PTTL', KEYS[2])} end return {0, 0}";
+                            local iv = tonumber(ARGV[1]) if iv <= 0 then return {0, 0} end \
+                            if redis.replicate_commands then redis.replicate_commands() end \
+                            local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) \
+                            local tat = tonumber(redis.call('GET', KEYS[2])) or 0 if tat < now then tat = now end \
+                            local wait = tat - iv * (tonumber(ARGV[2]) - 1) - now if wait < 0 then wait = 0 end \
+                            if wait > tonumber(ARGV[3]) then return {2, wait} end \
+                            redis.call('SET', KEYS[2], tat + iv, 'PX', tat + iv - now + 1000) return {0, wait}";
 
 /// The store could not answer; what it means is the caller's to decide (refuse a payment, fall back to memory).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,8 +90,11 @@ pub struct Hold {
 /// What the fleet says of an endpoint about to be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Turn {
-    Admitted,
+    /// Its provider's slot is reserved, after this wait.
+    Admitted(Duration),
+    /// Backing off.
     CoolingDown(Duration),
+    /// The provider's next slot is this far away, later than the search can wait.
     NotReady(Duration),
 }
 
@@ -242,38 +252,35 @@ impl Store {
         }
     }
 
-    /// The fleet's admission of an endpoint (`endpoint` cooling down?) and its provider's turn (`pace`, taken for
-    /// `interval` if free).
-    pub fn admit(&self, endpoint: &str, pace: &str, interval: Duration) -> Result<Turn, Unavailable> {
-        let (cool, pace, ms) = (self.key("cool", endpoint), self.key("pace", pace), interval.as_millis().to_string());
-        let reply = self.one(&[b"EVAL", ADMIT_SCRIPT.as_bytes(), b"2", &cool, &pace, ms.as_bytes()])?;
+    /// The fleet's admission of an endpoint (`endpoint` backing off?) and its provider's next slot (`pace`: a
+    /// bucket of `interval` and `burst`), reserved if it comes within `wait_max`.
+    pub fn admit(
+        &self,
+        endpoint: &str,
+        pace: &str,
+        (interval, burst): (Duration, u32),
+        wait_max: Duration,
+    ) -> Result<Turn, Unavailable> {
+        let (cool, pace) = (self.key("cool", endpoint), self.key("pace", pace));
+        let (ms, burst, wait) =
+            (interval.as_millis().to_string(), burst.max(1).to_string(), wait_max.as_millis().to_string());
+        let args = [ms.as_bytes(), burst.as_bytes(), wait.as_bytes()];
+        let reply = self.one(&[b"EVAL", ADMIT_SCRIPT.as_bytes(), b"2", &cool, &pace, args[0], args[1], args[2]])?;
         let Reply::Array(items) = reply else { return Err(self.unexpected("the admission script", &reply)) };
         let at = |i: usize| items.get(i).and_then(Reply::as_int).unwrap_or(0);
         let left = Duration::from_millis(u64::try_from(at(1)).unwrap_or(0));
         Ok(match at(0) {
             1 => Turn::CoolingDown(left),
             2 => Turn::NotReady(left),
-            _ => Turn::Admitted,
+            _ => Turn::Admitted(left),
         })
     }
 
-    /// A node opened `endpoint`'s breaker for `cooldown`: the fleet skips it as long.
-    pub fn cool_down(&self, endpoint: &str, cooldown: Duration) {
-        let (key, ms) = (self.key("cool", endpoint), cooldown.as_millis().max(1).to_string());
+    /// A node backed `endpoint` off for `backoff`: the fleet skips it as long.
+    pub fn cool_down(&self, endpoint: &str, backoff: Duration) {
+        let (key, ms) = (self.key("cool", endpoint), backoff.as_millis().max(1).to_string());
         if let Err(e) = self.one(&[b"SET", &key, b"1", b"PX", ms.as_bytes()]) {
-            log::debug!("a cool-down could not be shared: {e}");
-        }
-    }
-
-    /// A next page goes to the provider: the fleet's next turn is `until` from now (the page's wait and the
-    /// interval after it).
-    pub fn paced(&self, pace: &str, until: Duration) {
-        if until.is_zero() {
-            return;
-        }
-        let (key, ms) = (self.key("pace", pace), until.as_millis().to_string());
-        if let Err(e) = self.one(&[b"SET", &key, b"1", b"PX", ms.as_bytes()]) {
-            log::debug!("a provider's pacing could not be shared: {e}");
+            log::debug!("a back-off could not be shared: {e}");
         }
     }
 
