@@ -378,28 +378,7 @@ fn main() {
         reports.push(report.json);
     }
     if reports.len() > 1 {
-        println!(
-            "\n{:<14} {:>8} {:>9} {:>5} {:>5} {:>7} {:>8} {:>8} {:>9} {:>8}",
-            "world", "searches", "answered", "502", "503", "other", "p50 ms", "p99 ms", "upstream", "invented"
-        );
-        for r in &reports {
-            let n = |v: &Value| v.as_u64().unwrap_or(0);
-            let others: u64 = r["other_statuses"].as_object().into_iter().flatten().map(|(_, v)| n(v)).sum();
-            let errors: u64 = r["client_errors"].as_object().into_iter().flatten().map(|(_, v)| n(v)).sum();
-            println!(
-                "{:<14} {:>8} {:>8.1}% {:>5} {:>5} {:>7} {:>8} {:>8} {:>9} {:>8}",
-                r["world"]["name"].as_str().unwrap_or(""),
-                n(&r["searches"]),
-                r["answered_pct"].as_f64().unwrap_or(0.0),
-                n(&r["status_502"]),
-                n(&r["status_503"]),
-                others + errors + n(&r["not_sent_cap"]),
-                r["latency_all"]["p50_ms"],
-                r["latency_all"]["p99_ms"],
-                r["upstream_per_search"],
-                n(&r["provenance"]["invented"]),
-            );
-        }
+        weather_report::summary(&reports);
     }
     if options.json {
         for r in &reports {

@@ -381,6 +381,33 @@ impl Report {
     }
 }
 
+/// One line per world: the share answered, the error answers, everything else unanswered (other statuses, client
+/// errors, searches not sent), the latency, the upstream requests per search and the invented results.
+pub fn summary(reports: &[Value]) {
+    println!(
+        "\n{:<14} {:>8} {:>9} {:>5} {:>5} {:>7} {:>8} {:>8} {:>9} {:>8}",
+        "world", "searches", "answered", "502", "503", "other", "p50 ms", "p99 ms", "upstream", "invented"
+    );
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let sum = |v: &Value| v.as_object().into_iter().flatten().map(|(_, v)| n(v)).sum::<u64>();
+    for r in reports {
+        println!(
+            "{:<14} {:>8} {:>8.1}% {:>5} {:>5} {:>7} {:>8.0} {:>8.0} {:>9.2} {:>8}",
+            r["world"]["name"].as_str().unwrap_or(""),
+            n(&r["searches"]),
+            f(&r["answered_pct"]),
+            n(&r["status_502"]),
+            n(&r["status_503"]),
+            sum(&r["other_statuses"]) + sum(&r["client_errors"]) + n(&r["not_sent_cap"]),
+            f(&r["latency_all"]["p50_ms"]),
+            f(&r["latency_all"]["p99_ms"]),
+            f(&r["upstream_per_search"]),
+            n(&r["provenance"]["invented"]),
+        );
+    }
+}
+
 /// `{"a": 1, "b": 2}` as `a 1, b 2` (`none` when empty).
 fn compact(v: &Value) -> String {
     let parts: Vec<String> =
