@@ -20,6 +20,12 @@
 //! `--wall-extends`, `--latency MIN-MAX` (ms of a served answer), `--env NAME=VALUE` (a setting of the service; repeat
 //! it), `--json` (one JSON object per world on stdout at the end). Each world prints its full description, with the
 //! command that runs it again. Every run is bounded: the schedule's searches, then at most the client's timeout.
+//!
+//! Each provider draws its failures from its own generator, seeded from `--seed` alone: two worlds run with one seed
+//! fail alike at every provider they treat alike (`ddg-walled` and `flaky30` differ only at DuckDuckGo), so their
+//! difference is what the changed providers made. The service is cargo's build beside the bench, or
+//! `$WEBSEARCHD_BIN` (as for the other benches that start it). The pages served are the recorded ones of
+//! `$WEBSEARCHD_SHARED_DIR/fixtures/search` (default `../shared`) where it has them, else the project's own.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 #[path = "../tests/common/mod.rs"]
