@@ -19,6 +19,8 @@ pub use vars::{VarDoc, VARS};
 
 /// The x402 facilitator asked unless `WEBSEARCHD_FACILITATOR_URL` names another: testnets only.
 pub const FACILITATOR_URL_DEFAULT: &str = "https://x402.org/facilitator";
+/// The fewest workers by default, whatever the cores (`WEBSEARCHD_WORKERS`).
+pub const WORKERS_MIN_DEFAULT: usize = 8;
 
 /// The resolved configuration.
 #[derive(Debug, Clone)]
@@ -423,7 +425,9 @@ impl Config {
         let public_url = r.base_url("WEBSEARCHD_PUBLIC_URL", format!("http://{listen}"))?;
         let state_dir = PathBuf::from(r.string("WEBSEARCHD_STATE_DIR", "./data"));
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let workers = r.int("WEBSEARCHD_WORKERS", (2 * cores).clamp(2, 256), 1..=256)?;
+        // Searches are I/O-bound: in bad weather one holds its worker for seconds (a provider that times out, a wait
+        // for a provider's slot), so a small machine still gets 8.
+        let workers = r.int("WEBSEARCHD_WORKERS", (2 * cores).clamp(WORKERS_MIN_DEFAULT, 256), 1..=256)?;
         let queue_depth = r.int("WEBSEARCHD_QUEUE_DEPTH", 64, 1..=4_096)?;
         let connections_max = r.int("WEBSEARCHD_CONNECTIONS_MAX", 512, 4..=65_536)?;
         let connections_per_address_max = r.int("WEBSEARCHD_CONNECTIONS_PER_ADDRESS_MAX", 32, 1..=65_536)?;
@@ -507,8 +511,8 @@ impl Config {
         let source_body_bytes_max = r.int("WEBSEARCHD_SOURCE_BODY_BYTES_MAX", 2_097_152, 4_096..=33_554_432)?;
         let source_interval_ms = r.int("WEBSEARCHD_SOURCE_INTERVAL_MS", 1_000, 0..=600_000)?;
         let source_burst = r.int("WEBSEARCHD_SOURCE_BURST", 3, 1..=20)?;
-        let breaker_cooldown_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MS", 15_000, 1_000..=86_400_000)?;
-        let breaker_failure_cooldown_ms = r.int("WEBSEARCHD_BREAKER_FAILURE_COOLDOWN_MS", 2_000, 100..=86_400_000)?;
+        let breaker_cooldown_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MS", 3_000, 1_000..=86_400_000)?;
+        let breaker_failure_cooldown_ms = r.int("WEBSEARCHD_BREAKER_FAILURE_COOLDOWN_MS", 1_000, 100..=86_400_000)?;
         let breaker_cooldown_max_ms = r.int("WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS", 1_800_000, 1_000..=86_400_000)?;
         let search_deadline_ms = r.int("WEBSEARCHD_SEARCH_DEADLINE_MS", 15_000, 500..=120_000)?;
         let cache_ttl_s = r.int("WEBSEARCHD_CACHE_TTL_S", 600, 0..=86_400)?;

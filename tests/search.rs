@@ -116,9 +116,9 @@ fn html_blocked_then_lite_answers_and_the_breaker_skips_html() {
     let a = search(&server, "blocked second").json();
     assert_eq!(statuses(&a), vec![pair("ddg_lite", "ok"), pair("ddg_html", "skipped")]);
     assert_eq!(a["sources"][1]["error"], "cooling_down");
-    // A wall backs off 15 s by default (12 to 18 with the jitter), less the time since it.
+    // A wall backs off 3 s by default (2.4 to 3.6 with the jitter), less the time since it.
     let retry = a["sources"][1]["retry_in_s"].as_u64().unwrap();
-    assert!((8..=18).contains(&retry), "{retry}");
+    assert!((1..=4).contains(&retry), "{retry}");
     assert_eq!(up.count("/html/"), 1);
     let health = server.get("/health").json();
     assert_eq!(health["sources"][0]["breaker"], "open");
@@ -162,7 +162,8 @@ fn all_failing_is_a_502_with_the_report() {
     assert_eq!((r.status, r.error_code().as_str()), (502, "all_sources_failed"), "{}", r.text());
     let report = &r.json()["error"]["sources"];
     let errors: Vec<&str> = report.as_array().unwrap().iter().map(|s| s["error"].as_str().unwrap()).collect();
-    assert_eq!(errors, vec!["http_status", "unparseable", "blocked", "connect"]);
+    // The 500 and the reset may be chance: each is asked once more, after the others; the rest are not.
+    assert_eq!(errors, vec!["http_status", "unparseable", "blocked", "connect", "http_status", "connect"]);
     assert!(report.as_array().unwrap().iter().all(|s| s["status"] == "failed"));
 }
 
@@ -632,7 +633,7 @@ fn a_paced_provider_is_waited_for_not_skipped() {
     assert!(answers[0]["sources"][0].get("waited_ms").is_none(), "the first goes at once");
     for a in &answers[1..] {
         let waited = a["sources"][0]["waited_ms"].as_u64().unwrap_or(0);
-        assert!((1_000..=1_600).contains(&waited), "waited for the slot: {a}");
+        assert!((1..=1_600).contains(&waited), "waited for the slot: {a}");
     }
     assert!(started.elapsed() >= Duration::from_millis(2_900), "{:?}", started.elapsed());
     assert!(server.metric("websearchd_search_waits_total") >= 2);
@@ -661,7 +662,7 @@ fn waiting_searches_are_bounded() {
     statuses.sort_unstable();
     assert_eq!(statuses, [200, 503], "{:?}", replies.iter().map(|r| r.text()).collect::<Vec<_>>());
     let waited = replies.iter().find(|r| r.status == 200).unwrap().json();
-    assert!(waited["sources"][0]["waited_ms"].as_u64().unwrap() >= 2_000, "{waited}");
+    assert!(waited["sources"][0]["waited_ms"].as_u64().unwrap() >= 1_000, "{waited}");
     let refused = replies.iter().find(|r| r.status == 503).unwrap();
     assert_eq!(refused.error_code(), "all_sources_skipped");
     assert_eq!(refused.json()["error"]["sources"][0]["error"], "not_ready");
@@ -688,11 +689,34 @@ fn a_walled_provider_is_asked_once_per_back_off() {
         n += 1;
         std::thread::sleep(Duration::from_millis(100));
     }
-    // Back-offs of 1, 2 and 4 s (80% to 120%) in 5 s: the first request and at most three trials.
-    assert!(n >= 20, "{n}");
-    assert!((2..=4).contains(&up.count("/html/")), "{} requests to a walled DuckDuckGo", up.count("/html/"));
+    // Back-offs of 1 then 4 s (80% to 120%): the first request, the trial after about a second, and perhaps the one
+    // after about five; never one a search.
+    assert!(n >= 5, "{n}");
+    assert!((2..=3).contains(&up.count("/html/")), "{} requests to a walled DuckDuckGo", up.count("/html/"));
     assert_eq!(up.count("/bing"), 1, "Retry-After: 120 kept");
     let health = server.get("/health").json();
     let bing = health["sources"].as_array().unwrap().iter().find(|s| s["name"] == "bing").unwrap().clone();
     assert!(bing["open_for_s"].as_u64().unwrap() >= 110, "{bing}");
+}
+
+/// A source whose first request fails by chance (a 503: no back-off earned) is asked once more in the same search,
+/// after the others; a wall is not asked again.
+#[test]
+fn a_failure_by_chance_is_asked_again_once_a_wall_is_not() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let up = Upstream::start(move |seen| match seen.path() {
+        "/html/" if counter.fetch_add(1, Ordering::SeqCst) == 0 => Answer::html(503, "busy"),
+        "/lite/" => Answer::html(202, own_fixture("search/ddg_anomaly.html")),
+        _ => happy(seen),
+    });
+    let server = start(&up, "ddg_html", &[]);
+    let a = search(&server, "again").json();
+    assert_eq!(statuses(&a), vec![pair("ddg_html", "failed"), pair("ddg_html", "ok")], "{a}");
+    assert_eq!(a["sources"][0]["error"], "http_status");
+    let server = start(&up, "ddg_lite", &[]);
+    let r = search(&server, "walled");
+    assert_eq!((r.status, r.error_code().as_str()), (502, "all_sources_failed"), "{}", r.text());
+    assert_eq!(up.count("/lite/"), 1, "a wall is not asked again in the same search");
 }

@@ -144,7 +144,8 @@ fn a_failed_source_is_never_a_silent_empty_list() {
     assert_eq!(answer["number_of_results"], 0);
     let engines: Vec<&str> =
         answer["unresponsive_engines"].as_array().unwrap().iter().map(|p| p[0].as_str().unwrap()).collect();
-    assert_eq!(engines, ["ddg_lite", "mojeek", "bing"], "{answer}");
+    // Lite's 503 may be chance: it is asked once more, after the others (a 404 is not).
+    assert_eq!(engines, ["ddg_lite", "mojeek", "bing", "ddg_lite"], "{answer}");
     for pair in answer["unresponsive_engines"].as_array().unwrap() {
         assert_eq!(pair.as_array().unwrap().len(), 2);
         assert!(pair[1].as_str().unwrap().starts_with("failed: "), "{pair}");

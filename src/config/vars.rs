@@ -43,9 +43,10 @@ pub const VARS: &[VarDoc] = &[
     },
     VarDoc {
         name: "WEBSEARCHD_WORKERS",
-        default: "2 x cores, at least 2",
+        default: "2 x cores, at least 8",
         allowed: "1 to 256",
-        meaning: "Worker threads that run requests.",
+        meaning: "Worker threads that run requests. A search holds its worker while it waits on providers (seconds \
+                  in bad weather); at most all but one wait for a provider's slot at once.",
     },
     VarDoc {
         name: "WEBSEARCHD_QUEUE_DEPTH",
@@ -252,18 +253,19 @@ pub const VARS: &[VarDoc] = &[
     },
     VarDoc {
         name: "WEBSEARCHD_BREAKER_COOLDOWN_MS",
-        default: "15000",
+        default: "3000",
         allowed: "1000 to 86400000",
-        meaning: "How long a source that walled us (a bot wall, captcha, 403 or 429) is backed off; doubles on each \
-                  further failure in a row (80% to 120% of it, at random), then one trial request decides. A \
-                  longer Retry-After is kept.",
+        meaning: "How long a source that walled us (a bot wall, captcha, 403 or 429) is backed off; four times as \
+                  long for each wall in a row before it (3, 12, 48 s ...; 80% to 120% of it, at random), then \
+                  one trial request decides. A longer Retry-After is kept.",
     },
     VarDoc {
         name: "WEBSEARCHD_BREAKER_FAILURE_COOLDOWN_MS",
-        default: "2000",
+        default: "1000",
         allowed: "100 to 86400000",
-        meaning: "How long a source that failed otherwise (a timeout, a reset, a 5xx, a page that could not be read) \
-                  is backed off; grows like WEBSEARCHD_BREAKER_COOLDOWN_MS.",
+        meaning: "How long a source that failed otherwise is backed off (a timeout, a reset, a 5xx or broken HTTP \
+                  from the second in a row: a first one costs none; another status, an unreadable page, a refused \
+                  redirect from the first); doubles on each further failure, then one trial request decides.",
     },
     VarDoc {
         name: "WEBSEARCHD_BREAKER_COOLDOWN_MAX_MS",

@@ -417,6 +417,34 @@ mod tests {
         url
     }
 
+    /// `Retry-After`'s delta-seconds are read within a day; a date, a negative or fractional number, or digits past
+    /// a trillion seconds are not.
+    #[test]
+    fn retry_after_takes_seconds_only() {
+        let cases: [(&str, Option<u64>); 9] = [
+            ("120", Some(120)),
+            (" 7 ", Some(7)),
+            ("0", Some(0)),
+            ("999999999999", Some(86_400)),
+            ("9999999999999", None),
+            ("Wed, 21 Oct 2015 07:28:00 GMT", None),
+            ("-1", None),
+            ("1.5", None),
+            ("", None),
+        ];
+        for (value, secs) in cases {
+            assert_eq!(retry_after(value), secs.map(Duration::from_secs), "{value:?}");
+        }
+        let url = serve_once(
+            "HTTP/1.1 429 Too Many\r\nRetry-After: 30\r\nContent-Length: 0\r\n\r\n".into(),
+            Vec::new(),
+            Duration::ZERO,
+        );
+        let client = Client::new(Limits::within(Duration::from_secs(5), 1_024, 0), Policy::default());
+        let fetched = client.get(&url, &[]).unwrap();
+        assert_eq!((fetched.status, fetched.retry_after), (429, Some(Duration::from_secs(30))));
+    }
+
     /// A body declared longer than the cap is refused at once, unread (it once was read up to the cap, into a buffer
     /// grown to the cap: here it would wait for bytes that never come, and time out); one declared within the cap
     /// is read into a buffer of exactly its length; one of unknown length is still read up to the cap.

@@ -1,14 +1,21 @@
 //! Admission, per endpoint and per provider, with time passed in (`Instant`) so that tests can move it:
-//! - `Health`: an endpoint is backed off by what it said. A wall or a 429 backs it off for `wall_backoff`, a timeout,
-//!   a 5xx, a reset or an unreadable page for `failure_backoff`; each further failure in a row doubles it (with
-//!   jitter, within `backoff_max`; a `Retry-After` the provider sent is kept when longer). When the back-off is over
-//!   the endpoint is half-open: one trial request at a time decides (a success closes it and resets the count, a
+//! - `Health`: an endpoint is backed off by what it said. A wall or a 429 backs it off for `wall_backoff`, four times
+//!   as long for each wall in a row before it (since its last answer). What may be chance (a timeout, a reset, a 5xx,
+//!   broken HTTP) costs nothing the first time: the endpoint is only asked after the healthy ones, and a search may
+//!   ask it once more; from the second such failure in a row, and from the first failure that will not pass by
+//!   itself (a 404, an unreadable page), `failure_backoff`, doubling with each. Back-offs are jittered (80% to
+//!   120%), capped by `backoff_max`, and a longer `Retry-After` from the provider is kept. When a back-off is over the
+//!   endpoint is half-open: one trial request at a time decides (an answer closes it and resets the counts, a
 //!   failure backs it off again, longer).
 //! - `Pace`: a token bucket per provider (shared by its endpoints; each SearXNG instance has its own): a sustained
 //!   `interval` between requests with a `burst` of requests that may go at once (GCRA: a theoretical arrival time).
 //!   A search reserves the provider's next slot and may wait for it; a slot reserved and not used is given back.
 
 use std::time::{Duration, Instant};
+
+/// What each wall in a row multiplies a wall's back-off by: a provider that walls again after its back-off is asked
+/// rarely at once (3, 12, 48, 192 s ... with a 3 s base), one that walled by chance comes back in seconds.
+const WALL_GROWTH: u32 = 4;
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -26,7 +33,9 @@ pub struct Settings {
 pub enum Failure {
     /// A bot wall, a captcha, 403 or 429: "not from you, not now".
     Wall,
-    /// A timeout, a reset, a 5xx, a page that could not be read.
+    /// What may be chance: a timeout, a reset, a 5xx, broken HTTP.
+    Transient,
+    /// What will not pass by itself: another status (404), a page that could not be read, a refused redirect.
     Other,
 }
 
@@ -67,39 +76,48 @@ impl Skip {
 /// An endpoint's health: the failures in a row, the back-off they earned, the trial after it.
 #[derive(Debug, Clone, Default)]
 pub struct Health {
+    /// Failures in a row since the last answer, and of them walls (each kind grows its own back-off).
     strikes: u32,
+    walls: u32,
+    /// The end of the back-off; once it passed, the next request is a trial (half-open) until one answers.
     open_until: Option<Instant>,
     /// A trial request taken at this instant and not yet answered.
     trial_since: Option<Instant>,
+    /// Counts the changes of admission (a back-off set, a back-off or a run of failures cleared): what a request
+    /// admitted before the last change says is stale (a burst walled at once is one wall, not three in a row; an
+    /// older request's answer does not clear a newer wall).
+    epoch: u64,
 }
 
 impl Health {
     /// When the endpoint can be asked, from `now` on: now when healthy or a trial is due, the end of its back-off, or
-    /// `Err` while another trial is out (what it says decides).
+    /// `Err` while a trial is taken (perhaps for a slot still to come) and not answered: what it says decides.
     pub fn ready_at(&self, now: Instant, s: &Settings) -> Result<Instant, Skip> {
-        if let Some(until) = self.open_until.filter(|u| *u > now) {
-            return Ok(until);
+        if let Some(ends) = self.trial_since.map(|since| since + s.trial_max).filter(|ends| now < *ends) {
+            return Err(Skip::Trial(ends - now));
         }
-        match self.trial_since {
-            Some(since) if now.saturating_duration_since(since) < s.trial_max => {
-                Err(Skip::Trial(s.trial_max.saturating_sub(now.saturating_duration_since(since))))
-            }
-            _ => Ok(now),
-        }
+        Ok(self.open_until.filter(|u| *u > now).unwrap_or(now))
     }
 
     /// Admits a request at `at` (the endpoint's `ready_at`, or later): whether it is the trial that decides a
-    /// half-open endpoint (the others then wait for it).
-    pub fn admit(&mut self, at: Instant, s: &Settings) -> Result<bool, Skip> {
+    /// half-open endpoint (the others then wait for it), and the epoch to report its outcome with.
+    pub fn admit(&mut self, at: Instant, s: &Settings) -> Result<(bool, u64), Skip> {
         let ready = self.ready_at(at, s)?;
         if ready > at {
             return Err(Skip::BackingOff(ready - at));
         }
-        let trial = self.strikes > 0;
+        let trial = self.open_until.is_some();
         if trial {
             self.trial_since = Some(at);
         }
-        Ok(trial)
+        Ok((trial, self.epoch))
+    }
+
+    /// The request admitted as the trial goes now (its slot may have been later than admitted, or the fleet's).
+    pub fn sending(&mut self, now: Instant) {
+        if let Some(since) = &mut self.trial_since {
+            *since = now;
+        }
     }
 
     /// A trial admitted and never sent (the search ended first): another may be taken.
@@ -107,8 +125,16 @@ impl Health {
         self.trial_since = None;
     }
 
+    /// Whether an outcome of a request admitted at `epoch` still speaks for the endpoint.
+    pub fn current(&self, epoch: u64) -> bool {
+        epoch == self.epoch
+    }
+
     pub fn success(&mut self) {
-        *self = Health::default();
+        if self.strikes > 0 || self.open_until.is_some() {
+            *self = Health { epoch: self.epoch.wrapping_add(1), ..Health::default() };
+        }
+        self.trial_since = None;
     }
 
     /// Backs the endpoint off for what `failure` earns after the failures before it; `jitter` in [0, 1) spreads it
@@ -124,23 +150,36 @@ impl Health {
     ) -> Duration {
         self.strikes = self.strikes.saturating_add(1);
         self.trial_since = None;
-        let base = match failure {
-            Failure::Wall => s.wall_backoff,
-            Failure::Other => s.failure_backoff,
+        // Growth: a wall's back-off is multiplied by WALL_GROWTH for each wall in a row before it; another failure's
+        // doubles with each failure in a row that was not a wall (a first transient one earns none: it may be
+        // chance). One kind's run does not lengthen the other's: a 503 and a wall by chance are not a wall that held.
+        let others = self.strikes - self.walls;
+        let (base, growth, times) = match failure {
+            Failure::Wall => {
+                self.walls = self.walls.saturating_add(1);
+                (s.wall_backoff, WALL_GROWTH, self.walls - 1)
+            }
+            // Free only while nothing is backed off: a trial that fails so backs off again.
+            Failure::Transient if others == 1 && retry_after.is_none() && self.open_until.is_none() => {
+                return Duration::ZERO
+            }
+            Failure::Transient => (s.failure_backoff, 2, others.saturating_sub(2)),
+            Failure::Other => (s.failure_backoff, 2, others - 1),
         };
-        let grown = base.saturating_mul(1u32 << self.strikes.saturating_sub(1).min(20));
+        let grown = base.saturating_mul(growth.saturating_pow(times.min(20)));
         let spread = grown.mul_f64(0.8 + 0.4 * jitter.clamp(0.0, 1.0));
         let backoff = spread.max(retry_after.unwrap_or_default()).min(s.backoff_max);
         self.open_until = Some(now + backoff);
+        self.epoch = self.epoch.wrapping_add(1);
         backoff
     }
 
     /// "closed" (admitting), "open" (backing off) or "half_open" (a trial decides) at this instant.
     pub fn state(&self, now: Instant) -> &'static str {
-        match (self.open_for(now), self.strikes) {
+        match (self.open_for(now), self.open_until) {
             (Some(_), _) => "open",
-            (None, 0) => "closed",
-            (None, _) => "half_open",
+            (None, None) => "closed",
+            (None, Some(_)) => "half_open",
         }
     }
 
@@ -242,7 +281,7 @@ mod tests {
     fn a_wall_backs_off_then_one_trial_decides() {
         let t0 = Instant::now();
         let mut h = Health::default();
-        assert_eq!(h.admit(t0, &S), Ok(false), "healthy: not a trial");
+        assert_eq!(h.admit(t0, &S).map(|a| a.0), Ok(false), "healthy: not a trial");
         assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(15));
         assert_eq!(h.state(t0), "open");
         assert_eq!(h.ready_at(t0 + secs(5), &S), Ok(t0 + secs(15)));
@@ -250,35 +289,50 @@ mod tests {
         // The back-off is over: one trial, and others wait for what it says.
         let t1 = t0 + secs(15);
         assert_eq!(h.state(t1), "half_open");
-        assert_eq!(h.admit(t1, &S), Ok(true));
+        assert_eq!(h.admit(t1, &S).map(|a| a.0), Ok(true));
         assert_eq!(h.admit(t1 + secs(1), &S), Err(Skip::Trial(secs(5))));
         assert_eq!(h.ready_at(t1 + secs(1), &S), Err(Skip::Trial(secs(5))));
         // A trial lost (never answered) frees the endpoint after trial_max.
         assert_eq!(h.ready_at(t1 + secs(6), &S), Ok(t1 + secs(6)));
         h.success();
         assert_eq!((h.state(t1), h.strikes()), ("closed", 0));
-        assert_eq!(h.admit(t1, &S), Ok(false));
-        assert_eq!(h.admit(t1, &S), Ok(false), "closed: every search may ask");
+        assert_eq!(h.admit(t1, &S).map(|a| a.0), Ok(false));
+        assert_eq!(h.admit(t1, &S).map(|a| a.0), Ok(false), "closed: every search may ask");
     }
 
     #[test]
-    fn walls_in_a_row_double_within_the_cap_and_a_success_resets() {
+    fn walls_in_a_row_grow_fourfold_within_the_cap_and_a_success_resets() {
         let t0 = Instant::now();
         let mut h = Health::default();
-        let walls: Vec<u64> = (0..6).map(|_| h.failed(Failure::Wall, t0, &S, MID, None).as_secs()).collect();
-        assert_eq!(walls, [15, 30, 60, 120, 200, 200]);
+        let walls: Vec<u64> = (0..4).map(|_| h.failed(Failure::Wall, t0, &S, MID, None).as_secs()).collect();
+        assert_eq!(walls, [15, 60, 200, 200]);
         h.success();
         assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(15), "a success resets the growth");
     }
 
-    /// One random failure costs seconds, not a minute; failures of either kind count in the same row.
+    /// One failure other than a wall costs no back-off (the endpoint stays closed, asked after the healthy ones);
+    /// from the second in a row they back off, doubling; a wall after them counts them too.
     #[test]
     fn other_failures_back_off_less() {
         let t0 = Instant::now();
         let mut h = Health::default();
+        assert_eq!(h.failed(Failure::Transient, t0, &S, MID, None), Duration::ZERO);
+        assert_eq!((h.state(t0), h.strikes()), ("closed", 1));
+        assert_eq!(h.admit(t0, &S).map(|a| a.0), Ok(false), "not a trial: nothing was backed off");
+        assert_eq!(h.failed(Failure::Transient, t0, &S, MID, None), secs(2));
+        assert_eq!(h.failed(Failure::Transient, t0, &S, MID, None), secs(4));
+        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(15), "the first wall in a row");
+        assert_eq!(h.failed(Failure::Transient, t0, &S, MID, None), secs(8), "the fourth other failure in a row");
+        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(60), "the second wall in a row");
+        assert_eq!(h.strikes(), 6);
+        // A provider's Retry-After is kept even on a first failure.
+        let mut h = Health::default();
+        assert_eq!(h.failed(Failure::Transient, t0, &S, MID, Some(secs(30))), secs(30));
+        assert_eq!(h.state(t0), "open");
+        // What will not pass by itself backs off from the first.
+        let mut h = Health::default();
         assert_eq!(h.failed(Failure::Other, t0, &S, MID, None), secs(2));
         assert_eq!(h.failed(Failure::Other, t0, &S, MID, None), secs(4));
-        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(60), "the third in a row");
     }
 
     #[test]
@@ -292,15 +346,52 @@ mod tests {
         assert_eq!(backoff(0.5, Some(secs(86_400))), secs(200), "within backoff_max");
     }
 
+    /// A trial taken for a slot still to come (a search waiting for the back-off's end) holds the others off from
+    /// now on, not only from its slot.
+    #[test]
+    fn a_trial_taken_ahead_holds_the_others_off() {
+        let t0 = Instant::now();
+        let mut h = Health::default();
+        h.failed(Failure::Wall, t0, &S, MID, None);
+        assert_eq!(h.ready_at(t0, &S), Ok(t0 + secs(15)));
+        assert_eq!(h.admit(t0 + secs(15), &S).map(|a| a.0), Ok(true), "reserved for the back-off's end");
+        assert_eq!(h.ready_at(t0 + secs(1), &S), Err(Skip::Trial(secs(20))));
+        assert_eq!(h.admit(t0 + secs(16), &S), Err(Skip::Trial(secs(5))));
+    }
+
+    /// A burst walled at once is one wall: what requests admitted before the back-off say is stale, and an older
+    /// request's answer does not clear a newer wall. A trial that fails by chance still backs off.
+    #[test]
+    fn outcomes_of_requests_admitted_before_a_back_off_are_stale() {
+        let t0 = Instant::now();
+        let mut h = Health::default();
+        let (_, first) = h.admit(t0, &S).unwrap();
+        let (_, second) = h.admit(t0, &S).unwrap();
+        assert_eq!(first, second);
+        assert!(h.current(first));
+        h.failed(Failure::Wall, t0, &S, MID, None);
+        assert!(!h.current(second), "the second request's wall would make it two in a row");
+        let t1 = t0 + secs(15);
+        let (trial, epoch) = h.admit(t1, &S).unwrap();
+        assert!(trial && h.current(epoch));
+        assert_eq!(h.failed(Failure::Transient, t1, &S, MID, None), secs(2), "a failed trial is not free");
+        h.success();
+        assert_eq!(h.state(t1), "closed");
+        assert!(!h.current(epoch), "cleared: an older outcome is stale");
+        let (_, healthy) = h.admit(t1, &S).unwrap();
+        h.success();
+        assert!(h.current(healthy), "an answer of a healthy endpoint changes nothing");
+    }
+
     #[test]
     fn an_unused_trial_is_given_back() {
         let t0 = Instant::now();
         let mut h = Health::default();
-        h.failed(Failure::Other, t0, &S, MID, None);
-        let t1 = t0 + secs(2);
-        assert_eq!(h.admit(t1, &S), Ok(true));
+        h.failed(Failure::Wall, t0, &S, MID, None);
+        let t1 = t0 + secs(15);
+        assert_eq!(h.admit(t1, &S).map(|a| a.0), Ok(true));
         h.release();
-        assert_eq!(h.admit(t1, &S), Ok(true), "another search takes the trial");
+        assert_eq!(h.admit(t1, &S).map(|a| a.0), Ok(true), "another search takes the trial");
     }
 
     #[test]

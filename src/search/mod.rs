@@ -133,6 +133,8 @@ struct Attempt {
     control: Option<&'static str>,
     /// How long the search waited for this endpoint's slot.
     waited: Duration,
+    /// It failed in a way that may be chance (a first timeout, reset or 5xx in a row: no back-off earned).
+    by_chance: bool,
 }
 
 impl Attempt {
@@ -197,11 +199,33 @@ enum Pick {
     None(Vec<(usize, Skip)>),
 }
 
-/// The endpoint a search asks next, with its provider's slot reserved and whether it is its trial.
+/// The endpoint a search asks next, with its provider's slot reserved, whether it is its trial, and the epoch of its
+/// health when admitted (`Health::current`).
 struct Picked {
     idx: usize,
     slot: Slot,
     trial: bool,
+    epoch: u64,
+}
+
+/// A place among the searches that wait for a slot (`Settings::waiting_max`), given back when dropped.
+struct Waiter<'a>(&'a AtomicUsize);
+
+impl<'a> Waiter<'a> {
+    fn take(waiting: &'a AtomicUsize, max: usize) -> Option<Waiter<'a>> {
+        if waiting.fetch_add(1, Relaxed) < max {
+            Some(Waiter(waiting))
+        } else {
+            waiting.fetch_sub(1, Relaxed);
+            None
+        }
+    }
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
 }
 
 /// What a search found: the results and the source report that produced them.
@@ -377,7 +401,7 @@ impl Engine {
             cache_entries: config.cache_entries,
             rotate: config.source_order_rotate,
             pages_max: config.source_pages_max,
-            waiting_max: config.workers.saturating_sub(1).max(1),
+            waiting_max: config.workers.saturating_sub(1),
             wikimedia_user_agent: format!(
                 "websearchd/{} ({}; self-hosted web search service; MediaWiki search API client)",
                 env!("CARGO_PKG_VERSION"),
@@ -631,13 +655,29 @@ impl Engine {
         };
         let Ok(slot) = pace.reserve(at, at) else { return Pick::Again };
         match ep.lock().health.admit(slot.at, &self.settings.breaker) {
-            Ok(trial) => Pick::Ask(Picked { idx, slot, trial }),
+            Ok((trial, epoch)) => Pick::Ask(Picked { idx, slot, trial, epoch }),
             // Its health changed since it was read (another search's answer came in): choose again.
             Err(_) => {
                 pace.release(slot);
                 Pick::Again
             }
         }
+    }
+
+    /// After a wait: whether `picked` may still be sent. When the endpoint's health changed meanwhile (another
+    /// search's answer backed it off, or cleared it) it is admitted again now, or not at all.
+    fn still_admitted(&self, ep: &Endpoint, picked: &mut Picked) -> Result<(), Skip> {
+        let mut state = ep.lock();
+        if state.health.current(picked.epoch) {
+            return Ok(());
+        }
+        if picked.trial {
+            state.health.release();
+            picked.trial = false;
+        }
+        let (trial, epoch) = state.health.admit(Instant::now(), &self.settings.breaker)?;
+        (picked.trial, picked.epoch) = (trial, epoch);
+        Ok(())
     }
 
     /// Gives back what `pick` took for a request that will not be sent.
@@ -673,6 +713,7 @@ impl Engine {
             removed: 0,
             control: None,
             waited: Duration::ZERO,
+            by_chance: false,
         };
         let skipped = |ep: &Endpoint, s: Skip| {
             ep.counters.skipped.fetch_add(1, Relaxed);
@@ -698,7 +739,17 @@ impl Engine {
         }
         // Choosing again after a race is bounded: each time another search's answer changed an endpoint's health.
         let mut races = 0;
+        // Endpoints asked again in this search: one whose first page failed by chance (a timeout, a reset, a 5xx:
+        // no back-off earned) may be asked once more, after the others, while the search holds no results.
+        let mut again: Vec<usize> = Vec::new();
         while results.len() < request.max_results && !pending.is_empty() {
+            if !results.is_empty() {
+                // An endpoint is asked again only to answer at all.
+                pending.retain(|i| !again.contains(i));
+                if pending.is_empty() {
+                    break;
+                }
+            }
             let now = Instant::now();
             if now >= deadline {
                 for ep in pending.drain(..).filter_map(|i| self.endpoints.get(i)) {
@@ -710,7 +761,7 @@ impl Engine {
             let can_wait = self.waiting.load(Relaxed) < self.settings.waiting_max;
             // A search that holds results waits only a next page's gap to add more; one without waits to answer.
             let by = if results.is_empty() { latest } else { (now + PAGE_GAP_MAX).min(latest.max(now)) };
-            let picked = match self.pick(&pending, now, by, can_wait) {
+            let mut picked = match self.pick(&pending, now, by, can_wait) {
                 Pick::Ask(picked) => picked,
                 Pick::Again if races < self.endpoints.len() => {
                     races += 1;
@@ -733,8 +784,18 @@ impl Engine {
             };
             pending.retain(|&i| i != picked.idx);
             let Some(ep) = self.endpoints.get(picked.idx) else { continue };
-            let wait = match self.fleet_slot(ep, latest.saturating_duration_since(now)) {
-                Ok(fleet) => fleet.max(picked.slot.at.saturating_duration_since(now)),
+            // A place among the searches that wait, taken before the fleet's slot is: the fleet's wait must be one
+            // this search can keep (a slot it reserved and did not use would stay spent for the whole fleet).
+            let local = picked.slot.at.saturating_duration_since(now);
+            let waiter = Waiter::take(&self.waiting, self.settings.waiting_max);
+            if waiter.is_none() && !local.is_zero() {
+                self.give_back(ep, &picked);
+                attempts.push(skipped(ep, Skip::Paced(local)));
+                continue;
+            }
+            let allowed = if waiter.is_some() { by.saturating_duration_since(now) } else { Duration::ZERO };
+            let wait = match self.fleet_slot(ep, allowed.max(local)) {
+                Ok(fleet) => fleet.max(local),
                 Err(s) => {
                     self.give_back(ep, &picked);
                     attempts.push(skipped(ep, s));
@@ -742,17 +803,19 @@ impl Engine {
                 }
             };
             if !wait.is_zero() {
-                if self.waiting.fetch_add(1, Relaxed) >= self.settings.waiting_max {
-                    self.waiting.fetch_sub(1, Relaxed);
-                    self.give_back(ep, &picked);
-                    attempts.push(skipped(ep, Skip::Paced(wait)));
-                    continue;
-                }
                 self.waits.fetch_add(1, Relaxed);
                 self.waited_ms.fetch_add(wait.as_millis() as u64, Relaxed);
                 std::thread::sleep(wait);
-                self.waiting.fetch_sub(1, Relaxed);
+                // While it waited, another search's answer may have backed the endpoint off (a wall): then this
+                // request is not sent (each queued search would wall it again, and grow its back-off).
+                if let Err(s) = self.still_admitted(ep, &mut picked) {
+                    self.give_back(ep, &picked);
+                    attempts.push(skipped(ep, s));
+                    continue;
+                }
             }
+            drop(waiter);
+            ep.lock().health.sending(Instant::now());
             // DuckDuckGo's next page is asked with the form of the page before it.
             let mut form: Option<NextForm> = None;
             for page in 0..self.settings.pages_max {
@@ -765,7 +828,7 @@ impl Engine {
                     }
                 }
                 let asked = PageAsk { query: &request.query, controls, page, form: form.take(), deadline };
-                let (mut attempt, outcome, next) = self.ask_page(ep, &asked);
+                let (mut attempt, outcome, next) = self.ask_page(ep, &asked, picked.epoch);
                 if page == 0 {
                     attempt.waited = wait;
                 }
@@ -800,7 +863,14 @@ impl Engine {
                             break;
                         }
                     }
-                    None => break,
+                    None => {
+                        let chance = attempts.last().is_some_and(|a| a.by_chance);
+                        if page == 0 && chance && results.is_empty() && !again.contains(&picked.idx) {
+                            again.push(picked.idx);
+                            pending.push(picked.idx);
+                        }
+                        break;
+                    }
                 }
             }
         }
@@ -834,7 +904,12 @@ impl Engine {
     /// Asks one page of one admitted endpoint and records the outcome: the hits (empty for a genuine "no
     /// results"), or `None` for a failure; and the form that asks the page after it (DuckDuckGo's HTML endpoint).
     /// A failure backs the endpoint off (here and in the fleet) for what it earned; an answer resets its health.
-    fn ask_page(&self, ep: &Endpoint, asked: &PageAsk<'_>) -> (Attempt, Option<Vec<Hit>>, Option<NextForm>) {
+    fn ask_page(
+        &self,
+        ep: &Endpoint,
+        asked: &PageAsk<'_>,
+        epoch: u64,
+    ) -> (Attempt, Option<Vec<Hit>>, Option<NextForm>) {
         let t0 = Instant::now();
         let (result, retry_after) = self.ask(ep, asked);
         let (result, next) = match result {
@@ -856,6 +931,7 @@ impl Engine {
             removed: 0,
             control: None,
             waited: Duration::ZERO,
+            by_chance: false,
         };
         let mut outcome = None;
         let failure = match result {
@@ -883,41 +959,70 @@ impl Engine {
             }
             Err(Failure::Status(status)) => {
                 attempt.fail("http_status", format!("HTTP {status}"));
-                Some(breaker::Failure::Other)
+                Some(if (500..600).contains(&status) { breaker::Failure::Transient } else { breaker::Failure::Other })
             }
             Err(Failure::Fetch(e)) => {
                 attempt.fail(e.code(), e.to_string());
-                Some(breaker::Failure::Other)
+                Some(match e {
+                    fetch::Error::Timeout
+                    | fetch::Error::Connect(_)
+                    | fetch::Error::Protocol(_)
+                    | fetch::Error::Other(_) => breaker::Failure::Transient,
+                    _ => breaker::Failure::Other,
+                })
             }
         };
+        // A timeout the search's own deadline cut short (the request had less than the source's timeout) says
+        // nothing about the endpoint.
+        let cut = attempt.error.as_deref() == Some("timeout")
+            && asked.deadline.saturating_duration_since(t0) < self.settings.fetch.total_timeout;
+        if cut {
+            attempt.detail = Some("the search's deadline came first".into());
+        }
         let jitter = self.jitter();
         let mut state = ep.lock();
         state.asked_at = Some(t0);
         state.latency_ms = Some(state.latency_ms.map_or(elapsed_ms, |old| (old * 3 + elapsed_ms) / 4));
+        // What a request admitted before the endpoint's last change of health says is stale: it neither grows nor
+        // clears the newer back-off (a burst walled at once is one wall).
+        let current = state.health.current(epoch) && !cut;
+        if !current {
+            state.health.release();
+        }
         let backoff = match failure {
             None => {
-                state.health.success();
+                if current {
+                    state.health.success();
+                }
                 state.last_success_ms = Some(now_ms);
                 None
             }
             Some(failure) => {
-                let backoff = state.health.failed(failure, Instant::now(), &self.settings.breaker, jitter, retry_after);
                 ep.counters.failed.fetch_add(1, Relaxed);
                 state.last_failure_ms = Some(now_ms);
                 state.last_error = attempt.detail.clone();
-                Some(backoff)
+                if current {
+                    let now = Instant::now();
+                    let backoff = state.health.failed(failure, now, &self.settings.breaker, jitter, retry_after);
+                    attempt.by_chance = backoff.is_zero();
+                    Some(backoff)
+                } else {
+                    None
+                }
             }
         };
         drop(state);
-        if let Some(backoff) = backoff {
+        if attempt.status == "failed" {
             log::warn!(
                 "source {} ({}) failed: {}: {}; backing off {} ms",
                 ep.kind.name(),
                 ep.url,
                 attempt.error.as_deref().unwrap_or(""),
                 attempt.detail.as_deref().unwrap_or(""),
-                backoff.as_millis()
+                backoff.unwrap_or_default().as_millis()
             );
+        }
+        if let Some(backoff) = backoff.filter(|b| !b.is_zero()) {
             if let Some(store) = &self.store {
                 store.cool_down(&ep.url, backoff);
             }
@@ -1130,18 +1235,12 @@ impl Engine {
                 escape_label(&ep.url)
             );
         }
-        let waits = [
-            ("websearchd_search_waits_total", "Searches that waited for a provider's slot.", self.waits.load(Relaxed)),
-            (
-                "websearchd_search_waited_seconds_total",
-                "Time searches waited for providers' slots.",
-                self.waited_ms.load(Relaxed) / 1_000,
-            ),
-        ];
-        for (name, help, v) in waits {
-            crate::metrics::family(&mut out, name, "counter", help);
-            let _ = writeln!(out, "{name} {v}");
-        }
+        let name = "websearchd_search_waits_total";
+        crate::metrics::family(&mut out, name, "counter", "Searches that waited for a provider's slot.");
+        let _ = writeln!(out, "{name} {}", self.waits.load(Relaxed));
+        let name = "websearchd_search_waited_seconds_total";
+        crate::metrics::family(&mut out, name, "counter", "Time searches waited for providers' slots.");
+        let _ = writeln!(out, "{name} {:.3}", self.waited_ms.load(Relaxed) as f64 / 1_000.0);
         let counters = [
             ("websearchd_cache_hits_total", "Answers served from the cache.", self.cache_hits.load(Relaxed)),
             ("websearchd_cache_misses_total", "Searches not in the cache.", self.cache_misses.load(Relaxed)),

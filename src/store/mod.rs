@@ -68,7 +68,13 @@ const ADMIT_SCRIPT: &str = "local c = redis.call('PTTL', KEYS[1]) if c > 0 then 
                             local tat = tonumber(redis.call('GET', KEYS[2])) or 0 if tat < now then tat = now end \
                             local wait = tat - iv * (tonumber(ARGV[2]) - 1) - now if wait < 0 then wait = 0 end \
                             if wait > tonumber(ARGV[3]) then return {2, wait} end \
-                            redis.call('SET', KEYS[2], tat + iv, 'PX', tat + iv - now + 1000) return {0, wait}";
+                            redis.call('SET', KEYS[2], string.format('%d', tat + iv), 'PX', \
+                            string.format('%d', tat + iv - now + 1000)) return {0, wait}";
+
+/// Lengthens an endpoint's back-off to `ARGV[1]` ms, never shortens it (a node's first wall must not cut another
+/// node's longer back-off short).
+const COOL_SCRIPT: &str = "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then \
+                           redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end return 0";
 
 /// The store could not answer; what it means is the caller's to decide (refuse a payment, fall back to memory).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,10 +282,14 @@ impl Store {
         })
     }
 
-    /// A node backed `endpoint` off for `backoff`: the fleet skips it as long.
+    /// A node backed `endpoint` off for `backoff`: the fleet skips it as long (a longer back-off already shared
+    /// stays).
     pub fn cool_down(&self, endpoint: &str, backoff: Duration) {
-        let (key, ms) = (self.key("cool", endpoint), backoff.as_millis().max(1).to_string());
-        if let Err(e) = self.one(&[b"SET", &key, b"1", b"PX", ms.as_bytes()]) {
+        if backoff.is_zero() {
+            return;
+        }
+        let (key, ms) = (self.key("cool", endpoint), backoff.as_millis().to_string());
+        if let Err(e) = self.one(&[b"EVAL", COOL_SCRIPT.as_bytes(), b"1", &key, ms.as_bytes()]) {
             log::debug!("a back-off could not be shared: {e}");
         }
     }
