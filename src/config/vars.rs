@@ -255,8 +255,8 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_BREAKER_COOLDOWN_MS",
         default: "3000",
         allowed: "1000 to 86400000",
-        meaning: "How long a source that walled us (a bot wall, captcha, 403 or 429) is backed off; four times as \
-                  long for each wall in a row before it (3, 12, 48 s ...; 80% to 120% of it, at random), then \
+        meaning: "How long a source that walled us (a bot wall, captcha, 403 or 429) is backed off; twice as long \
+                  for each wall in a row before it (3, 6, 12, 24 s ...; 80% to 120% of it, at random), then \
                   one trial request decides. A longer Retry-After is kept.",
     },
     VarDoc {

@@ -1,6 +1,6 @@
 //! Admission, per endpoint and per provider, with time passed in (`Instant`) so that tests can move it:
-//! - `Health`: an endpoint is backed off by what it said. A wall or a 429 backs it off for `wall_backoff`, four times
-//!   as long for each wall in a row before it (since its last answer). What may be chance (a timeout, a reset, a 5xx,
+//! - `Health`: an endpoint is backed off by what it said. A wall or a 429 backs it off for `wall_backoff`, twice as
+//!   long for each wall in a row before it (since its last answer). What may be chance (a timeout, a reset, a 5xx,
 //!   broken HTTP) costs nothing the first time: the endpoint is only asked after the healthy ones, and a search may
 //!   ask it once more; from the second such failure in a row, and from the first failure that will not pass by
 //!   itself (a 404, an unreadable page), `failure_backoff`, doubling with each. Back-offs are jittered (80% to
@@ -14,8 +14,10 @@
 use std::time::{Duration, Instant};
 
 /// What each wall in a row multiplies a wall's back-off by: a provider that walls again after its back-off is asked
-/// rarely at once (3, 12, 48, 192 s ... with a 3 s base), one that walled by chance comes back in seconds.
-const WALL_GROWTH: u32 = 4;
+/// more and more rarely (3, 6, 12, 24, 48 s ... with a 3 s base), one that walled by chance comes back in seconds.
+/// (Four times, tried in the weather bench, left an unlucky provider out for minutes: 84% answered in a world of
+/// another seed, 98% with two.)
+const WALL_GROWTH: u32 = 2;
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -301,11 +303,12 @@ mod tests {
     }
 
     #[test]
-    fn walls_in_a_row_grow_fourfold_within_the_cap_and_a_success_resets() {
+    fn walls_in_a_row_double_within_the_cap_and_a_success_resets() {
         let t0 = Instant::now();
         let mut h = Health::default();
         let walls: Vec<u64> = (0..4).map(|_| h.failed(Failure::Wall, t0, &S, MID, None).as_secs()).collect();
-        assert_eq!(walls, [15, 60, 200, 200]);
+        assert_eq!(walls, [15, 30, 60, 120]);
+        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(200), "capped");
         h.success();
         assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(15), "a success resets the growth");
     }
@@ -323,7 +326,7 @@ mod tests {
         assert_eq!(h.failed(Failure::Transient, t0, &S, MID, None), secs(4));
         assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(15), "the first wall in a row");
         assert_eq!(h.failed(Failure::Transient, t0, &S, MID, None), secs(8), "the fourth other failure in a row");
-        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(60), "the second wall in a row");
+        assert_eq!(h.failed(Failure::Wall, t0, &S, MID, None), secs(30), "the second wall in a row");
         assert_eq!(h.strikes(), 6);
         // A provider's Retry-After is kept even on a first failure.
         let mut h = Health::default();
