@@ -183,7 +183,7 @@ pub fn x402_payment(data: &[u8]) {
 /// The extractor: no panic on any input, the same output whatever the chunking (the first byte picks the chunk
 /// size), and a budgeted extract within its budget.
 pub fn extract(data: &[u8]) {
-    use websearchd::extract::{budget, Extractor, Options};
+    use websearchd::extract::{budget, focus, Extractor, Options};
     let Some((&first, html)) = data.split_first() else {
         return;
     };
@@ -196,6 +196,10 @@ pub fn extract(data: &[u8]) {
     let budget_tokens = 100 + usize::from(first) * 8;
     let fitted = budget::fit(&whole.blocks, budget_tokens);
     assert!(fitted.tokens <= budget_tokens);
+    // The query-focused cut, for words of the page itself (so that passages match).
+    let words: Vec<&str> = fitted.markdown.split_whitespace().skip(usize::from(first % 32)).take(3).collect();
+    let focused = focus::fit(&whole.blocks, budget_tokens, &words.join(" "));
+    assert!(focused.tokens <= budget_tokens);
 }
 
 /// A notary request body: parsing never panics and what passes is exactly one SHA-256 in lowercase hex. The same

@@ -153,12 +153,42 @@ pub struct Fitted {
     /// Estimated tokens of `markdown`.
     pub tokens: usize,
     pub truncated: bool,
+    /// Which cut made it fit.
+    pub cut: Cut,
+}
+
+/// Which cut an extract was given to fit its budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// None: the whole extract fit (or there was no budget).
+    None,
+    /// The head of the page, at a block boundary (`fit`).
+    Head,
+    /// The title, the lead and the passages most relevant to the query (`focus::fit`).
+    Query,
+}
+
+impl Cut {
+    /// Its name in an answer's `cut` member.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cut::None => "none",
+            Cut::Head => "head",
+            Cut::Query => "query",
+        }
+    }
 }
 
 /// Joins blocks (separated by a blank line) while they fit in `budget` tokens (0: no budget). The cut falls between
 /// blocks; only when not even the first body block fits is that block cut: after its last whole sentence that fits,
 /// or, when not even one sentence fits, at a word boundary (never mid-word).
 pub fn fit(blocks: &[String], budget: usize) -> Fitted {
+    fit_counting(blocks, budget, &mut Vec::new())
+}
+
+/// `fit`, which also leaves in `tokens` the estimate of each block it weighed (the first ones, up to the one that
+/// did not fit): the query-focused cut weighs them again otherwise.
+pub(crate) fn fit_counting(blocks: &[String], budget: usize, tokens: &mut Vec<usize>) -> Fitted {
     const SEPARATOR_TOKENS: usize = 1;
     // The estimate is close but not exact (on the benchmark pages it is at most 3% under the real count on a whole
     // page, more often over): keep 2% in hand.
@@ -167,7 +197,9 @@ pub fn fit(blocks: &[String], budget: usize) -> Fitted {
     let mut used = 0usize;
     let mut truncated = false;
     for (i, block) in blocks.iter().enumerate() {
-        let cost = estimate(block) + if i > 0 { SEPARATOR_TOKENS } else { 0 };
+        let own = estimate(block);
+        tokens.push(own);
+        let cost = own + if i > 0 { SEPARATOR_TOKENS } else { 0 };
         if budget > 0 && used + cost > budget {
             truncated = true;
             // Nothing of the body fits: cut this block at the last word boundary that fits.
@@ -190,7 +222,7 @@ pub fn fit(blocks: &[String], budget: usize) -> Fitted {
         out.push_str(block);
         used += cost;
     }
-    Fitted { markdown: out, tokens: used, truncated }
+    Fitted { markdown: out, tokens: used, truncated, cut: if truncated { Cut::Head } else { Cut::None } }
 }
 
 /// `text` up to its last sentence end (a full stop, question or exclamation mark before a space, or a CJK one), or
@@ -209,7 +241,7 @@ fn cut_sentences(text: &str) -> String {
 }
 
 /// Han, kana, Hangul and the CJK punctuation and full-width forms.
-fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3000}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}' | '\u{FF00}'..='\u{FFEF}')
 }
 

@@ -12,6 +12,7 @@
 
 pub mod budget;
 mod builder;
+pub mod focus;
 mod forum;
 mod listing;
 mod render;
