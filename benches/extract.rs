@@ -54,8 +54,8 @@ fn main() {
     let mut cut = Vec::new();
     for (id, _, url, html) in &pages {
         let e = extracted(url, html);
-        cut.push(metric::served_view(&e.fit(SERVED_TOKENS).markdown));
-        let md = e.fit(0).markdown;
+        cut.push(metric::served_view(&e.fit(SERVED_TOKENS, "").markdown));
+        let md = e.fit(0, "").markdown;
         if let Some(d) = &dump {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join(format!("{id}.md")), &md).unwrap();
@@ -110,7 +110,7 @@ fn main() {
         let mut worst_ratio = 0f64;
         let mut usages = Vec::new();
         for (_, _, url, html) in &pages {
-            let fitted = extracted(url, html).fit(budget);
+            let fitted = extracted(url, html).fit(budget, "");
             let real = bpe.encode_with_special_tokens(&fitted.markdown).len();
             worst_ratio = worst_ratio.max(real as f64 / budget as f64);
             if real > budget {
@@ -134,7 +134,7 @@ fn main() {
     if std::env::args().any(|a| a == "--calibrate") {
         let mut rows = Vec::new();
         for (id, _, url, html) in &pages {
-            let md = extracted(url, html).fit(0).markdown;
+            let md = extracted(url, html).fit(0, "").markdown;
             let real = bpe.encode_with_special_tokens(&md).len();
             let est = websearchd::extract::budget::estimate(&md);
             let non_ascii = md.chars().filter(|c| !c.is_ascii()).count();

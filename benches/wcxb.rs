@@ -142,14 +142,14 @@ fn main() {
     for p in &pages {
         // What the server keeps of a page and cuts to each request's budget (`page::extract`), with its options.
         let e = Extracted::new(p.url.clone(), Extractor::run(&p.html, page::options(&p.url)));
-        let md = e.fit(0).markdown;
+        let md = e.fit(0, "").markdown;
         if let Some(d) = &dump {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join(format!("{}.md", p.id)), &md).unwrap();
         }
         let s = score(p, &md, [&mut all, by_kind.entry(p.kind.clone()).or_default()]);
         if let Some(b) = budget {
-            score(p, &e.fit(b).markdown, [&mut budgeted, budgeted_by_kind.entry(p.kind.clone()).or_default()]);
+            score(p, &e.fit(b, "").markdown, [&mut budgeted, budgeted_by_kind.entry(p.kind.clone()).or_default()]);
         }
         per_page.push((s, p.id.as_str(), p.kind.as_str()));
     }

@@ -20,9 +20,10 @@ Usage:
   websearchd [serve]                        run the HTTP server (the default)
   websearchd search QUERY [--max-results N] [--extract]
                                             run one search through the same pipeline, print the JSON answer
-  websearchd extract URL|--file PATH [--tokens N]
+  websearchd extract URL|--file PATH [--tokens N] [--query Q]
                                             print a page's main content as markdown (N tokens, default
-                                            2000; 0 for no budget)
+                                            2000; 0 for no budget); over the budget, with Q, the title,
+                                            the lead and the passages most relevant to Q
   websearchd mcp                            an MCP server on stdin/stdout (tools web_search, extract_page;
                                             the same pipeline, no payment)
   websearchd check-config                   print the resolved configuration, secrets hidden
@@ -60,7 +61,7 @@ enum Command {
     Payments,
     JournalCheck { file: PathBuf },
     JournalRepair { file: PathBuf, truncate_at: String },
-    Extract { target: String, file: bool, tokens: Option<String> },
+    Extract { target: String, file: bool, tokens: Option<String>, query: Option<String> },
     Mcp,
     Keygen,
     Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
@@ -86,6 +87,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut body = None;
     let mut file = None;
     let mut tokens = None;
+    let mut query = None;
     let mut headers = None;
     let mut jwks = None;
     let mut receipts = None;
@@ -115,6 +117,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--body" => body = Some(PathBuf::from(value("--body")?)),
             "--file" => file = Some(value("--file")?),
             "--tokens" => tokens = Some(value("--tokens")?),
+            "--query" => query = Some(value("--query")?),
             "--headers" => headers = Some(PathBuf::from(value("--headers")?)),
             "--jwks" => jwks = Some(PathBuf::from(value("--jwks")?)),
             "--receipts" | "--receipt" => receipts = Some(PathBuf::from(value("--receipts")?)),
@@ -148,8 +151,12 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
                 _ => return Err("journal needs `check FILE` or `repair FILE --truncate-at OFFSET`".into()),
             },
             Some("extract") => match (file.take(), positional.next()) {
-                (Some(path), None) => Command::Extract { target: path, file: true, tokens: tokens.take() },
-                (None, Some(url)) => Command::Extract { target: url, file: false, tokens: tokens.take() },
+                (Some(path), None) => {
+                    Command::Extract { target: path, file: true, tokens: tokens.take(), query: query.take() }
+                }
+                (None, Some(url)) => {
+                    Command::Extract { target: url, file: false, tokens: tokens.take(), query: query.take() }
+                }
                 _ => return Err("extract needs a URL or --file PATH (not both)".into()),
             },
             Some("verify") => match (body.take(), headers.take(), receipts.take(), mcp.take()) {
@@ -179,6 +186,9 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         }
         if mcp.is_some() {
             return Err("--mcp goes with verify".into());
+        }
+        if query.is_some() {
+            return Err("--query goes with extract".into());
         }
         if !matches!(command, Command::Search { .. }) && (max_results.is_some() || extract) {
             return Err("--max-results and --extract go with search".into());
@@ -224,7 +234,9 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),
         Command::Payments => payments(&config),
         Command::Keygen => keygen(&config),
-        Command::Extract { target, file, tokens } => extract(&config, &target, file, tokens.as_deref()),
+        Command::Extract { target, file, tokens, query } => {
+            extract(&config, &target, file, tokens.as_deref(), query.as_deref().unwrap_or(""))
+        }
         Command::Verify { body, headers, jwks } => verify(&config, &body, &headers, jwks.as_deref()),
         Command::VerifyMcp { file, jwks } => verify_mcp(&config, &file, jwks.as_deref()),
         Command::VerifyReceipts { receipts, jwks } => verify_receipts(&config, &receipts, jwks.as_deref()),
@@ -294,7 +306,7 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
         Ok(mut answer) => {
             if request.extract > 0 {
                 let pages = crate::page::Pages::new(&config, 1);
-                pages.add_to_answer(&mut answer, request.extract, request.extract_tokens);
+                pages.add_to_answer(&mut answer, request.extract, request.extract_tokens, &request.query);
             }
             (answer, ExitCode::SUCCESS)
         }
@@ -511,8 +523,9 @@ fn host_of(url: &str) -> String {
     authority.rsplit_once('@').map_or(authority, |(_, h)| h).to_owned()
 }
 
-/// Prints a page's main content (from a URL through the SSRF guard, or from a file) as markdown.
-fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> ExitCode {
+/// Prints a page's main content (from a URL through the SSRF guard, or from a file) as markdown, cut to `tokens`
+/// for `query` (empty: none).
+fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>, query: &str) -> ExitCode {
     crate::logger::init(&config.log);
     let tokens = match tokens.map(str::parse::<usize>) {
         None => crate::search::EXTRACT_TOKENS_DEFAULT,
@@ -532,12 +545,12 @@ fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> E
         };
         let extract = crate::extract::Extractor::run(&html, crate::extract::Options::default());
         // A cap hit while extracting says truncated too, as for a URL.
-        let page = crate::page::Extracted::new(target.to_owned(), extract).fit(tokens);
-        return print_markdown(target, &page.markdown, page.truncated.then_some(page.tokens));
+        let page = crate::page::Extracted::new(target.to_owned(), extract).fit(tokens, query);
+        return print_markdown(target, &page);
     }
     let (policy, limits) = config.fetch_policy();
-    match crate::page::extract(target, &policy, &limits, tokens) {
-        Ok(page) => print_markdown(target, &page.markdown, page.truncated.then_some(page.tokens)),
+    match crate::page::extract(target, &policy, &limits, tokens, query) {
+        Ok(page) => print_markdown(target, &page),
         Err(e) => {
             eprintln!("websearchd: {target}: {} ({})", e, e.code());
             ExitCode::from(1)
@@ -547,9 +560,10 @@ fn extract(config: &Config, target: &str, file: bool, tokens: Option<&str>) -> E
 
 /// Prints an extract on stdout. A page with no main content prints nothing and fails (exit 1) with a one-line
 /// reason on stderr, so that a script can tell it from a page that said something. A reader that goes away early
-/// (`| head`) ends the output quietly: that is not an error.
-fn print_markdown(target: &str, markdown: &str, truncated_at_tokens: Option<usize>) -> ExitCode {
+/// (`| head`) ends the output quietly: that is not an error. A page cut says so on stderr, and which cut.
+fn print_markdown(target: &str, page: &crate::page::Page) -> ExitCode {
     use std::io::Write;
+    let markdown = &page.markdown;
     if markdown.trim().is_empty() {
         eprintln!("websearchd: {target}: no main content was found on the page");
         return ExitCode::from(1);
@@ -563,8 +577,12 @@ fn print_markdown(target: &str, markdown: &str, truncated_at_tokens: Option<usiz
             return ExitCode::from(1);
         }
     }
-    if let Some(tokens) = truncated_at_tokens {
-        eprintln!("(truncated to about {tokens} tokens)");
+    if page.truncated {
+        let cut = match page.cut {
+            crate::extract::budget::Cut::Query => ", the passages most relevant to the query",
+            _ => "",
+        };
+        eprintln!("(truncated to about {} tokens{cut})", page.tokens);
     }
     ExitCode::SUCCESS
 }

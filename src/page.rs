@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::extract::{budget, Extractor, Options};
+use crate::extract::budget::Cut;
+use crate::extract::{focus, Extractor, Options};
 use crate::fetch::guard::Policy;
 use crate::fetch::untrusted::{self, Limits};
 
@@ -28,6 +29,8 @@ pub struct Page {
     pub markdown: String,
     pub tokens: usize,
     pub truncated: bool,
+    /// Which cut made it fit its budget.
+    pub cut: Cut,
 }
 
 impl Page {
@@ -38,6 +41,7 @@ impl Page {
             "title": self.title,
             "tokens": self.tokens,
             "truncated": self.truncated,
+            "cut": self.cut.name(),
             "status": "ok",
             "content_sha256": crate::sign::sha256_hex(self.markdown.as_bytes()),
         })
@@ -52,6 +56,7 @@ impl Page {
             "markdown": self.markdown,
             "tokens": self.tokens,
             "truncated": self.truncated,
+            "cut": self.cut.name(),
         })
     }
 
@@ -108,15 +113,16 @@ impl Extracted {
         self.blocks.iter().fold(text, |n, b| n + b.capacity() + BLOCK_OVERHEAD_BYTES)
     }
 
-    /// The extract cut to `tokens` (0: no budget).
-    pub fn fit(&self, tokens: usize) -> Page {
-        let fitted = budget::fit(&self.blocks, tokens);
+    /// The extract cut to `tokens` (0: no budget), for `query` (empty: none): `focus::fit`.
+    pub fn fit(&self, tokens: usize, query: &str) -> Page {
+        let fitted = focus::fit(&self.blocks, tokens, query);
         Page {
             url: self.url.clone(),
             title: self.title.clone(),
             markdown: fitted.markdown,
             tokens: fitted.tokens,
             truncated: fitted.truncated || self.truncated,
+            cut: fitted.cut,
         }
     }
 }
@@ -130,9 +136,16 @@ pub fn cache(ttl: Duration) -> Cache {
     Cache::weighed(ttl, CACHE_ENTRIES_MAX, CACHE_BYTES_MAX, |e| e.bytes())
 }
 
-/// Fetches `url` and extracts its main content within `tokens` (0: no budget), all within the fetch's deadline.
-pub fn extract(url: &str, policy: &Policy, limits: &Limits, tokens: usize) -> Result<Page, untrusted::Error> {
-    fetch_extract(url, policy, limits).map(|e| e.fit(tokens))
+/// Fetches `url` and extracts its main content within `tokens` (0: no budget) for `query` (empty: none), all within
+/// the fetch's deadline.
+pub fn extract(
+    url: &str,
+    policy: &Policy,
+    limits: &Limits,
+    tokens: usize,
+    query: &str,
+) -> Result<Page, untrusted::Error> {
+    fetch_extract(url, policy, limits).map(|e| e.fit(tokens, query))
 }
 
 /// `extract` through the cache: a page kept there is not fetched again.
@@ -141,14 +154,14 @@ pub fn extract_cached(
     url: &str,
     policy: &Policy,
     limits: &Limits,
-    tokens: usize,
+    (tokens, query): (usize, &str),
 ) -> Result<Page, untrusted::Error> {
     if let Some((kept, _)) = cache.get(url, Instant::now()) {
-        return Ok(kept.fit(tokens));
+        return Ok(kept.fit(tokens, query));
     }
     let extracted = Arc::new(fetch_extract(url, policy, limits)?);
     cache.put(url.to_owned(), extracted.clone(), Instant::now());
-    Ok(extracted.fit(tokens))
+    Ok(extracted.fit(tokens, query))
 }
 
 /// The extractor's options for the page at `url` (what the benches measure, too).
@@ -273,11 +286,11 @@ impl Pages {
 
     /// One page through the cache (the `extract_page` tool), on the pool like the pages of `add_to_answer`: the
     /// pool's threads are what bounds the pages extracted at once, whichever door asks. A page the pool has not
-    /// answered within one fetch deadline is a timeout.
-    pub fn extract(&self, url: &str, tokens: usize) -> Result<Page, untrusted::Error> {
+    /// answered within one fetch deadline is a timeout. `query` (empty: none) is what the call asked about.
+    pub fn extract(&self, url: &str, tokens: usize, query: &str) -> Result<Page, untrusted::Error> {
         let deadline = Instant::now() + self.limits.deadline;
         let (tx, rx) = mpsc::channel::<(usize, Done)>();
-        self.pool.submit(self.job(0, url.to_owned(), tokens, deadline, tx));
+        self.pool.submit(self.job(0, url.to_owned(), (tokens, query.into()), deadline, tx));
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok((_, Ok(outcome))) => outcome,
@@ -289,8 +302,9 @@ impl Pages {
 
     /// The pages of the answer's first `k` results, fetched side by side on the pool (at most `parallel` at once),
     /// all within one fetch deadline: each result gets an `extract` member (its page, or why not), and the answer
-    /// gets `answer_extract` (the top result's markdown) and `extract` (the top page's summary, or why not).
-    pub fn add_to_answer(&self, answer: &mut Value, k: usize, tokens: usize) {
+    /// gets `answer_extract` (the top result's markdown) and `extract` (the top page's summary, or why not). Each
+    /// page over its budget is cut for `query`, the search's.
+    pub fn add_to_answer(&self, answer: &mut Value, k: usize, tokens: usize, query: &str) {
         // One URL per result, in place (a result without one is a page that cannot be fetched, not a shift of the
         // pages onto the wrong results).
         let urls: Vec<String> = answer
@@ -298,7 +312,7 @@ impl Pages {
             .and_then(Value::as_array)
             .map(|r| r.iter().take(k).map(|r| r.get("url").and_then(Value::as_str).unwrap_or("").to_owned()).collect())
             .unwrap_or_default();
-        let outcomes = self.run(&urls, tokens);
+        let outcomes = self.run(&urls, tokens, query);
         let mut top: Option<(Value, Option<String>)> = None;
         if let Some(results) = answer.get_mut("results").and_then(Value::as_array_mut) {
             for (i, (result, outcome)) in results.iter_mut().zip(outcomes).enumerate() {
@@ -336,8 +350,9 @@ impl Pages {
 
     /// Each URL's page, in order: at most `parallel` in flight, every one ending by the deadline (one fetch
     /// deadline from now); what has not answered by then is a timeout.
-    fn run(&self, urls: &[String], tokens: usize) -> Vec<Outcome> {
+    fn run(&self, urls: &[String], tokens: usize, query: &str) -> Vec<Outcome> {
         let deadline = Instant::now() + self.limits.deadline;
+        let query: Arc<str> = query.into();
         let (tx, rx) = mpsc::channel::<(usize, Done)>();
         let mut outcomes: Vec<Option<Outcome>> = vec![None; urls.len()];
         let mut next = 0;
@@ -346,7 +361,7 @@ impl Pages {
         while answered < urls.len() {
             while in_flight < self.parallel && next < urls.len() {
                 let url = urls.get(next).cloned().unwrap_or_default();
-                self.pool.submit(self.job(next, url, tokens, deadline, tx.clone()));
+                self.pool.submit(self.job(next, url, (tokens, query.clone()), deadline, tx.clone()));
                 next += 1;
                 in_flight += 1;
             }
@@ -376,8 +391,15 @@ impl Pages {
 
     /// The job that extracts `url` (the `index`th page of a call) and sends what it came to back, a panic included
     /// (its caller does not wait out the deadline for it); it does not start after `deadline`, and its fetch ends
-    /// by it.
-    fn job(&self, index: usize, url: String, tokens: usize, deadline: Instant, tx: mpsc::Sender<(usize, Done)>) -> Job {
+    /// by it; the page is cut to `tokens` for `query`.
+    fn job(
+        &self,
+        index: usize,
+        url: String,
+        (tokens, query): (usize, Arc<str>),
+        deadline: Instant,
+        tx: mpsc::Sender<(usize, Done)>,
+    ) -> Job {
         let (cache, policy, mut limits) = (self.cache.clone(), self.policy.clone(), self.limits.clone());
         Box::new(move || {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else { return };
@@ -385,7 +407,7 @@ impl Pages {
             limits.connect_timeout = limits.connect_timeout.min(left);
             // Tests and debug builds unwind; release builds abort.
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                extract_cached(&cache, &url, &policy, &limits, tokens)
+                extract_cached(&cache, &url, &policy, &limits, (tokens, &query))
             }));
             let _ = tx.send((index, done));
         })
@@ -477,10 +499,10 @@ mod tests {
         pages.pool.submit(Box::new(move || {
             let _ = released.recv();
         }));
-        let busy = pages.extract("http://a.example/", 0);
+        let busy = pages.extract("http://a.example/", 0, "");
         assert_eq!(busy.map(|p| p.markdown), Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)));
         drop(release);
-        assert_eq!(pages.extract("http://a.example/", 0).map(|p| p.markdown), Ok("kept".to_owned()));
+        assert_eq!(pages.extract("http://a.example/", 0, "").map(|p| p.markdown), Ok("kept".to_owned()));
     }
 
     /// A page whose extraction panics is reported `internal` at once: its call does not wait out the deadline for
@@ -512,14 +534,14 @@ mod tests {
         let deadline = Duration::from_secs(5);
         let pages = pages(1, deadline, panics, port);
         let started = Instant::now();
-        let outcomes = pages.run(&[format!("http://127.0.0.1:{port}/")], 0);
+        let outcomes = pages.run(&[format!("http://127.0.0.1:{port}/")], 0, "");
         assert!(started.elapsed() < deadline, "{:?}", started.elapsed());
         let codes: Vec<_> = outcomes.into_iter().map(|o| o.map(|p| p.markdown).map_err(|(code, _)| code)).collect();
         assert_eq!(codes, [Err("internal".to_owned())]);
         // The extract_page tool's page: the panic is the call's (the worker's catch_unwind makes it a 500).
         let started = Instant::now();
         let page = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pages.extract(&format!("http://127.0.0.1:{port}/"), 0).map(|p| p.markdown)
+            pages.extract(&format!("http://127.0.0.1:{port}/"), 0, "").map(|p| p.markdown)
         }));
         assert!(page.is_err(), "{page:?}");
         assert!(started.elapsed() < deadline, "{:?}", started.elapsed());

@@ -55,13 +55,40 @@ fn service_returns_the_top_pages_main_content() {
     assert_eq!(e["status"], "ok");
     assert_eq!(e["title"], "Rust at the Edge");
     assert_eq!(e["truncated"], false);
+    assert_eq!(e["cut"], "none");
     assert_eq!(e["content_sha256"], websearchd::sign::sha256_hex(md.as_bytes()));
 
-    // A small budget cuts at a block boundary and says so.
-    let r = server.post_json("/service", r#"{"query":"rust edge small","extract":true,"extract_tokens":100}"#).json();
-    assert_eq!(r["extract"]["truncated"], true);
+    // A small budget cuts and says so: for a query the page has no word of, at a block boundary (its head).
+    let r = server.post_json("/service", r#"{"query":"zebra","extract":true,"extract_tokens":100}"#).json();
+    assert_eq!((&r["extract"]["truncated"], &r["extract"]["cut"]), (&true.into(), &"head".into()), "{r}");
     assert!(r["extract"]["tokens"].as_u64().unwrap() <= 100);
-    assert!(r["answer_extract"].as_str().unwrap().len() < md.len());
+    assert!(md.starts_with(r["answer_extract"].as_str().unwrap()));
+}
+
+/// Issue 39: a page over its budget keeps what the search asked about (the title, the lead, the table row the
+/// query names with its header and heading, a marker where text was left out), in every door that has a query.
+#[test]
+fn a_cut_page_keeps_what_the_search_asked_about() {
+    let (_site, _source, server, _) = article_world(&[]);
+    let body = r#"{"query":"crashes per month","extract":2,"extract_tokens":100}"#;
+    let a = server.post_json("/service", body).json();
+    let md = a["answer_extract"].as_str().unwrap();
+    assert!(md.starts_with("# Rust at the Edge\n\nWe moved our edge proxies"), "{md}");
+    assert!(md.contains("| Metric | Before | After |\n| --- | --- | --- |\n| Crashes per month | 40 | 4 |"), "{md}");
+    assert!(md.contains("\n\n[…]\n\n"), "{md}");
+    assert_eq!((&a["extract"]["cut"], &a["results"][0]["extract"]["cut"]), (&"query".into(), &"query".into()));
+    assert!(a["extract"]["tokens"].as_u64().unwrap() <= 100);
+
+    // The command line: `--query`.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/extract_article.html");
+    let out = std::process::Command::new(common::binary())
+        .env_clear()
+        .args(["extract", "--file", path, "--tokens", "100", "--query", "crashes per month"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), md);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the passages most relevant to the query"));
 }
 
 #[test]

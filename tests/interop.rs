@@ -171,6 +171,13 @@ fn the_official_mcp_python_client_searches_over_stdio() {
         assert_eq!(extract["title"], "Rust at the Edge");
         assert!(extract["markdown"].as_str().unwrap().starts_with("# Rust at the Edge"), "{extract}");
         verify(s["extract_text"].as_str().unwrap(), &extract["signature"]).expect("the extract verifies");
+        assert_eq!(extract["cut"], "none");
+        // The `query` argument (issue 39): the page over its budget keeps the table row asked about.
+        let focused = &s["focused"];
+        assert_eq!(focused["cut"], "query", "{focused}");
+        assert!(focused["tokens"].as_u64().unwrap() <= 100, "{focused}");
+        let md = focused["markdown"].as_str().unwrap();
+        assert!(md.starts_with("# Rust at the Edge") && md.contains("| Crashes per month | 40 | 4 |"), "{md}");
         // The same SSRF guard as the server: a loopback address that is not allowed is refused.
         assert_eq!(s["refused"]["error"]["code"], "address_refused", "{}", s["refused"]);
         assert_eq!(s["bad"]["error"]["code"], "query_empty");

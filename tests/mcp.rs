@@ -274,6 +274,9 @@ fn web_search_answers_signed_results_and_tool_errors_as_results() {
     assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "max_results_out_of_range");
     let answer = mcp.request(3, "tools/call", json!({ "name": "extract_page", "arguments": { "url": 5 } }));
     assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "url_not_string", "{answer}");
+    let arguments = json!({ "url": "http://a.example/", "query": ["tides"] });
+    let answer = mcp.request(3, "tools/call", json!({ "name": "extract_page", "arguments": arguments }));
+    assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "query_not_string", "{answer}");
     let answer =
         mcp.request(4, "tools/call", json!({ "name": "extract_page", "arguments": { "url": "http://10.0.0.1/" } }));
     assert_eq!(answer["result"]["structuredContent"]["error"]["code"], "address_refused", "{answer}");

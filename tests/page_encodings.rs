@@ -32,7 +32,7 @@ fn extract(answer: Answer) -> Result<Page, Error> {
         deadline: Duration::from_secs(10),
         body_bytes_max: BODY_BYTES_MAX,
     };
-    page::extract(&site.url("/page"), &policy, &limits, 0)
+    page::extract(&site.url("/page"), &policy, &limits, 0, "")
 }
 
 fn encoded(body: Vec<u8>, content_type: &'static str, coding: &str) -> Answer {

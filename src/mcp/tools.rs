@@ -24,7 +24,12 @@ pub const URL_BYTES_MAX: usize = 4_096;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Job {
     Search(SearchRequest),
-    Extract { url: String, tokens: usize },
+    /// `query`: what the call asks about (empty: nothing said).
+    Extract {
+        url: String,
+        tokens: usize,
+        query: String,
+    },
 }
 
 impl Job {
@@ -68,7 +73,14 @@ fn extract_arguments(arguments: &Map<String, Value>) -> Result<Job, ApiError> {
         EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX,
         ["tokens_out_of_range", "tokens_not_integer"],
     )?;
-    Ok(Job::Extract { url, tokens })
+    // What the page is read for: the search's rules, but optional (absent, null or blank: none).
+    let query = match arguments.get("query") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(q)) if q.trim().is_empty() => String::new(),
+        Some(Value::String(q)) => crate::search::normalize_query(q)?,
+        Some(_) => return Err(ApiError::invalid_field("query_not_string", "query", "`query` must be a string")),
+    };
+    Ok(Job::Extract { url, tokens, query })
 }
 
 /// What the tools run on: the search pipeline's parts, the result key and the clock.
@@ -89,14 +101,14 @@ impl Parts<'_> {
                 let work = (self.engine, self.pages);
                 crate::answer::search_answer(work, &self.keys.result.kid, search, request_id)
             }
-            Job::Extract { url, tokens } => self.extract_page(url, *tokens, request_id),
+            Job::Extract { url, tokens, query } => self.extract_page(url, (*tokens, query), request_id),
         }
     }
 
-    fn extract_page(&self, url: &str, tokens: usize, request_id: &str) -> Result<Value, ApiError> {
+    fn extract_page(&self, url: &str, (tokens, query): (usize, &str), request_id: &str) -> Result<Value, ApiError> {
         let page = self
             .pages
-            .extract(url, tokens)
+            .extract(url, tokens, query)
             .map_err(|e| ApiError::new(502, e.code(), e.to_string()).detail("url", url))?;
         if page.markdown.trim().is_empty() {
             return Err(ApiError::new(422, "empty", "no main content was found on the page").detail("url", url));
@@ -109,6 +121,7 @@ impl Parts<'_> {
             "markdown": page.markdown,
             "tokens": page.tokens,
             "truncated": page.truncated,
+            "cut": page.cut.name(),
             "content_sha256": crate::sign::sha256_hex(page.markdown.as_bytes()),
             "issued_at": crate::clock::rfc3339_ms(self.clock.now_unix_ms()),
             "kid": self.keys.result.kid,
@@ -213,13 +226,13 @@ const TOOLS: &str = r#"[
  {
   "name": "web_search",
   "title": "Web search",
-  "description": "Search the web: ranked organic results (title, url, snippet, published date where the source shows one) from live public sources with fallback, every source's outcome reported. Narrow it with time_range (day, week, month, year), region (us-en, de-de; wt-wt for none), safesearch (off, moderate, strict), include_domains and exclude_domains (host names). With extract: true, the top result's main content as token-budgeted markdown in answer_extract; with extract: k (1 to 5), the first k results' pages, each in its result's extract member, in one call. Signed with Ed25519.",
+  "description": "Search the web: ranked organic results (title, url, snippet, published date where the source shows one) from live public sources with fallback, every source's outcome reported. Narrow it with time_range (day, week, month, year), region (us-en, de-de; wt-wt for none), safesearch (off, moderate, strict), include_domains and exclude_domains (host names). With extract: true, the top result's main content as token-budgeted markdown in answer_extract (a page over the budget keeps its title, its lead and the passages most relevant to the query); with extract: k (1 to 5), the first k results' pages, each in its result's extract member, in one call. Signed with Ed25519.",
   "annotations": {"readOnlyHint": true, "openWorldHint": true, "destructiveHint": false}
  },
  {
   "name": "extract_page",
   "title": "Extract a page",
-  "description": "Fetch one public web page (private, loopback and reserved addresses are refused) and return its main content as token-budgeted markdown. Signed with Ed25519.",
+  "description": "Fetch one public web page (private, loopback and reserved addresses are refused) and return its main content as token-budgeted markdown. With query, a page over the budget keeps its title, its lead and the passages most relevant to the query (cut: query); without, its head (cut: head). Signed with Ed25519.",
   "annotations": {"readOnlyHint": true, "openWorldHint": true, "destructiveHint": false},
   "inputSchema": {
    "type": "object",
@@ -228,6 +241,10 @@ const TOOLS: &str = r#"[
     "tokens": {
      "type": "integer", "minimum": 100, "maximum": 8000, "default": 2000,
      "description": "Token budget (cl100k) of the markdown."
+    },
+    "query": {
+     "type": "string", "maxLength": 400,
+     "description": "What you want from the page: over the budget, the passages most relevant to it are kept."
     }
    },
    "required": ["url"]
@@ -242,6 +259,7 @@ const TOOLS: &str = r#"[
     "markdown": {"type": "string"},
     "tokens": {"type": "integer", "minimum": 0},
     "truncated": {"type": "boolean"},
+    "cut": {"enum": ["none", "head", "query"], "description": "none: the whole page fit; head: its head was kept; query: its title, lead and the passages most relevant to the query."},
     "content_sha256": {"type": "string"},
     "issued_at": {"type": "string"},
     "kid": {"type": "string"}

@@ -115,7 +115,7 @@ pub fn integer_field(
     }
 }
 
-fn normalize_query(raw: &str) -> Result<String, ApiError> {
+pub fn normalize_query(raw: &str) -> Result<String, ApiError> {
     if raw.chars().any(|c| c.is_control() && !c.is_whitespace()) {
         return Err(ApiError::invalid_field("query_invalid", "query", "`query` must not contain control characters"));
     }

@@ -2,8 +2,9 @@
 
 For each connect mode of the SDK ("auto": the 2026-07-28 `server/discover` probe; "legacy": the `initialize`
 handshake) it starts the server, lists the tools, calls web_search (plainly, then with every control of issue 31 and
-the pages of its first results, then with a malformed control), calls extract_page on an allowed page and on a
-refused one, and prints one JSON line with what it saw, for tests/interop.rs to compare with `/service`.
+the pages of its first results, then with a malformed control), calls extract_page on an allowed page (whole, then
+cut for a query) and on a refused one, and prints one JSON line with what it saw, for tests/interop.rs to compare
+with `/service`.
 
 Usage: python mcp_client.py BINARY QUERY ALLOWED_URL REFUSED_URL
 The WEBSEARCHD_* variables of this process are passed to the server (the SDK passes only a few by default).
@@ -35,6 +36,11 @@ async def run(mode, binary, query, allowed_url, refused_url):
         assert search.content[0].type == "text"
         extract = await client.call_tool("extract_page", {"url": allowed_url, "tokens": 500})
         assert not extract.is_error, extract
+        # Issue 39: over its budget, the page keeps what the query asks about.
+        focused = await client.call_tool(
+            "extract_page", {"url": allowed_url, "tokens": 100, "query": "crashes per month"}
+        )
+        assert not focused.is_error, focused
         refused = await client.call_tool("extract_page", {"url": refused_url})
         assert refused.is_error, refused
         bad = await client.call_tool("web_search", {"query": "   "})
@@ -63,6 +69,7 @@ async def run(mode, binary, query, allowed_url, refused_url):
             "search_text": search.content[0].text,
             "extract": extract.structured_content,
             "extract_text": extract.content[0].text,
+            "focused": focused.structured_content,
             "refused": refused.structured_content,
             "bad": bad.structured_content,
             "controlled": controlled.structured_content,
