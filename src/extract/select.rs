@@ -614,15 +614,21 @@ fn choose(page: &Page) -> Vec<usize> {
         if b.form && b.text_len < FORM_LINE_MAX && !product && !in_form {
             continue;
         }
-        // A card's short lines (a price, a date) are the item's own.
-        if !card_own(b) && is_chrome(b) || is_residue(b) || is_page_date(b) || super::listing::is_control(b) {
+        // A card's short lines (a price, a date) are the item's own, and a table's row is data (a row of numbers
+        // is not a bare date line; a table of furniture, a pager or a calendar, goes by its links or its region).
+        if !card_own(b) && !matches!(b.kind, Kind::Row { .. }) && is_chrome(b)
+            || is_residue(b)
+            || is_page_date(b)
+            || super::listing::is_control(b)
+        {
             continue;
         }
         // The same text again (a promise repeated in a banner, a price box and a footer note) is said once; code
-        // is not (a doc page shows the same command again where it is used), nor a table's header row (a doc
-        // page's tables of parameters share their columns' names).
+        // is not (a doc page shows the same command again where it is used), nor a table's row (a doc page's
+        // tables of parameters share their columns' names and some rows; a table of readings can hold the same
+        // row twice): every row of a data table is kept.
         if b.text_len >= REPEAT_TEXT_MIN
-            && !matches!(b.kind, Kind::Heading(_) | Kind::Pre | Kind::Row { header: true, .. })
+            && !matches!(b.kind, Kind::Heading(_) | Kind::Pre | Kind::Row { .. })
             && !seen.insert(b.md.as_str())
         {
             continue;
