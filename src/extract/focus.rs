@@ -106,7 +106,7 @@ pub fn fit(blocks: &[String], budget: usize, query: &str) -> Fitted {
 fn terms(query: &str) -> Vec<String> {
     let query = query.get(..crate::html::floor_char_boundary(query, QUERY_BYTES_MAX)).unwrap_or_default();
     let mut terms: Vec<String> = Vec::new();
-    words(query, |w| {
+    words(query, &mut |w| {
         let w = w.to_ascii_lowercase();
         if terms.len() < QUERY_TERMS_MAX && !STOP_WORDS.contains(&w.as_str()) && !terms.iter().any(|t| t == stem(&w)) {
             terms.push(stem(&w).to_owned());
@@ -118,7 +118,7 @@ fn terms(query: &str) -> Vec<String> {
 /// Calls `f` with each word of `md` as it is compared (ignoring ASCII case): letters and digits, a word with
 /// letters outside ASCII lowercased, a character of a script written without spaces (Han, kana, Hangul) a word of
 /// its own; link targets (`](...)`) are passed over.
-fn words(md: &str, mut f: impl FnMut(&str)) {
+fn words(md: &str, f: &mut dyn FnMut(&str)) {
     // Bytes, with the characters outside ASCII decoded where they start: most text is ASCII.
     let bytes = md.as_bytes();
     let char_at = |i: usize| md.get(i..).and_then(|t| t.chars().next()).unwrap_or(' ');
@@ -344,7 +344,7 @@ fn score(passages: &mut [Passage<'_>], terms: &[String]) -> bool {
     for p in passages.iter_mut() {
         let mut count = [0u8; QUERY_TERMS_MAX];
         let mut length = 0u32;
-        words(p.text, |w| {
+        words(p.text, &mut |w| {
             length += 1;
             if !w.as_bytes().first().is_some_and(|&b| first.get(usize::from(b)).copied().unwrap_or(false)) {
                 return;
@@ -435,16 +435,18 @@ fn select(passages: &[Passage<'_>], room: usize) -> Option<Vec<bool>> {
             break;
         }
     }
-    let mut ranked: Vec<usize> = (0..passages.len())
-        .filter(|&i| passages.get(i).is_some_and(|p| p.score > 0.0 && p.role != Role::Header))
+    // Best first, in document order among equals: each passage scored as a key of its score (positive: its bits
+    // order as it does) over its index.
+    let mut ranked: Vec<u64> = passages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.score > 0.0 && p.role != Role::Header)
+        .map(|(i, p)| u64::from(u32::MAX - p.score.to_bits()) << 32 | i as u64)
         .collect();
-    ranked.sort_by(|&a, &b| {
-        let score = |i: usize| passages.get(i).map_or(0.0, |p| p.score);
-        score(b).total_cmp(&score(a))
-    });
+    ranked.sort_unstable();
     // The same text again (a card's line repeated down a listing) is not kept twice for its score.
     let mut seen = std::collections::HashSet::new();
-    for i in ranked {
+    for i in ranked.into_iter().map(|key| (key & u64::from(u32::MAX)) as usize) {
         // What cannot fit is not weighed.
         if passages.get(i).is_some_and(|p| used + p.words as usize / 2 < room && seen.insert(p.text)) {
             keep(i, &mut kept, &mut used, room);
