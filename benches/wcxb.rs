@@ -9,7 +9,9 @@
 //! `--dump DIR` write each page's markdown; `--budget N` score the cut to N tokens instead (0: no cut view);
 //! `--passes N` timed passes (default 2; 0 skips the speed measurement; speed is given per wall second and per
 //! CPU-second of the bench's thread); `--scores FILE` write each page's id, type, F1, precision and recall
-//! (tab-separated, unbudgeted), to compare two runs page by page.
+//! (tab-separated, unbudgeted), to compare two runs page by page; `--cut` time extraction with the cut to 2,000 tokens
+//! too, the head cut's passes and the query-focused cut's alternating (the query: five words of the middle of the
+//! page's reference text), and print their ratio.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 #[path = "support/cpu.rs"]
@@ -183,6 +185,9 @@ fn main() {
     if passes == 0 {
         return;
     }
+    if std::env::args().any(|a| a == "--cut") {
+        cut_speed(&pages, passes, total_bytes);
+    }
     let started = Instant::now();
     let cpu_started = cpu::thread_seconds();
     let mut best = f64::MAX;
@@ -203,5 +208,46 @@ fn main() {
         (total_bytes * passes) as f64 / cpu_secs / 1e6,
         total_bytes as f64 / best / 1e6,
         pages.len() as f64 / best
+    );
+}
+
+/// Extraction with the cut to the default budget, the head cut's passes and the query-focused cut's alternating (so
+/// that the host's load weighs on both alike), in MB per CPU-second of the bench's thread, and their ratio.
+fn cut_speed(pages: &[Page], passes: usize, total_bytes: usize) {
+    // What a page is asked about: five words of the middle of its reference text.
+    let queries: Vec<String> = pages
+        .iter()
+        .map(|p| {
+            let words: Vec<&str> = p.truth.split_whitespace().filter(|w| w.len() > 3).collect();
+            words.iter().skip(words.len() / 2).take(5).copied().collect::<Vec<_>>().join(" ")
+        })
+        .collect();
+    let mut cpu = [0.0f64; 2];
+    let mut cuts = [0usize; 3];
+    for _ in 0..passes {
+        for (k, query) in [false, true].into_iter().enumerate() {
+            let started = cpu::thread_seconds();
+            for (p, q) in pages.iter().zip(&queries) {
+                let e =
+                    Extracted::new(p.url.clone(), Extractor::run(std::hint::black_box(&p.html), page::options(&p.url)));
+                let fitted = e.fit(EXTRACT_TOKENS_DEFAULT, if query { q } else { "" });
+                if query {
+                    cuts[fitted.cut as usize] += 1;
+                }
+                std::hint::black_box(fitted);
+            }
+            cpu[k] += cpu::thread_seconds() - started;
+        }
+    }
+    let rate = |secs: f64| (total_bytes * passes) as f64 / secs / 1e6;
+    println!(
+        "with the cut to {EXTRACT_TOKENS_DEFAULT} tokens: head {:.1}, query {:.1} MB per CPU-second ({passes} passes \
+         each, alternating), ratio {:.3}; cuts per pass: none {}, head {}, query {}",
+        rate(cpu[0]),
+        rate(cpu[1]),
+        cpu[0] / cpu[1],
+        cuts[0] / passes.max(1),
+        cuts[1] / passes.max(1),
+        cuts[2] / passes.max(1)
     );
 }
