@@ -28,6 +28,8 @@ pub struct App {
     engine: Engine,
     gate: Gate,
     search_resource: Resource,
+    /// The reader door's resource at one page's price (`POST /extract`; a call is priced per URL).
+    reader_resource: Resource,
     keys: Arc<Keyring>,
     documents: Documents,
     notary: Option<Notary>,
@@ -138,6 +140,8 @@ enum Route {
     Health,
     Metrics,
     Service,
+    /// `/extract`, the reader door.
+    Reader,
     Mcp,
     Document,
     NotaryService,
@@ -163,6 +167,7 @@ impl Route {
             Route::Health => "health",
             Route::Metrics => "metrics",
             Route::Service => "service",
+            Route::Reader => "extract",
             Route::Mcp => "mcp",
             Route::Document => "discovery",
             Route::NotaryService => "notary",
@@ -185,7 +190,7 @@ impl Route {
     fn allow(self) -> Option<&'static str> {
         let [get, post, both] = Route::ALLOW;
         match self {
-            Route::Service | Route::Mcp => Some(post),
+            Route::Service | Route::Reader | Route::Mcp => Some(post),
             Route::NotaryService | Route::Searx => Some(both),
             Route::Unknown => None,
             _ => Some(get),
@@ -237,6 +242,14 @@ impl App {
             bazaar: Some(search_bazaar()),
             price: None,
         };
+        let reader_resource = Resource {
+            url: format!("{}/extract", config.public_url),
+            description: "Web page reader: the main content of 1 to 5 public pages as markdown, signed with Ed25519."
+                .into(),
+            mime_type: "application/json".into(),
+            bazaar: Some(reader_bazaar()),
+            price: Some(config.extract_price_atomic),
+        };
         let pages = crate::page::Pages::new(&config, config.workers);
         let mcp = McpDoor::new(&config);
         let map_page = crate::map::page::Page::new(&config.map_page);
@@ -261,6 +274,7 @@ impl App {
             engine,
             gate,
             search_resource,
+            reader_resource,
             keys,
             documents,
             notary,
@@ -292,6 +306,7 @@ impl App {
             "/health" => return Route::Health,
             "/metrics" => return Route::Metrics,
             "/service" => return Route::Service,
+            "/extract" => return Route::Reader,
             "/mcp" => return Route::Mcp,
             "/search" | "/" if self.config.searxng => return Route::Searx,
             "/opensearch.xml" if self.config.searxng => return Route::OpenSearch,
@@ -352,6 +367,7 @@ impl App {
             (Route::Health, "GET" | "HEAD") => Ok(self.health()),
             (Route::Metrics, "GET" | "HEAD") => Ok(self.metrics()),
             (Route::Service, "POST") => self.service(req),
+            (Route::Reader, "POST") => self.reader(req),
             (Route::Document, "GET" | "HEAD") => Ok(self.document(req)),
             // A GET or a POST without payment gets the challenge; the body is checked first on a POST.
             (Route::NotaryService, "POST") => self.notary_service(req),
@@ -523,6 +539,22 @@ impl App {
         let resource = priced.as_ref().unwrap_or(&self.search_resource);
         self.gated(req, ("search", resource), object, || {
             crate::answer::search_answer(work, &self.keys.result.kid, &search, &req.request_id)
+        })
+    }
+
+    /// `POST /extract`, the reader door: validation first (400s never ask for payment), then the gate at one page's
+    /// price per URL asked, the pages, signing and settlement as `/service`'s.
+    fn reader(&self, req: &Request) -> Result<Response, ApiError> {
+        req.require_json()?;
+        let read = crate::reader::ReaderRequest::from_json(req.body())?;
+        let object = signed_object(req)?;
+        let per_page = self.config.extract_price_atomic;
+        let priced = self.reader_resource.for_pages(per_page, per_page, read.pages());
+        let resource = priced.as_ref().unwrap_or(&self.reader_resource);
+        // The mesh graph counts the reader's callers with the search's, as `/mcp` counts `extract_page`'s.
+        self.gated(req, ("search", resource), object, || {
+            let now = self.clock.now_unix_ms();
+            Ok(crate::reader::answer(&self.pages, &self.keys.result.kid, &read, &req.request_id, now))
         })
     }
 
@@ -939,6 +971,22 @@ fn notary_bazaar() -> Value {
                 "hash": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
             },
             "required": ["op", "hash"],
+        }),
+    )
+}
+
+/// The bazaar discovery extension of `/extract`.
+fn reader_bazaar() -> Value {
+    bazaar(
+        json!({ "urls": ["https://example.com/"], "query": "pricing" }),
+        json!({
+            "type": "object",
+            "properties": {
+                "urls": { "type": "array", "items": { "type": "string" }, "minItems": 1, "maxItems": crate::reader::URLS_MAX },
+                "query": { "type": "string", "maxLength": QUERY_CHARS_MAX },
+                "tokens": { "type": "integer" },
+            },
+            "required": ["urls"],
         }),
     )
 }

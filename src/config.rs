@@ -83,6 +83,8 @@ pub struct Config {
     pub price_atomic: u128,
     /// Added to the price for each page past the first that a call extracts (`extract: k`); 0: one price.
     pub extract_page_price_atomic: u128,
+    /// Price of one page of the reader door (`POST /extract`), a call costing it once per URL asked.
+    pub extract_price_atomic: u128,
     pub max_timeout_s: u64,
     pub facilitator_url: String,
     pub facilitator_auth_file: Option<PathBuf>,
@@ -558,6 +560,7 @@ impl Config {
             r.choice("WEBSEARCHD_NETWORK", "base", "base or base-sepolia", crate::x402::Network::from_name)?;
         let price_atomic = r.int("WEBSEARCHD_PRICE_ATOMIC", 5_000u128, 1..=1_000_000_000)?;
         let extract_page_price_atomic = r.int("WEBSEARCHD_EXTRACT_PAGE_PRICE_ATOMIC", 0u128, 0..=1_000_000_000)?;
+        let extract_price_atomic = r.int("WEBSEARCHD_EXTRACT_PRICE_ATOMIC", price_atomic, 1..=1_000_000_000)?;
         let max_timeout_s = r.int("WEBSEARCHD_MAX_TIMEOUT_S", 60, 10..=3_600)?;
         let facilitator_url = r.url("WEBSEARCHD_FACILITATOR_URL", FACILITATOR_URL_DEFAULT)?;
         // The default facilitator serves testnets only: payments on Base mainnet through it would all fail. An
@@ -767,6 +770,7 @@ impl Config {
             network,
             price_atomic,
             extract_page_price_atomic,
+            extract_price_atomic,
             max_timeout_s,
             facilitator_url,
             facilitator_auth_file,

@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod notary;
 pub mod openapi;
 pub mod page;
+pub mod reader;
 pub mod search;
 pub mod searx;
 pub mod sign;

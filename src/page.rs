@@ -317,12 +317,7 @@ impl Pages {
         if let Some(results) = answer.get_mut("results").and_then(Value::as_array_mut) {
             for (i, (result, outcome)) in results.iter_mut().zip(outcomes).enumerate() {
                 let url = urls.get(i).map_or("", String::as_str);
-                let outcome = match outcome {
-                    Ok(page) if page.markdown.trim().is_empty() => {
-                        Err(("empty".to_owned(), "no main content was found on the page".to_owned()))
-                    }
-                    outcome => outcome,
-                };
+                let outcome = non_empty(outcome);
                 let member = match &outcome {
                     Ok(page) => page.member(),
                     Err((code, message)) => failure(url, code, message),
@@ -346,6 +341,26 @@ impl Pages {
             }
             map.insert("extract".into(), summary);
         }
+    }
+
+    /// The reader door's pages (`POST /extract`): each URL's, in order, fetched side by side on the pool within one
+    /// fetch deadline and cut to `tokens` for `query` (empty: none), as the member a result's page is (`Page::member`)
+    /// with the URL asked for and the markdown's hash, or why not (`failure`: a refusal of the guard, a failed fetch,
+    /// a timeout, no main content).
+    pub fn read(&self, urls: &[String], tokens: usize, query: &str) -> Vec<Value> {
+        let outcomes = self.run(urls, tokens, query);
+        let pages = urls.iter().zip(outcomes).map(|(url, outcome)| match non_empty(outcome) {
+            Ok(page) => {
+                let mut member = page.member();
+                if let Some(map) = member.as_object_mut() {
+                    map.insert("url".into(), url.as_str().into());
+                    map.insert("content_sha256".into(), crate::sign::sha256_hex(page.markdown.as_bytes()).into());
+                }
+                member
+            }
+            Err((code, message)) => failure(url, &code, &message),
+        });
+        pages.collect()
     }
 
     /// Each URL's page, in order: at most `parallel` in flight, every one ending by the deadline (one fetch
@@ -411,6 +426,16 @@ impl Pages {
             }));
             let _ = tx.send((index, done));
         })
+    }
+}
+
+/// A page without main content is a failure (`empty`), not an answer of nothing.
+fn non_empty(outcome: Outcome) -> Outcome {
+    match outcome {
+        Ok(page) if page.markdown.trim().is_empty() => {
+            Err(("empty".to_owned(), "no main content was found on the page".to_owned()))
+        }
+        outcome => outcome,
     }
 }
 

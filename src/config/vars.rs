@@ -349,6 +349,12 @@ pub const VARS: &[VarDoc] = &[
         meaning: "Added to a search's price for each page past the first it extracts (`extract: k`, on every door); 0: a search costs one price whatever it extracts.",
     },
     VarDoc {
+        name: "WEBSEARCHD_EXTRACT_PRICE_ATOMIC",
+        default: "(WEBSEARCHD_PRICE_ATOMIC)",
+        allowed: "1 to 1000000000",
+        meaning: "Price of one page of the reader door (`POST /extract`); a call costs it once per URL it asks for.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_MAX_TIMEOUT_S",
         default: "60",
         allowed: "10 to 3600",

@@ -52,20 +52,40 @@ impl Job {
 }
 
 fn extract_arguments(arguments: &Map<String, Value>) -> Result<Job, ApiError> {
-    let url = match arguments.get("url") {
+    let url = url_argument(arguments.get("url"), "url")?;
+    let (tokens, query) = page_arguments(arguments)?;
+    Ok(Job::Extract { url, tokens, query })
+}
+
+/// A URL to fetch, as `extract_page` and the reader door (`POST /extract`, each of its `urls`) take it: a string of
+/// at most `URL_BYTES_MAX` bytes, trimmed, that the fetcher's guard reads as a URL (`guard::parse_url`; its scheme,
+/// userinfo, port and address are the guard's to refuse when it is fetched, as that page's status). `field` names it
+/// in the error (`url`, `urls[2]`).
+pub fn url_argument(value: Option<&Value>, field: &str) -> Result<String, ApiError> {
+    let url = match value {
         None | Some(Value::Null) => {
-            return Err(ApiError::invalid_field("url_missing", "url", "the argument `url` is required"))
+            return Err(ApiError::invalid_field("url_missing", field, format!("the argument `{field}` is required")))
         }
         Some(Value::String(u)) if u.len() > URL_BYTES_MAX => {
             return Err(ApiError::invalid_field(
                 "url_too_long",
-                "url",
-                format!("`url` has {} bytes; at most {URL_BYTES_MAX} are allowed", u.len()),
+                field,
+                format!("`{field}` has {} bytes; at most {URL_BYTES_MAX} are allowed", u.len()),
             ))
         }
-        Some(Value::String(u)) => u.trim().to_owned(),
-        Some(_) => return Err(ApiError::invalid_field("url_not_string", "url", "`url` must be a string")),
+        Some(Value::String(u)) => u.trim(),
+        Some(_) => return Err(ApiError::invalid_field("url_not_string", field, format!("`{field}` must be a string"))),
     };
+    // Not a URL at all (the guard's own reading of one): bad input, not a page's refusal.
+    if let Err(crate::fetch::guard::Refusal::Url(why)) = crate::fetch::guard::parse_url(url) {
+        return Err(ApiError::invalid_field("url_invalid", field, format!("`{field}` is not a URL: {why}")));
+    }
+    Ok(url.to_owned())
+}
+
+/// What a page is read with, as `extract_page` and the reader door take it: `tokens` (the range of
+/// `extract_tokens`) and `query` (the search's rules, but optional: absent, null or blank is none, the empty string).
+pub fn page_arguments(arguments: &Map<String, Value>) -> Result<(usize, String), ApiError> {
     let tokens = crate::search::integer_field(
         arguments,
         "tokens",
@@ -73,14 +93,13 @@ fn extract_arguments(arguments: &Map<String, Value>) -> Result<Job, ApiError> {
         EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX,
         ["tokens_out_of_range", "tokens_not_integer"],
     )?;
-    // What the page is read for: the search's rules, but optional (absent, null or blank: none).
     let query = match arguments.get("query") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(q)) if q.trim().is_empty() => String::new(),
         Some(Value::String(q)) => crate::search::normalize_query(q)?,
         Some(_) => return Err(ApiError::invalid_field("query_not_string", "query", "`query` must be a string")),
     };
-    Ok(Job::Extract { url, tokens, query })
+    Ok((tokens, query))
 }
 
 /// What the tools run on: the search pipeline's parts, the result key and the clock.
