@@ -11,8 +11,13 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::mcp::tools::URL_BYTES_MAX;
+use crate::reader::URLS_MAX;
 use crate::search::controls::DOMAINS_MAX;
-use crate::search::{EXTRACT_PAGES_MAX, MAX_RESULTS_DEFAULT, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
+use crate::search::{
+    EXTRACT_PAGES_MAX, EXTRACT_TOKENS_DEFAULT, EXTRACT_TOKENS_MAX, EXTRACT_TOKENS_MIN, MAX_RESULTS_DEFAULT,
+    MAX_RESULTS_MAX, QUERY_CHARS_MAX,
+};
 use crate::sign::{self, Keyring, SignedObject};
 use crate::x402::{FreeRules, Terms};
 
@@ -119,6 +124,13 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
         }));
     }
     let core = config.core_path.as_deref().unwrap_or("/core");
+    let reader_price = match terms {
+        Some(_) => format!(
+            " Paid per URL asked: {} USDC a page.",
+            crate::x402::terms::usdc_decimal(config.extract_price_atomic)
+        ),
+        None => String::new(),
+    };
     let (paid_how, key_instead) = match terms {
         Some(_) => ("paid per call with x402", "search and the notary are paid per call with x402 instead"),
         None => ("free on this instance", "search and the notary need no key (free on this instance)"),
@@ -164,6 +176,19 @@ fn agent_card(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: Free
             ),
             "tags": tags("search", "web"),
             "examples": ["{\"query\": \"rust async runtime comparison\", \"max_results\": 5}"],
+            "inputModes": ["application/json"],
+            "outputModes": ["application/json"],
+        }, {
+            "id": "extract",
+            "name": "Read web pages",
+            "description": format!(
+                "POST {base}/extract with {{\"urls\": [\"https://...\"], \"query\": \"...\", \"tokens\": 2000}}: the main \
+                 content of 1 to {URLS_MAX} public pages as token-budgeted markdown, one member of pages per URL in \
+                 the order asked (status ok, or why not: a refused address or a failed fetch is that page's status); \
+                 with query, a page over the budget keeps the passages most relevant to it.{reader_price}"
+            ),
+            "tags": tags("extract", "web"),
+            "examples": ["{\"urls\": [\"https://www.rust-lang.org/\"], \"query\": \"install\"}"],
             "inputModes": ["application/json"],
             "outputModes": ["application/json"],
         }],
@@ -298,7 +323,29 @@ fn catalog(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRul
         "tools": ["web_search", "extract_page"],
         "payment": mcp_payment,
     });
-    let mut operations = vec![op, mcp];
+    let reader_url = format!("{base}/extract");
+    let reader_payment = match terms {
+        Some(t) => {
+            let reader_terms = Terms { price: config.extract_price_atomic, ..t.clone() };
+            let mut p = crate::x402::terms::published(&reader_url, &reader_terms, free);
+            p.insert("per".into(), "URL asked (the 402 names the call's total)".into());
+            Value::Object(p)
+        }
+        None => json!({ "mode": "free" }),
+    };
+    let reader = json!({
+        "id": "extract",
+        "method": "POST",
+        "path": "/extract",
+        "url": reader_url,
+        "request": {
+            "urls": format!("array of 1..{URLS_MAX} http(s) URLs, each at most {URL_BYTES_MAX} bytes"),
+            "query": format!("string, at most {QUERY_CHARS_MAX} characters (optional: what the pages are read for)"),
+            "tokens": format!("integer {EXTRACT_TOKENS_MIN}..{EXTRACT_TOKENS_MAX}, default {EXTRACT_TOKENS_DEFAULT}"),
+        },
+        "payment": reader_payment,
+    });
+    let mut operations = vec![op, reader, mcp];
     if config.notary_path.is_some() {
         let url = format!("{}/service", config.notary_url);
         let payment = match terms {
@@ -439,6 +486,10 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          (name, status, error; control when a source cannot honour one, removed when the domain filters removed \
          results), cached, issued_at;\
          {search_402} 400 with a stable error code.\n\
+         - [Reader]({base}/extract): POST JSON {{\"urls\" (1 to {URLS_MAX}), \"query\", \"tokens\"}}; 200 with \
+         request_id, pages[] (one per URL in the order asked: status ok with url, final_url, title, markdown, tokens, \
+         truncated, cut, content_sha256; or status, url and error when the page was refused or failed), issued_at, \
+         kid;{reader_402} 400 with a stable error code.\n\
          - [MCP]({base}/mcp): Model Context Protocol over Streamable HTTP (2026-07-28, 2025-11-25, 2025-06-18), \
          tools web_search and extract_page with the same answers, signed; initialize, server/discover and tools/list \
          are free{mcp_402}.\n\
@@ -477,6 +528,13 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
              tool error whose structured content is the PaymentRequired object"
         } else {
             ""
+        },
+        reader_402 = match terms {
+            Some(_) => format!(
+                " 402 with the payment terms, {} USDC per URL asked;",
+                crate::x402::terms::usdc_decimal(config.extract_price_atomic)
+            ),
+            None => String::new(),
         },
         openapi_402 = if terms.is_some() { " and the 402 answer with its PAYMENT-REQUIRED header" } else { "" },
         body_max = config.body_bytes_max,

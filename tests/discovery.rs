@@ -57,6 +57,26 @@ fn a_free_instance_says_it_is_free() {
     assert!(!description.contains("paid per call") && description.contains("free"), "{description}");
     assert!(!d.card.to_string().contains("x402"), "no x402 on a free card: {}", d.card);
     check_map(&d.guide);
+    check_reader(&server, &d);
+    let reader = reader_operation(&server);
+    assert_eq!(reader["payment"]["mode"], "free", "{reader}");
+}
+
+/// The reader door (`POST /extract`) is in the guide, the card's skills and the catalogue, at its URL.
+#[track_caller]
+fn check_reader(server: &Server, d: &Documents) {
+    assert!(d.guide.contains("- [Reader](") && d.guide.contains("/extract): POST JSON"), "{}", d.guide);
+    let skills: Vec<&str> = d.card["skills"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert!(skills.contains(&"extract"), "{skills:?}");
+    let reader = reader_operation(server);
+    assert_eq!((&reader["method"], &reader["path"]), (&"POST".into(), &"/extract".into()), "{reader}");
+    assert!(reader["url"].as_str().unwrap().ends_with("/extract"), "{reader}");
+}
+
+fn reader_operation(server: &Server) -> Value {
+    let catalog = server.get("/catalog.json").json();
+    let operations = catalog["operations"].as_array().unwrap();
+    operations.iter().find(|o| o["id"] == "extract").cloned().unwrap()
 }
 
 #[test]
@@ -66,9 +86,16 @@ fn a_paid_instance_says_how_to_pay() {
     let mut vars = map_vars(&closed);
     vars.push(("WEBSEARCHD_PAY_TO".into(), PAY_TO.into()));
     vars.push(("WEBSEARCHD_FACILITATOR_URL".into(), facilitator.url()));
+    vars.push(("WEBSEARCHD_EXTRACT_PRICE_ATOMIC".into(), "700".into()));
     let server = Server::start(&common::pairs(&vars));
     let d = documents(&server);
     assert_eq!(d.notary_get, 402);
+    check_reader(&server, &d);
+    assert!(d.guide.contains("0.0007 USDC per URL asked"), "{}", d.guide);
+    let reader = reader_operation(&server);
+    assert_eq!(reader["payment"]["amount"], "700", "{reader}");
+    let skill = d.card["skills"].as_array().unwrap().iter().find(|s| s["id"] == "extract").unwrap();
+    assert!(skill["description"].as_str().unwrap().contains("0.0007 USDC a page"), "{skill}");
     assert!(d.guide.contains("Without payment a call gets HTTP 402"), "{}", d.guide);
     assert!(d.guide.contains("a GET or an unpaid POST gets 402"), "{}", d.guide);
     assert!(d.card["description"].as_str().unwrap().contains("paid per call with x402"));

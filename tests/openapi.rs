@@ -116,6 +116,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
             "/catalog.json",
             "/core/meshgraph",
             "/core/state",
+            "/extract",
             "/health",
             "/llms.txt",
             "/map/",
@@ -140,7 +141,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
     assert!(doc["paths"]["/notary/service"].get("get").is_none());
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 26, "every operation was called");
+    assert_eq!(calls, 28, "every operation was called");
 
     // The discovery documents link it.
     let url = format!("{}/openapi.json", catalog["service"].as_str().unwrap());
@@ -170,8 +171,11 @@ fn a_paid_instance_documents_the_402_and_answers_it() {
     );
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 27, "the notary's GET too");
+    assert_eq!(calls, 29, "the notary's GET too");
     assert_eq!(doc["paths"]["/mcp"]["post"]["x-x402"]["resource"], "https://search.example/mcp");
+    // The reader's terms are one page's (a call pays them per URL).
+    let reader = &doc["paths"]["/extract"]["post"]["x-x402"];
+    assert_eq!((&reader["resource"], &reader["amount"]), (&"https://search.example/extract".into(), &"5000".into()));
     // The walk paid nothing: every paid call got the challenge.
     assert!(facilitator.upstream.seen().is_empty());
 }
@@ -199,7 +203,7 @@ fn paths_that_are_off_are_neither_listed_nor_served() {
         assert!(!listed.iter().any(|p| off.starts_with(p.split('{').next().unwrap())), "{off} listed: {listed:?}");
         assert_eq!(server.get(off).status, 404, "{off}");
     }
-    assert_eq!(listed.len(), 11, "{listed:?}");
+    assert_eq!(listed.len(), 12, "{listed:?}");
     let (wrong, _) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
     assert_eq!(json!(doc["components"]["securitySchemes"]["apiKey"]["name"]), json!("X-WALLET"));
