@@ -520,3 +520,24 @@ pub fn searx_params(data: &[u8]) {
         }
     }
 }
+
+/// A reader body (`POST /extract`): parsing never panics, and an accepted request is within its bounds: 1 to 5 URLs
+/// the guard reads as URLs (or refuses for a reason that is a page's, never `Url`), each trimmed and within the URL
+/// cap, the budget in range, the query normalised; a refusal is a 400 naming a field or the body.
+pub fn reader_request(data: &[u8]) {
+    use websearchd::fetch::guard::{parse_url, Refusal};
+    use websearchd::reader::{ReaderRequest, URLS_MAX};
+    use websearchd::search::{EXTRACT_TOKENS_MAX, EXTRACT_TOKENS_MIN};
+    match ReaderRequest::from_json(data) {
+        Ok(r) => {
+            assert!((1..=URLS_MAX).contains(&r.pages()));
+            for url in &r.urls {
+                assert!(url.len() <= websearchd::mcp::tools::URL_BYTES_MAX && url == url.trim(), "{url:?}");
+                assert!(!matches!(parse_url(url), Err(Refusal::Url(_))), "{url:?}");
+            }
+            assert!((EXTRACT_TOKENS_MIN..=EXTRACT_TOKENS_MAX).contains(&r.tokens));
+            assert!(r.query.chars().count() <= QUERY_CHARS_MAX && r.query == r.query.trim());
+        }
+        Err(e) => assert_eq!(e.status, 400, "{}", e.code),
+    }
+}

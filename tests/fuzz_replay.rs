@@ -207,6 +207,17 @@ fn replay_prefixes(target: &str, seeds: &[&str], check: fn(&[u8])) {
 }
 
 #[test]
+fn reader_request() {
+    let seeds = [
+        r#"{"urls":["https://a.example/"," http://127.0.0.1:9/x ","ftp://a/"],"query":" q  r ","tokens":100}"#,
+        r#"{"urls":["http://[::1/","http:///p","a b",5,null],"tokens":8001}"#,
+        r#"{"urls":["http://a/","http://a/","http://a/","http://a/","http://a/","http://a/"]}"#,
+        r#"{"urls":"http://a/","query":"\u0000"}"#,
+    ];
+    replay_prefixes("reader_request", &seeds, checks::reader_request);
+}
+
+#[test]
 fn notary_request() {
     let body = format!(r#"{{"op":"notarize","hash":"{}"}}"#, "0".repeat(64));
     let seeds = [

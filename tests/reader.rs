@@ -129,3 +129,44 @@ fn a_paid_call_is_priced_per_url() {
     let r = server.post_json("/service", r#"{"query":"q"}"#);
     assert_eq!(r.json()["accepts"][0]["amount"], "5000");
 }
+
+/// Paid end to end: the payment of the two-URL total is taken and settled; one URL's price for two URLs is refused
+/// before any page is fetched; the loopback free rule lets a local call through as on `/service`.
+#[test]
+fn a_paid_call_for_two_urls_pays_their_total() {
+    let facilitator = common::pay::Facilitator::start();
+    let site = Upstream::start(|_| Answer::html(200, own_fixture("extract_article.html")));
+    let mut env = common::pay::paid_env(site.url("/html/"), facilitator.url());
+    env.push(("WEBSEARCHD_FETCH_ALLOW".into(), format!("127.0.0.1:{}", site.addr.port())));
+    let server = Server::start(&common::pairs(&env));
+    let body = json!({ "urls": [site.url("/a"), site.url("/b")] }).to_string();
+    let challenge = server.post_json("/extract", &body);
+    assert_eq!(challenge.status, 402, "{}", challenge.text());
+    let accepted = challenge.json()["accepts"][0].clone();
+    assert_eq!(accepted["amount"], "10000");
+    let paid = |payer: &common::pay::Payer| {
+        let header = payer.v2_header(&accepted);
+        let headers = [("Content-Type", "application/json"), ("PAYMENT-SIGNATURE", header.as_str())];
+        server.request("POST", "/extract", &headers, body.as_bytes())
+    };
+
+    let short = paid(&common::pay::Payer::new(1));
+    assert_eq!((short.status, &short.json()["error"]), (402, &json!("payment_amount_mismatch")), "{}", short.text());
+    assert_eq!(site.count("/a") + site.count("/b"), 0, "no page fetched before payment");
+
+    let payer = common::pay::Payer { value: 10_000, ..common::pay::Payer::new(2) };
+    let r = paid(&payer);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.header("payment-response").is_some());
+    let statuses: Vec<Value> = r.json()["pages"].as_array().unwrap().iter().map(|p| p["status"].clone()).collect();
+    assert_eq!(statuses, [json!("ok"), json!("ok")]);
+    let paths: Vec<String> = facilitator.upstream.seen().iter().map(|s| s.path().to_string()).collect();
+    assert_eq!(paths, ["/verify", "/settle"]);
+    drop(server);
+
+    env.push(("WEBSEARCHD_FREE_LOOPBACK".into(), "1".into()));
+    let server = Server::start(&common::pairs(&env));
+    let r = server.post_json("/extract", &body);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.header("payment-response").is_none());
+}
