@@ -58,6 +58,29 @@ fn the_official_x402_python_client_pays_end_to_end() {
     assert_eq!(from, seen["payer"].as_str().unwrap().to_lowercase());
 }
 
+/// The reader door (`POST /extract`) paid by the official x402 client: the challenge of two URLs (one a loopback page
+/// the server may fetch, one its guard refuses) asks twice a page's price, the client pays it, and the answer has
+/// both pages in order.
+#[test]
+fn the_official_x402_python_client_pays_the_reader_per_url() {
+    let Some(python) = python() else { return };
+    let site = Upstream::start(|_| Answer::html(200, own_fixture("extract_article.html")));
+    let facilitator = Facilitator::start();
+    let mut env = paid_env(site.url("/html/"), facilitator.url());
+    env.push(("WEBSEARCHD_FETCH_ALLOW".into(), format!("127.0.0.1:{}", site.addr.port())));
+    env.push(("WEBSEARCHD_EXTRACT_PRICE_ATOMIC".into(), "1500".into()));
+    let server = Server::start(&common::pairs(&env));
+    let body = serde_json::json!({ "urls": [site.url("/article"), "http://10.0.0.1/"], "query": "crashes" });
+    let url = format!("http://{}/extract", server.addr);
+    let stdout = run_script(&python, "x402_client.py", &[&url, &body.to_string()]);
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(seen["status"], 200, "{seen}");
+    assert_eq!(seen["pages"], serde_json::json!(["ok", "address_refused"]), "{seen}");
+    assert_eq!(seen["settlement"]["success"], true, "{seen}");
+    let verify: Value = serde_json::from_slice(&facilitator.upstream.seen()[0].body).unwrap();
+    assert_eq!(verify["paymentPayload"]["payload"]["authorization"]["value"], "3000", "{verify}");
+}
+
 /// The card (with and without the x402 extension), the JWS, signed answers and llms.txt, checked by the official
 /// A2A SDK, jwcrypto, pyca cryptography and llms-txt (tests/interop/verify_documents.py).
 #[test]

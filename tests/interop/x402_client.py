@@ -1,6 +1,7 @@
 """Pays websearchd with the official x402 Python client (PyPI `x402`, `eth-account`) and checks the answer.
 
-Usage: python x402_client.py URL
+Usage: python x402_client.py URL [BODY]
+BODY is the JSON to POST (default: a search for /service); the reader door (/extract) is paid the same way.
 A fresh throwaway key is generated on every run; nothing touches a chain (the facilitator is a loopback test server).
 Prints one JSON line with what it saw; exits non-zero if the paid call did not succeed.
 """
@@ -18,11 +19,12 @@ from x402.mechanisms.evm.signers import EthAccountSigner
 
 def main() -> int:
     url = sys.argv[1]
+    request = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {"query": "interop test", "max_results": 3}
     account = Account.create()
     client = x402ClientSync()
     register_exact_evm_client(client, EthAccountSigner(account))
     session = x402_requests(client)
-    response = session.post(url, json={"query": "interop test", "max_results": 3}, timeout=30)
+    response = session.post(url, json=request, timeout=30)
     settlement = response.headers.get("PAYMENT-RESPONSE")
     decoded = json.loads(base64.b64decode(settlement)) if settlement else None
     body = response.json() if response.headers.get("content-type", "").startswith("application/json") else None
@@ -30,6 +32,7 @@ def main() -> int:
         "status": response.status_code,
         "payer": account.address,
         "results": len(body.get("results", [])) if isinstance(body, dict) else None,
+        "pages": [p.get("status") for p in body.get("pages", [])] if isinstance(body, dict) else None,
         "settlement": decoded,
     }))
     ok = response.status_code == 200 and decoded is not None and decoded.get("success") is True
