@@ -69,6 +69,8 @@ const SLOW_MS: u64 = 3_000;
 const SLOW_RECENT: Duration = Duration::from_secs(60);
 /// How much sooner an endpoint one rank less preferred must be to be asked first (`Engine::pick`).
 const PREFERENCE_STEP: Duration = Duration::from_secs(1);
+/// How often a search with no result looks again while the endpoints it could ask have trials out.
+const TRIAL_POLL: Duration = Duration::from_millis(250);
 /// The least time a request is given before the search's deadline: a slot later than that is not waited for.
 const ASK_TIME_MIN: Duration = Duration::from_secs(1);
 
@@ -774,6 +776,16 @@ impl Engine {
                     break;
                 }
                 Pick::None(skips) => {
+                    // Trials are out on some endpoints: what they say may free them before the deadline. A search
+                    // with no result yet looks again shortly (holding a place among those that wait).
+                    let trial_out = skips.iter().any(|(_, s)| matches!(s, Skip::Trial(_)));
+                    if trial_out && results.is_empty() && Instant::now() + TRIAL_POLL <= latest {
+                        if let Some(waiter) = Waiter::take(&self.waiting, self.settings.waiting_max) {
+                            std::thread::sleep(TRIAL_POLL);
+                            drop(waiter);
+                            continue;
+                        }
+                    }
                     for (idx, s) in skips {
                         if let Some(ep) = self.endpoints.get(idx) {
                             attempts.push(skipped(ep, s));
