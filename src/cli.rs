@@ -1,5 +1,5 @@
 //! The command line: `serve` (the default), `search`, `extract`, `mcp`, `check-config`, `payments`, `journal`, `keygen`,
-//! `apikey`, `verify`, `--help`, `--version`. Exit codes: 0 success,
+//! `apikey`, `verify`, `help [CMD]` (and `CMD --help`), `--version`. Exit codes: 0 success,
 //! 1 a failure at run time (cannot listen, the search failed), 2 a usage or configuration error.
 
 use std::ffi::OsString;
@@ -45,7 +45,8 @@ Usage:
   websearchd verify --receipts FILE [--jwks FILE|URL]
                                             check notary receipts (one JSON receipt, a JSON array, JSON
                                             lines, or the notary journal) and the chain they form
-  websearchd --help | --version
+  websearchd help [CMD] | CMD --help       the usage of every command, or of CMD
+  websearchd --version
 
 Options:
   --env-file PATH   read variables from PATH (systemd EnvironmentFile syntax) where the environment lacks them
@@ -53,22 +54,74 @@ Options:
 Configuration comes from WEBSEARCHD_* environment variables: see `check-config` and docs/configuration.md.
 ";
 
+/// The usage of one command: its lines of `USAGE` (each `  websearchd CMD ...` line and the lines that go on under
+/// it), then the options and the configuration paragraph; `None` for a command `USAGE` does not name.
+fn usage_of(cmd: &str) -> Option<String> {
+    let (head, rest) = USAGE.split_once("\nUsage:\n")?;
+    let (commands, tail) = rest.split_once("\n\nOptions:")?;
+    let mut out = format!("{head}\nUsage:\n");
+    let mut taking = false;
+    for line in commands.lines() {
+        if let Some(named) = line.strip_prefix("  websearchd ") {
+            let word = named.split_whitespace().next().unwrap_or("");
+            taking = word == cmd || (cmd == "serve" && word == "[serve]");
+        }
+        if taking {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if out.ends_with("\nUsage:\n") {
+        return None;
+    }
+    out.push_str("\nOptions:");
+    out.push_str(tail);
+    Some(out)
+}
+
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
     Serve,
-    Search { query: String, max_results: Option<String>, extract: bool },
+    Search {
+        query: String,
+        max_results: Option<String>,
+        extract: bool,
+    },
     CheckConfig,
     Payments,
-    JournalCheck { file: PathBuf },
-    JournalRepair { file: PathBuf, truncate_at: String },
-    Extract { target: String, file: bool, tokens: Option<String>, query: Option<String> },
+    JournalCheck {
+        file: PathBuf,
+    },
+    JournalRepair {
+        file: PathBuf,
+        truncate_at: String,
+    },
+    Extract {
+        target: String,
+        file: bool,
+        tokens: Option<String>,
+        query: Option<String>,
+    },
     Mcp,
     Keygen,
-    Verify { body: PathBuf, headers: PathBuf, jwks: Option<PathBuf> },
-    VerifyMcp { file: PathBuf, jwks: Option<PathBuf> },
-    VerifyReceipts { receipts: PathBuf, jwks: Option<PathBuf> },
-    ApiKeyNew { comment: Option<String> },
-    Help,
+    Verify {
+        body: PathBuf,
+        headers: PathBuf,
+        jwks: Option<PathBuf>,
+    },
+    VerifyMcp {
+        file: PathBuf,
+        jwks: Option<PathBuf>,
+    },
+    VerifyReceipts {
+        receipts: PathBuf,
+        jwks: Option<PathBuf>,
+    },
+    ApiKeyNew {
+        comment: Option<String>,
+    },
+    /// The usage of every command, or of the one named (`help CMD`, `CMD --help`).
+    Help(Option<String>),
     Version,
 }
 
@@ -134,7 +187,14 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         }
     }
     let command = if help {
-        Command::Help
+        // `CMD --help` is about CMD; `--help` alone about everything.
+        Command::Help(positional.into_iter().next().filter(|c| c != "help"))
+    } else if positional.first().map(String::as_str) == Some("help") {
+        match positional.get(1..).unwrap_or_default() {
+            [] => Command::Help(None),
+            [cmd] => Command::Help(Some(cmd.clone())),
+            [_, extra, ..] => return Err(format!("unexpected argument {extra:?}")),
+        }
     } else if version {
         Command::Version
     } else {
@@ -209,9 +269,21 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     match invocation.command {
-        Command::Help => {
+        Command::Help(None) => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
+        }
+        Command::Help(Some(cmd)) => {
+            return match usage_of(&cmd) {
+                Some(usage) => {
+                    print!("{usage}");
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    eprintln!("websearchd: unknown command {cmd:?}\n\n{USAGE}");
+                    ExitCode::from(2)
+                }
+            };
         }
         Command::Version => {
             println!("websearchd {}", env!("CARGO_PKG_VERSION"));
@@ -1077,7 +1149,11 @@ mod tests {
         assert_eq!(parse(&["check-config"]).map(|i| i.command), Ok(Command::CheckConfig));
         assert_eq!(parse(&["mcp"]).map(|i| i.command), Ok(Command::Mcp));
         assert_eq!(parse(&["--version"]).map(|i| i.command), Ok(Command::Version));
-        assert_eq!(parse(&["search", "-h"]).map(|i| i.command), Ok(Command::Help));
+        assert_eq!(parse(&["search", "-h"]).map(|i| i.command), Ok(Command::Help(Some("search".into()))));
+        assert_eq!(parse(&["--help"]).map(|i| i.command), Ok(Command::Help(None)));
+        assert_eq!(parse(&["help"]).map(|i| i.command), Ok(Command::Help(None)));
+        assert_eq!(parse(&["help", "extract"]).map(|i| i.command), Ok(Command::Help(Some("extract".into()))));
+        assert!(parse(&["help", "extract", "more"]).is_err());
         assert_eq!(
             parse(&["search", "rust", "lang", "--max-results=3", "--extract"]).map(|i| i.command),
             Ok(Command::Search { query: "rust lang".into(), max_results: Some("3".into()), extract: true })
@@ -1102,6 +1178,23 @@ mod tests {
     fn the_logged_host_of_a_feed_keeps_no_credentials() {
         assert_eq!(host_of("https://api.example.org:8443/v2/point?x=1"), "api.example.org:8443");
         assert_eq!(host_of("https://user:secret@feeds.example.org/data.json"), "feeds.example.org");
+    }
+
+    /// `help CMD` and `CMD --help` print that command's lines of the usage, with the options; every command of the
+    /// usage has some, and an unknown one none.
+    #[test]
+    fn each_command_has_its_own_usage() {
+        let extract = usage_of("extract").expect("extract");
+        assert!(extract.contains("websearchd extract URL|--file PATH"), "{extract}");
+        assert!(extract.contains("the lead and the passages most relevant to Q"), "{extract}");
+        assert!(!extract.contains("websearchd search"), "{extract}");
+        assert!(extract.contains("--env-file PATH"), "{extract}");
+        let verify = usage_of("verify").expect("verify");
+        assert_eq!(verify.matches("  websearchd verify").count(), 3, "{verify}");
+        for cmd in ["serve", "search", "mcp", "check-config", "payments", "journal", "keygen", "apikey"] {
+            assert!(usage_of(cmd).is_some_and(|u| u.contains("websearchd ")), "{cmd}");
+        }
+        assert_eq!(usage_of("frobnicate"), None);
     }
 
     #[test]
