@@ -146,6 +146,10 @@ fn a_failed_source_is_never_a_silent_empty_list() {
         answer["unresponsive_engines"].as_array().unwrap().iter().map(|p| p[0].as_str().unwrap()).collect();
     // Lite's 503 may be chance: it is asked once more, after the others (a 404 is not).
     assert_eq!(engines, ["ddg_lite", "mojeek", "bing", "ddg_lite"], "{answer}");
+    // The page for people says the sources failed, not "No results." (issue 42, item 3).
+    let page = server.get("/search?q=anything+at+all").text();
+    assert!(page.contains("No source answered this search"), "{page}");
+    assert!(!page.contains("No results."), "{page}");
     for pair in answer["unresponsive_engines"].as_array().unwrap() {
         assert_eq!(pair.as_array().unwrap().len(), 2);
         assert!(pair[1].as_str().unwrap().starts_with("failed: "), "{pair}");
@@ -430,4 +434,14 @@ fn the_variable_turns_the_door_off() {
     for path in ["/", "/search?q=rust&format=json", "/?q=rust&format=json", "/opensearch.xml"] {
         assert_eq!(server.get(path).status, 404, "{path}");
     }
+}
+
+/// The page says "No results." when a source said so.
+#[test]
+fn the_page_says_no_results_only_when_a_source_said_so() {
+    let up = Upstream::start(|_| Answer::html(200, common::own_fixture("search/ddg_html_no_results.html")));
+    let server = start(&up, "ddg_html", &[]);
+    let page = server.get("/search?q=nothing+matches").text();
+    assert!(page.contains("<p>No results.</p>"), "{page}");
+    assert!(!page.contains("No source answered"), "{page}");
 }

@@ -112,8 +112,15 @@ impl Page {
         let language = if params.language.is_empty() { "all" } else { params.language.as_str() };
         let mut body = self.form(&params.search.query, language, time, &safe, false);
         let results = get("results");
-        if results.is_empty() {
+        // "No results" only when a source said so (or answered a page past its last): a failure is shown as one.
+        let answered = get("sources").iter().any(|s| matches!(s["status"].as_str(), Some("ok" | "empty")));
+        if results.is_empty() && answered {
             body.push_str("<p>No results.</p>");
+        } else if results.is_empty() {
+            body.push_str(
+                "<p class=\"error\">No source answered this search: each failed or could not be asked now (the \
+                 sources below say why). Try again in a moment.</p>",
+            );
         } else {
             let first = (params.pageno - 1) * super::RESULTS_PER_PAGE + 1;
             body.push_str(&format!("<ol class=\"results\" start=\"{first}\">"));
