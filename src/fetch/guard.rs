@@ -44,7 +44,7 @@ impl std::fmt::Display for Refusal {
             Refusal::Url(why) => write!(f, "not a fetchable URL: {why}"),
             Refusal::Scheme(s) => write!(f, "scheme {s:?} is not fetched (only http and https)"),
             Refusal::Userinfo => f.write_str("URLs with user:password@ are not fetched"),
-            Refusal::Port(p) => write!(f, "port {p} is not fetched (only 80 and 443 unless configured)"),
+            Refusal::Port(p) => write!(f, "port {p} is not fetched (only 80 and 443, and WEBSEARCHD_FETCH_PORTS)"),
             Refusal::Address { host, ip, range } => {
                 write!(f, "{host} is {ip}, in the {range} range, which is never fetched")
             }
