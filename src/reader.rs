@@ -26,12 +26,7 @@ pub struct ReaderRequest {
 impl ReaderRequest {
     /// Parses a JSON body. Unknown fields are ignored, so clients may send more than we read.
     pub fn from_json(body: &[u8]) -> Result<ReaderRequest, ApiError> {
-        let value: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
-        let Value::Object(fields) = value else {
-            return Err(ApiError::bad_request("body_not_object", "the body must be a JSON object"));
-        };
-        ReaderRequest::from_fields(&fields)
+        ReaderRequest::from_fields(&crate::search::json_object(body)?)
     }
 
     pub fn from_fields(fields: &Map<String, Value>) -> Result<ReaderRequest, ApiError> {

@@ -31,8 +31,8 @@ pub mod sources;
 pub mod url;
 
 pub use request::{
-    integer_field, normalize_query, SearchRequest, EXTRACT_PAGES_MAX, EXTRACT_TOKENS_DEFAULT, EXTRACT_TOKENS_MAX,
-    EXTRACT_TOKENS_MIN, MAX_RESULTS_DEFAULT, MAX_RESULTS_MAX, QUERY_CHARS_MAX,
+    integer_field, json_object, normalize_query, SearchRequest, EXTRACT_PAGES_MAX, EXTRACT_TOKENS_DEFAULT,
+    EXTRACT_TOKENS_MAX, EXTRACT_TOKENS_MIN, MAX_RESULTS_DEFAULT, MAX_RESULTS_MAX, QUERY_CHARS_MAX,
 };
 
 use std::collections::HashSet;

@@ -36,15 +36,20 @@ pub struct SearchRequest {
     pub sources: Vec<String>,
 }
 
+/// A request body as a JSON object, with the doors' stable codes: `invalid_json`, `body_not_object`.
+pub fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
+    match value {
+        Value::Object(fields) => Ok(fields),
+        _ => Err(ApiError::bad_request("body_not_object", "the body must be a JSON object")),
+    }
+}
+
 impl SearchRequest {
     /// Parses a JSON body. Unknown fields are ignored, so clients may send more than we read.
     pub fn from_json(body: &[u8]) -> Result<SearchRequest, ApiError> {
-        let value: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
-        let Value::Object(fields) = value else {
-            return Err(ApiError::bad_request("body_not_object", "the body must be a JSON object"));
-        };
-        SearchRequest::from_fields(&fields)
+        SearchRequest::from_fields(&json_object(body)?)
     }
 
     pub fn from_fields(fields: &Map<String, Value>) -> Result<SearchRequest, ApiError> {
