@@ -541,3 +541,39 @@ pub fn reader_request(data: &[u8]) {
         Err(e) => assert_eq!(e.status, 400, "{}", e.code),
     }
 }
+
+/// The Tavily door's bodies (`POST /tavily/search`, `/tavily/extract`): any bytes are a call whose every value is in
+/// range, or a 400; and the passages of a page for any query are the page's own text.
+pub fn tavily_request(data: &[u8]) {
+    use websearchd::tavily::request::{
+        Context, ExtractCall, SearchCall, EXTRACT_CHUNKS_MAX, SEARCH_CHUNKS_MAX, URLS_MAX,
+    };
+    let context = Context { today: 20_000, cache_ttl_s: 600 };
+    match SearchCall::from_json(data, context) {
+        Ok(c) => {
+            assert!(c.max_results <= MAX_RESULTS_MAX && c.search.max_results >= 1);
+            assert!((1..=SEARCH_CHUNKS_MAX).contains(&c.chunks));
+            assert!(c.pages() <= websearchd::search::EXTRACT_PAGES_MAX);
+            assert!(c.search.query.chars().count() <= QUERY_CHARS_MAX);
+        }
+        Err(e) => assert_eq!(e.status, 400, "{}", e.code),
+    }
+    match ExtractCall::from_json(data) {
+        Ok(c) => {
+            assert!((1..=URLS_MAX).contains(&c.urls.len()));
+            assert!((1..=EXTRACT_CHUNKS_MAX).contains(&c.chunks));
+            assert!(c.query.len() <= websearchd::extract::focus::QUERY_BYTES_MAX);
+        }
+        Err(e) => assert_eq!(e.status, 400, "{}", e.code),
+    }
+    // The bytes as a page and its first line as the query: every passage chosen is the page's text.
+    let text = String::from_utf8_lossy(data);
+    let query = text.lines().next().unwrap_or("");
+    let blocks: Vec<String> = text.split("\n\n").map(str::to_owned).collect();
+    for chosen in websearchd::extract::focus::best(&blocks, query, 3, false) {
+        for part in chosen.text.split('\n') {
+            assert!(text.contains(part), "{part:?}");
+        }
+    }
+    let _ = websearchd::tavily::plain(&text);
+}

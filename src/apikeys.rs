@@ -83,6 +83,12 @@ impl ApiKeys {
     /// caller's address key (`http::client_addr::key`): its failed attempts are counted and, past `FAILURES_MAX` in
     /// `FAILURE_WINDOW`, answered with 429 before any key is compared.
     pub fn check(&self, presented: Option<&str>, client: IpAddr, now: Instant) -> Result<(), ApiError> {
+        self.find(presented, client, now).map(|_| ())
+    }
+
+    /// `check`, with the id of the key found: the first 8 hex digits of its SHA-256 (`key_id`), which names it in
+    /// metrics without saying anything of the key.
+    pub fn find(&self, presented: Option<&str>, client: IpAddr, now: Instant) -> Result<String, ApiError> {
         let Some(presented) = presented.map(str::trim).filter(|k| !k.is_empty()) else {
             return Err(ApiError::new(
                 403,
@@ -115,7 +121,7 @@ impl ApiKeys {
         let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         if found == 1 {
             failures.remove(&client);
-            return Ok(());
+            return Ok(key_id(presented));
         }
         if failures.len() >= FAILURE_CLIENTS_MAX {
             failures.retain(|_, f| now.duration_since(f.window_start) < FAILURE_WINDOW);
@@ -203,6 +209,11 @@ impl ApiKeys {
         }
         cache.keys.clone()
     }
+}
+
+/// The id of a key in metrics and logs: the first 8 hex digits of its SHA-256 (`printf %s KEY | sha256sum | cut -c1-8`).
+pub fn key_id(key: &str) -> String {
+    crate::sign::sha256_hex(key.as_bytes()).chars().take(8).collect()
 }
 
 /// The keys of a keys file's text; a key shorter than `KEY_LEN_MIN` is skipped with a warning naming its line

@@ -18,7 +18,7 @@ use crate::metrics::Metrics;
 use crate::notary::Notary;
 use crate::search::{Engine, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
 use crate::sign::{Keyring, SignedObject};
-use crate::x402::{Admission, Gate, Resource, Unserved};
+use crate::x402::{Admission, Gate, Refusal, Resource, Unserved};
 
 pub struct App {
     config: Config,
@@ -35,6 +35,8 @@ pub struct App {
     notary: Option<Notary>,
     notary_resource: Resource,
     api_keys: ApiKeys,
+    /// Calls through the Tavily door by API key (`tavily::KeyCounts`).
+    tavily_keys: crate::tavily::KeyCounts,
     mesh: Mesh,
     clock: Arc<dyn Clock>,
     map: Option<Arc<crate::map::MapService>>,
@@ -158,6 +160,9 @@ enum Route {
     Searx,
     /// `/opensearch.xml`.
     OpenSearch,
+    /// `/tavily/search`, `/tavily/extract`: Tavily's API (`tavily`).
+    TavilySearch,
+    TavilyExtract,
     Unknown,
 }
 
@@ -179,6 +184,8 @@ impl Route {
             Route::MapPage => "map_page",
             Route::Searx => "searx",
             Route::OpenSearch => "opensearch",
+            Route::TavilySearch => "tavily_search",
+            Route::TavilyExtract => "tavily_extract",
             Route::Unknown => "unknown",
         }
     }
@@ -190,7 +197,7 @@ impl Route {
     fn allow(self) -> Option<&'static str> {
         let [get, post, both] = Route::ALLOW;
         match self {
-            Route::Service | Route::Reader | Route::Mcp => Some(post),
+            Route::Service | Route::Reader | Route::Mcp | Route::TavilySearch | Route::TavilyExtract => Some(post),
             Route::NotaryService | Route::Searx => Some(both),
             Route::Unknown => None,
             _ => Some(get),
@@ -280,6 +287,7 @@ impl App {
             notary,
             notary_resource,
             api_keys,
+            tavily_keys: crate::tavily::KeyCounts::default(),
             mesh: Mesh::default(),
             clock,
             map,
@@ -310,6 +318,8 @@ impl App {
             "/mcp" => return Route::Mcp,
             "/search" | "/" if self.config.searxng => return Route::Searx,
             "/opensearch.xml" if self.config.searxng => return Route::OpenSearch,
+            "/tavily/search" if self.config.tavily => return Route::TavilySearch,
+            "/tavily/extract" if self.config.tavily => return Route::TavilyExtract,
             "/.well-known/jwks.json"
             | "/agent-card.json"
             | "/.well-known/agent-card.json"
@@ -380,6 +390,8 @@ impl App {
             (Route::MapPage, "GET" | "HEAD") => Ok(self.map_page(req.path())),
             (Route::Searx, "GET" | "HEAD" | "POST") => Ok(self.searx(req)),
             (Route::OpenSearch, "GET" | "HEAD") => Ok(self.searx_page.opensearch()),
+            (Route::TavilySearch, "POST") => Ok(self.tavily(req, true)),
+            (Route::TavilyExtract, "POST") => Ok(self.tavily(req, false)),
             _ => Err(ApiError::method_not_allowed(method, allow)),
         }
     }
@@ -437,7 +449,8 @@ impl App {
         let store = self.engine.store().map(|s| s.metrics()).unwrap_or_default();
         let map = self.map.as_ref().map(|m| m.metrics()).unwrap_or_default();
         let notary = self.notary.as_ref().map(Notary::metrics).unwrap_or_default();
-        let extra = format!("{}{}{store}{map}{notary}", self.engine.metrics(), self.gate.metrics());
+        let tavily = if self.config.tavily { self.tavily_keys.metrics() } else { String::new() };
+        let extra = format!("{}{}{store}{map}{notary}{tavily}", self.engine.metrics(), self.gate.metrics());
         let text = self.metrics.render(&self.stats, self.started.elapsed(), &extra);
         Response::new(200, "text/plain; version=0.0.4; charset=utf-8", text).header("Cache-Control", "no-store")
     }
@@ -607,6 +620,21 @@ impl App {
             Ok(a) => a,
             Err(refusal) => return Ok(refusal),
         };
+        let withheld = |refusal| self.gate.refusal_response(refusal, resource);
+        self.serve_admitted(req, admission, (service, resource), object, work, withheld)
+    }
+
+    /// An admitted call's work, signed and settled (`Gate::serve`); the caller is recorded either way. `withheld`
+    /// renders the refusal sent when the settlement does not go through.
+    fn serve_admitted(
+        &self,
+        req: &Request,
+        admission: Admission,
+        (service, resource): (&'static str, &Resource),
+        object: SignedObject,
+        work: impl FnOnce() -> Result<Value, ApiError>,
+        withheld: impl FnOnce(Refusal) -> Response,
+    ) -> Result<Response, ApiError> {
         let agent = agent_of(req, &admission);
         let served = self.gate.serve(admission, resource, || work().map(|answer| self.signed(&answer, object)));
         self.record_agent(agent, service, served.is_ok());
@@ -617,8 +645,79 @@ impl App {
                 Ok(response.header(name, value))
             }
             Err(Unserved::Failed(e)) => Err(e),
-            Err(Unserved::Withheld(refusal)) => Ok(self.gate.refusal_response(*refusal, resource)),
+            Err(Unserved::Withheld(refusal)) => Ok(withheld(*refusal)),
         }
+    }
+
+    /// `POST /tavily/search` (`search`) and `POST /tavily/extract`: Tavily's API (`tavily`), every answer and error
+    /// in its shapes. Validation first (a 400 never asks for payment), then who may call (`tavily_admit`), then the
+    /// work, signed and settled as `/service`'s; a search is priced as `/service` with the pages it reads, an extract
+    /// as `/extract` per URL.
+    fn tavily(&self, req: &Request, search: bool) -> Response {
+        let answered = req.require_json().and_then(|()| {
+            let object = signed_object(req)?;
+            let now_ms = self.clock.now_unix_ms();
+            let context = crate::tavily::Context { today: now_ms / 86_400_000, cache_ttl_s: self.config.cache_ttl_s };
+            let work = crate::tavily::Work { engine: &self.engine, pages: &self.pages, kid: &self.keys.result.kid };
+            let id = &req.request_id;
+            let withheld = |refusal| crate::tavily::error_response(tavily_refusal(refusal, false));
+            if search {
+                let call = crate::tavily::SearchCall::from_json(req.body(), context)?;
+                let (base, per_page) = (self.config.price_atomic, self.config.extract_page_price_atomic);
+                let priced = self.search_resource.for_pages(base, per_page, call.pages());
+                let resource = priced.as_ref().unwrap_or(&self.search_resource);
+                let admission = self.tavily_admit(req, resource, call.api_key.as_deref())?;
+                let run = || crate::tavily::search(&work, &call, context, id);
+                self.serve_admitted(req, admission, ("search", resource), object, run, withheld)
+            } else {
+                let call = crate::tavily::ExtractCall::from_json(req.body())?;
+                let per_page = self.config.extract_price_atomic;
+                let priced = self.reader_resource.for_pages(per_page, per_page, call.urls.len());
+                let resource = priced.as_ref().unwrap_or(&self.reader_resource);
+                let admission = self.tavily_admit(req, resource, call.api_key.as_deref())?;
+                let run = || Ok(crate::tavily::extract(&work, &call, id));
+                self.serve_admitted(req, admission, ("search", resource), object, run, withheld)
+            }
+        });
+        answered.unwrap_or_else(crate::tavily::error_response)
+    }
+
+    /// Who may call the Tavily door: everyone when payments are off; on a paid instance the holder of an API key the
+    /// operator issued (`Authorization: Bearer`, or `api_key` in the body; counted per key), a call paying through x402, or one the free rules
+    /// admit; anyone else gets 401 saying how to get access (with the x402 terms beside the words).
+    fn tavily_admit(&self, req: &Request, resource: &Resource, body_key: Option<&str>) -> Result<Admission, ApiError> {
+        if self.gate.terms_for(resource).is_none() {
+            return Ok(Admission::Free(crate::x402::Free::PaymentsOff));
+        }
+        let call = crate::x402::Call::of_request(req);
+        let bearer = req.header("authorization").and_then(|h| {
+            let (scheme, key) = h.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| key.trim()).filter(|k| !k.is_empty())
+        });
+        let bearer = bearer.or(body_key);
+        let mut key_refused = false;
+        if let (Some(key), None) = (bearer, call.payment) {
+            let client = crate::http::client_addr::key(req.client.ip);
+            match self.api_keys.find(Some(key), client, std::time::Instant::now()) {
+                Ok(id) => {
+                    self.tavily_keys.count(id);
+                    return Ok(Admission::Free(crate::x402::Free::ApiKey));
+                }
+                Err(e) if e.code == "api_key_invalid" => key_refused = true,
+                Err(e) => return Err(e),
+            }
+        }
+        self.gate.admit_call(&call, resource).map_err(|refusal| {
+            let x402 = match &refusal {
+                Refusal::Challenge { terms, error, .. } => Some(terms.challenge(resource, error.as_ref().map(|e| e.0))),
+                Refusal::Error(_) => None,
+            };
+            let e = tavily_refusal(refusal, key_refused);
+            match x402 {
+                Some(x402) => e.detail("x402", x402),
+                None => e,
+            }
+        })
     }
 
     /// An answer as sent, with its signature headers.
@@ -882,6 +981,33 @@ fn agent_of(req: &Request, admission: &Admission) -> Option<(String, bool)> {
     match admission {
         Admission::Paid(p) => Some((p.payer(), true)),
         Admission::Free(_) => req.header("x-wallet").and_then(crate::mesh::agent_address).map(|a| (a, false)),
+    }
+}
+
+/// A refusal of the gate as the Tavily door says it: 401 with how to get access (a refused payment's code and words
+/// when one was refused), or the error it is.
+fn tavily_refusal(refusal: Refusal, key_refused: bool) -> ApiError {
+    match refusal {
+        Refusal::Challenge { error: Some((code, words)), .. } => {
+            ApiError::new(401, code, format!("the x402 payment was refused: {words}"))
+        }
+        Refusal::Challenge { error: None, .. } => {
+            let who = if key_refused {
+                "the API key is not one this instance's operator issued"
+            } else {
+                "this instance is paid"
+            };
+            ApiError::new(
+                401,
+                if key_refused { "api_key_invalid" } else { "payment_required" },
+                format!(
+                    "{who}: send an API key its operator made with `websearchd apikey new` as the Tavily API key, or \
+                     pay for the call through x402 (an X-PAYMENT or PAYMENT-SIGNATURE header; the terms are in \
+                     detail.x402)"
+                ),
+            )
+        }
+        Refusal::Error(e) => e,
     }
 }
 

@@ -94,6 +94,8 @@ pub struct Config {
     pub free_loopback: bool,
     /// The SearXNG door and the search page (`/search`, `/`, `/opensearch.xml`).
     pub searxng: bool,
+    /// Tavily's API under `/tavily` (`tavily`).
+    pub tavily: bool,
     /// Origins (lowercase `scheme://host[:port]`, or `*`) allowed to call `/mcp` besides the public URL's and loopback.
     pub mcp_origins: Vec<String>,
     /// The shared store, when `WEBSEARCHD_REDIS_URL` names one.
@@ -581,6 +583,7 @@ impl Config {
         let trial_calls_per_day = r.int("WEBSEARCHD_TRIAL_CALLS_PER_DAY", 0, 0..=1_000_000)?;
         let free_loopback = r.flag("WEBSEARCHD_FREE_LOOPBACK")?;
         let searxng = r.parsed("WEBSEARCHD_SEARXNG_API", 1u8, "0 or 1", |v| *v <= 1)? == 1;
+        let tavily = r.parsed("WEBSEARCHD_TAVILY_API", 1u8, "0 or 1", |v| *v <= 1)? == 1;
         let mcp_origins = r.list("WEBSEARCHD_MCP_ORIGINS", "", "a comma-separated list of origins, or *", |items| {
             items.iter().map(|i| (*i == "*").then(|| "*".to_owned()).or_else(|| origin_of(i))).collect()
         })?;
@@ -779,6 +782,7 @@ impl Config {
             trial_calls_per_day,
             free_loopback,
             searxng,
+            tavily,
             mcp_origins,
             redis,
             redis_prefix,

@@ -31,6 +31,7 @@ pub mod searx;
 pub mod sign;
 pub mod statedir;
 pub mod store;
+pub mod tavily;
 pub mod urls;
 pub mod x402;
 

@@ -87,6 +87,12 @@ pub fn document(
             moved.remove(path);
         }
     }
+    if !config.tavily {
+        // The Tavily door is off: not listed.
+        for path in ["/tavily/search", "/tavily/extract"] {
+            moved.remove(path);
+        }
+    }
     root.insert("paths".into(), Value::Object(moved));
     if let (Some(path), Some(map)) = (map_path, map) {
         let at =
@@ -103,6 +109,9 @@ pub fn document(
             let operations = [
                 ("/service".to_owned(), format!("{base}/service"), t),
                 ("/extract".to_owned(), format!("{base}/extract"), &reader_terms),
+                // The Tavily door is priced as the doors it stands for.
+                ("/tavily/search".to_owned(), format!("{base}/service"), t),
+                ("/tavily/extract".to_owned(), format!("{base}/extract"), &reader_terms),
                 ("/mcp".to_owned(), format!("{base}/mcp"), t),
                 (
                     format!("{}/service", config.notary_path.as_deref().unwrap_or("")),

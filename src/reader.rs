@@ -39,21 +39,7 @@ impl ReaderRequest {
                 return Err(ApiError::invalid_field("urls_not_array", "urls", "`urls` must be an array of URLs"))
             }
         };
-        if items.is_empty() {
-            return Err(ApiError::invalid_field("urls_empty", "urls", "`urls` must hold at least one URL"));
-        }
-        if items.len() > URLS_MAX {
-            return Err(ApiError::invalid_field(
-                "urls_too_many",
-                "urls",
-                format!("`urls` holds {} URLs; at most {URLS_MAX} are allowed", items.len()),
-            ));
-        }
-        let urls = items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| url_argument(Some(item), &format!("urls[{i}]")))
-            .collect::<Result<Vec<_>, _>>()?;
+        let urls = url_list(items.iter(), URLS_MAX)?;
         let (tokens, query) = page_arguments(fields)?;
         Ok(ReaderRequest { urls, tokens, query })
     }
@@ -62,6 +48,22 @@ impl ReaderRequest {
     pub fn pages(&self) -> usize {
         self.urls.len()
     }
+}
+
+/// The URLs of a call's `urls` (1 to `max`), each checked as `extract_page` checks its one (`url_argument`, whose
+/// errors name `urls[i]`).
+pub fn url_list<'v>(items: impl ExactSizeIterator<Item = &'v Value>, max: usize) -> Result<Vec<String>, ApiError> {
+    if items.len() == 0 {
+        return Err(ApiError::invalid_field("urls_empty", "urls", "`urls` must hold at least one URL"));
+    }
+    if items.len() > max {
+        return Err(ApiError::invalid_field(
+            "urls_too_many",
+            "urls",
+            format!("`urls` holds {} URLs; at most {max} are allowed", items.len()),
+        ));
+    }
+    items.enumerate().map(|(i, item)| url_argument(Some(item), &format!("urls[{i}]"))).collect()
 }
 
 /// The answer: the pages (`page::Pages::read`, one per URL in order), who asked, when, and the key that signs it.

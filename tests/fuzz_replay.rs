@@ -218,6 +218,23 @@ fn reader_request() {
 }
 
 #[test]
+fn tavily_request() {
+    let seeds = [
+        r#"{"query":"rust \"async io\"","search_depth":"advanced","max_results":0,"days":3,"country":"germany","exact_match":true,"include_domains_mode":"prefer","include_domains":["a.example"]}"#,
+        r#"{"query":"q","start_date":"2024-02-30","end_date":"9999-12-31","time_range":"y","language":"de-CH","include_raw_content":"text"}"#,
+        r#"{"urls":["https://a.example/","http://127.0.0.1:9/"],"query":"crashes","chunks_per_source":5,"format":"text"}"#,
+        "crashes per month
+
+| Metric | C |
+| --- | --- |
+| Crashes per month | 40 |
+
+- crashes, **fewer** [x](y)",
+    ];
+    replay_prefixes("tavily_request", &seeds, checks::tavily_request);
+}
+
+#[test]
 fn notary_request() {
     let body = format!(r#"{{"op":"notarize","hash":"{}"}}"#, "0".repeat(64));
     let seeds = [

@@ -372,3 +372,97 @@ fn langchains_searx_wrapper_searches_through_the_searxng_door() {
     let tool = seen["tool"].as_str().unwrap();
     assert!(tool.contains(expected[0]["url"].as_str().unwrap()), "{tool}");
 }
+
+/// Issue 40: Tavily's own clients pointed at the Tavily door (`api_base_url = http://HOST:PORT/tavily`) over recorded
+/// pages: tavily-python's `search()` with each field and `extract()`, keyless as well as with a key, and LangChain's
+/// `TavilySearch` and `TavilyExtract`; on a paid instance an unknown key is the SDK's `InvalidAPIKeyError` and the
+/// operator's key gets results.
+#[test]
+fn tavilys_clients_search_and_extract_through_the_tavily_door() {
+    let Some(python) = python() else { return };
+    let site = Upstream::start(|seen| match seen.path() {
+        "/article" => Answer::html(200, own_fixture("extract_article.html")),
+        _ => Answer::html(404, "no"),
+    });
+    let article = site.url("/article");
+    let results = common::results_pointing_at(&article);
+    let source = Upstream::start(move |_| Answer::html(200, results.clone()));
+    let mut env = common::sources_env(&source, "ddg_html");
+    env.push(("WEBSEARCHD_FETCH_ALLOW".into(), format!("127.0.0.1:{}", site.addr.port())));
+    let server = Server::start(&common::pairs(&env));
+    let expected = server.post_json("/service", r#"{"query":"crashes per month"}"#).json()["results"].clone();
+    let base = format!("http://{}/tavily", server.addr);
+    let refused = "http://127.0.0.1:9/private";
+    let every_field = serde_json::json!({
+        "query": "crashes per month", "search_depth": "advanced", "topic": "general", "time_range": "year",
+        "max_results": 5, "include_domains": ["127.0.0.1", "rust-lang.org"], "exclude_domains": ["example.com"],
+        "include_answer": true, "include_raw_content": "markdown", "include_images": true, "country": "germany",
+        "include_favicon": true, "include_usage": true, "auto_parameters": true, "timeout": 30,
+        "chunks_per_source": 2,
+    });
+    let plan = serde_json::json!({ "base": base, "key": null, "calls": [
+        { "kind": "search", "args": { "query": "crashes per month" } },
+        { "kind": "search", "args": every_field },
+        { "kind": "search", "args": { "query": "crashes per month", "days": 0 } },
+        { "kind": "extract", "args": { "urls": [article, refused], "format": "text" } },
+        { "kind": "lc_search", "args": { "query": "crashes per month" }, "tool": { "max_results": 2 } },
+        { "kind": "lc_extract", "args": { "urls": [article] } },
+    ]});
+    let stdout = run_script(&python, "tavily_clients.py", &[&plan.to_string()]);
+    let out: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+
+    // search(): the source's results in its order, with titles, content and numeric scores.
+    let plain = &out[0]["ok"];
+    let got = plain["results"].as_array().unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(got.len(), expected.as_array().unwrap().len(), "{plain}");
+    for (g, want) in got.iter().zip(expected.as_array().unwrap()) {
+        assert_eq!((&g["title"], &g["url"], &g["content"]), (&want["title"], &want["url"], &want["snippet"]));
+        assert!(g["score"].as_f64().is_some_and(|s| s > 0.0 && s <= 1.0), "{g}");
+    }
+    // Every field: the page, its passages, an answer from its words, usage, the parameters used.
+    let full = &out[1]["ok"];
+    let top = &full["results"][0];
+    let page = top["raw_content"].as_str().unwrap_or_else(|| panic!("{out}"));
+    assert!(page.starts_with("# Rust at the Edge"), "{page}");
+    for chunk in top["content"].as_str().unwrap().split(" [...] ") {
+        assert!(page.contains(chunk), "{chunk}");
+    }
+    let answer = full["answer"].as_str().unwrap();
+    assert!(page.contains(answer), "the answer is the page's own words: {answer}");
+    assert_eq!((&full["usage"]["credits"], &full["auto_parameters"]["search_depth"]), (&2.into(), &"advanced".into()));
+    // A field that cannot be honoured is the SDK's BadRequestError naming it.
+    assert_eq!(out[2]["error"], "BadRequestError", "{out}");
+    assert!(out[2]["message"].as_str().unwrap().contains("days"), "{out}");
+    // extract(): the page as text, the refused URL in failed_results.
+    let extracted = &out[3]["ok"];
+    assert_eq!(extracted["results"][0]["url"], article, "{extracted}");
+    assert!(extracted["results"][0]["raw_content"].as_str().unwrap().starts_with("Rust at the Edge"));
+    assert_eq!(extracted["failed_results"][0]["url"], refused, "{extracted}");
+    // LangChain's tools return results.
+    let lc = &out[4]["ok"];
+    assert_eq!(lc["results"].as_array().map(Vec::len), Some(2), "{out}");
+    assert_eq!(lc["results"][0]["url"], expected[0]["url"]);
+    let lc_extract = &out[5]["ok"];
+    assert!(lc_extract["results"][0]["raw_content"].as_str().is_some_and(|p| p.starts_with("# Rust")), "{out}");
+    drop(server);
+
+    // A paid instance: an unknown key is refused as Tavily refuses one, the operator's key is served.
+    let facilitator = Facilitator::start();
+    let key = format!("wsk_{}", "t".repeat(43));
+    let (_keys, keys_var) = common::api_keys_file(&key);
+    let mut env = paid_env(source.url("/html/"), facilitator.url());
+    env.push(keys_var);
+    let server = Server::start(&common::pairs(&env));
+    let base = format!("http://{}/tavily", server.addr);
+    let search = serde_json::json!({ "kind": "search", "args": { "query": "crashes per month" } });
+    let run = |key: &str| {
+        let plan = serde_json::json!({ "base": base, "key": key, "calls": [search] });
+        let stdout = run_script(&python, "tavily_clients.py", &[&plan.to_string()]);
+        serde_json::from_str::<Value>(stdout.lines().last().unwrap()).unwrap()[0].clone()
+    };
+    let unknown = run("tvly-not-issued-here");
+    assert_eq!(unknown["error"], "InvalidAPIKeyError", "{unknown}");
+    assert!(unknown["message"].as_str().unwrap().contains("websearchd apikey new"), "{unknown}");
+    let ours = run(&key);
+    assert_eq!(ours["ok"]["results"].as_array().map(Vec::len), Some(2), "{ours}");
+}

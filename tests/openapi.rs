@@ -131,6 +131,8 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
             "/pubkey",
             "/search",
             "/service",
+            "/tavily/extract",
+            "/tavily/search",
         ]
     );
     // Free: no 402 anywhere, no payment headers, and the notary's GET (405 here) is not listed.
@@ -141,7 +143,7 @@ fn every_listed_path_of_a_free_instance_answers_as_documented() {
     assert!(doc["paths"]["/notary/service"].get("get").is_none());
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 28, "every operation was called");
+    assert_eq!(calls, 32, "every operation was called");
 
     // The discovery documents link it.
     let url = format!("{}/openapi.json", catalog["service"].as_str().unwrap());
@@ -171,11 +173,15 @@ fn a_paid_instance_documents_the_402_and_answers_it() {
     );
     let (wrong, calls) = walk(&server, &doc);
     assert!(wrong.is_empty(), "{wrong:#?}");
-    assert_eq!(calls, 29, "the notary's GET too");
+    assert_eq!(calls, 33, "the notary's GET too");
     assert_eq!(doc["paths"]["/mcp"]["post"]["x-x402"]["resource"], "https://search.example/mcp");
     // The reader's terms are one page's (a call pays them per URL).
     let reader = &doc["paths"]["/extract"]["post"]["x-x402"];
     assert_eq!((&reader["resource"], &reader["amount"]), (&"https://search.example/extract".into(), &"5000".into()));
+    // The Tavily door is priced as the doors it stands for.
+    let tavily = &doc["paths"]["/tavily/search"]["post"]["x-x402"];
+    assert_eq!(tavily["resource"], "https://search.example/service");
+    assert_eq!(doc["paths"]["/tavily/extract"]["post"]["x-x402"]["resource"], "https://search.example/extract");
     // The walk paid nothing: every paid call got the challenge.
     assert!(facilitator.upstream.seen().is_empty());
 }
@@ -187,6 +193,7 @@ fn paths_that_are_off_are_neither_listed_nor_served() {
         ("WEBSEARCHD_CORE_PATH", "off"),
         ("WEBSEARCHD_MAP_PATH", "off"),
         ("WEBSEARCHD_SEARXNG_API", "0"),
+        ("WEBSEARCHD_TAVILY_API", "0"),
     ]);
     let doc = server.get("/openapi.json").json();
     let listed = paths(&doc);
@@ -198,6 +205,8 @@ fn paths_that_are_off_are_neither_listed_nor_served() {
         "/map/mapstate",
         "/search",
         "/opensearch.xml",
+        "/tavily/search",
+        "/tavily/extract",
         "/",
     ] {
         assert!(!listed.iter().any(|p| off.starts_with(p.split('{').next().unwrap())), "{off} listed: {listed:?}");

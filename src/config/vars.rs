@@ -410,6 +410,15 @@ pub const VARS: &[VarDoc] = &[
                   `/opensearch.xml`); on a paid instance only to the callers the free rules admit. 0 turns them off.",
     },
     VarDoc {
+        name: "WEBSEARCHD_TAVILY_API",
+        default: "1",
+        allowed: "0 or 1",
+        meaning: "1 serves Tavily's search API under `/tavily` (`POST /tavily/search`, `POST /tavily/extract`: point \
+                  a Tavily client's base URL at `http://HOST:PORT/tavily`); on a paid instance to the holders of an \
+                  API key (`websearchd apikey new`), to callers paying through x402, and to those the free rules \
+                  admit. 0 turns it off.",
+    },
+    VarDoc {
         name: "WEBSEARCHD_MCP_ORIGINS",
         default: "(none)",
         allowed: "a comma-separated list of origins (scheme://host[:port]), or *",

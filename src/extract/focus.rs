@@ -102,6 +102,49 @@ pub fn fit(blocks: &[String], budget: usize, query: &str) -> Fitted {
     head.unwrap_or_else(|| budget::fit(blocks, budget))
 }
 
+/// A passage of the page chosen for a query (`best`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chosen {
+    /// The passage as it stands on the page; a table row after its table's header row and rule.
+    pub text: String,
+    pub score: f32,
+    /// Sentences of a paragraph, a list item or a quote (not a table row or code).
+    pub prose: bool,
+}
+
+/// The passages of `blocks` most relevant to `query`, at most `n`, best first (equals in document order): passages
+/// of the body that hold a word of the query themselves (a heading's words still raise the passages under it), and
+/// with `prose_only` only sentences. None when the query has no word or no passage holds one. What a caller quotes
+/// as "the page's passages about the query" (the Tavily door's chunks and extractive answer): each is text of the
+/// page as it stands, a run of whole sentences, a list item, a table row or a code block.
+pub fn best(blocks: &[String], query: &str, n: usize, prose_only: bool) -> Vec<Chosen> {
+    let terms = terms(query);
+    let mut passages = passages(blocks);
+    if n == 0 || terms.is_empty() || !score(&mut passages, &terms) {
+        return Vec::new();
+    }
+    let holds = |text: &str| {
+        let mut found = false;
+        words(text, &mut |w| found = found || terms.iter().any(|t| t.eq_ignore_ascii_case(stem(w))));
+        found
+    };
+    let mut ranked: Vec<&Passage<'_>> =
+        passages.iter().filter(|p| p.role == Role::Body && p.score > 0.0 && (p.prose || !prose_only)).collect();
+    // Stable: equal scores keep document order.
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let header = |p: &Passage<'_>| passages.get(p.needs as usize).filter(|h| h.role == Role::Header).map(|h| h.text);
+    ranked
+        .into_iter()
+        .filter(|p| holds(p.text))
+        .take(n)
+        .map(|p| Chosen {
+            text: header(p).map_or_else(|| p.text.to_owned(), |h| format!("{h}\n{}", p.text)),
+            score: p.score,
+            prose: p.prose,
+        })
+        .collect()
+}
+
 /// The words looked for: the query's words (`words`) but stop words, at most `QUERY_TERMS_MAX` distinct stems.
 fn terms(query: &str) -> Vec<String> {
     let query = query.get(..crate::html::floor_char_boundary(query, QUERY_BYTES_MAX)).unwrap_or_default();
@@ -206,6 +249,8 @@ struct Passage<'a> {
     /// Its words (`words`), which it has at least half as many tokens as, and its score.
     words: u32,
     score: f32,
+    /// Sentences of a paragraph, a list item or a quote (not a heading, a table row or code).
+    prose: bool,
 }
 
 impl Passage<'_> {
@@ -255,6 +300,9 @@ fn passages(blocks: &[String]) -> Vec<Passage<'_>> {
                         _ => Join::Space,
                     };
                     push(&mut out, part, join, b, Role::Body, heading);
+                    if let Some(p) = out.last_mut().filter(|p| std::ptr::eq(p.text, part)) {
+                        p.prose = true;
+                    }
                 }
             }
         }
@@ -266,7 +314,7 @@ fn passages(blocks: &[String]) -> Vec<Passage<'_>> {
 fn push<'a>(out: &mut Vec<Passage<'a>>, text: &'a str, join: Join, block: usize, role: Role, needs: u32) {
     if out.len() < PASSAGES_MAX {
         let tokens = std::cell::Cell::new(None);
-        out.push(Passage { text, join, block: block as u32, role, needs, tokens, words: 0, score: 0.0 });
+        out.push(Passage { text, join, block: block as u32, role, needs, tokens, words: 0, score: 0.0, prose: false });
     }
 }
 

@@ -33,6 +33,8 @@ pub enum Free {
     PaymentsOff,
     Trial,
     Loopback,
+    /// An API key the operator issued (the Tavily door's `Authorization: Bearer`).
+    ApiKey,
 }
 
 pub enum Admission {

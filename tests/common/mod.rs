@@ -179,6 +179,16 @@ pub mod tempdir {
     }
 }
 
+/// An API keys file holding `key` (mode 0600, as the server requires), in a directory removed on drop, and the
+/// variable that names it.
+pub fn api_keys_file(key: &str) -> (tempdir::TempDir, (String, String)) {
+    let dir = tempdir::TempDir::new("api-keys");
+    let file = dir.path().join("api-keys");
+    std::fs::write(&file, format!("# the operator's\n{key}\n")).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    (dir, ("WEBSEARCHD_API_KEYS_FILE".into(), file.display().to_string()))
+}
+
 /// The `websearchd` the tests and benches start: cargo's build beside them, or `$WEBSEARCHD_BIN` (for example the
 /// static musl release, to soak the binary that ships: `WEBSEARCHD_BIN=... cargo bench --bench soak`).
 pub fn binary() -> &'static str {
