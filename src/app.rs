@@ -551,7 +551,7 @@ impl App {
         let priced = self.search_resource.for_pages(base, per_page, search.extract);
         let resource = priced.as_ref().unwrap_or(&self.search_resource);
         self.gated(req, ("search", resource), object, || {
-            crate::answer::search_answer(work, &self.keys.result.kid, &search, &req.request_id)
+            crate::answer::search_answer(work, &self.keys.result.kid, &search, (caller_of(req), &req.request_id))
         })
     }
 
@@ -567,7 +567,8 @@ impl App {
         // The mesh graph counts the reader's callers with the search's, as `/mcp` counts `extract_page`'s.
         self.gated(req, ("search", resource), object, || {
             let now = self.clock.now_unix_ms();
-            Ok(crate::reader::answer(&self.pages, &self.keys.result.kid, &read, &req.request_id, now))
+            let who = (caller_of(req), req.request_id.as_str());
+            Ok(crate::reader::answer((&self.pages, &self.keys.result.kid), &read, who, now))
         })
     }
 
@@ -658,7 +659,8 @@ impl App {
             let object = signed_object(req)?;
             let now_ms = self.clock.now_unix_ms();
             let context = crate::tavily::Context { today: now_ms / 86_400_000, cache_ttl_s: self.config.cache_ttl_s };
-            let work = crate::tavily::Work { engine: &self.engine, pages: &self.pages, kid: &self.keys.result.kid };
+            let (engine, pages, kid) = (&self.engine, &self.pages, self.keys.result.kid.as_str());
+            let work = crate::tavily::Work { engine, pages, kid, caller: caller_of(req) };
             let id = &req.request_id;
             let withheld = |refusal| crate::tavily::error_response(tavily_refusal(refusal, false));
             if search {
@@ -1009,6 +1011,11 @@ fn tavily_refusal(refusal: Refusal, key_refused: bool) -> ApiError {
         }
         Refusal::Error(e) => e,
     }
+}
+
+/// Who a call's pages are extracted for on the pool: its client's address key.
+fn caller_of(req: &Request) -> crate::page::Caller {
+    crate::http::client_addr::key(req.client.ip)
 }
 
 fn signed_object(req: &Request) -> Result<SignedObject, ApiError> {

@@ -378,7 +378,13 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
         Ok(mut answer) => {
             if request.extract > 0 {
                 let pages = crate::page::Pages::new(&config, 1);
-                pages.add_to_answer(&mut answer, request.extract, request.extract_tokens, &request.query);
+                pages.add_to_answer(
+                    crate::page::LOCAL,
+                    &mut answer,
+                    request.extract,
+                    request.extract_tokens,
+                    &request.query,
+                );
             }
             (answer, ExitCode::SUCCESS)
         }

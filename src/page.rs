@@ -195,51 +195,120 @@ pub const EXTRACT_PAGE_BYTES_MAX: usize = 128 * 1_024;
 /// A job of the pool.
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
+/// Who a page is extracted for: the caller's address key (`http::client_addr::key`: an IPv4 address, an IPv6 /64).
+/// The stdio door and the command line are `LOCAL`.
+pub type Caller = std::net::IpAddr;
+
+/// The caller of the stdio door and the command line.
+pub const LOCAL: Caller = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
 /// Threads that fetch and extract pages, fixed when the door starts (a call adds none): a call hands them its pages
-/// and waits for the answers until its deadline.
+/// and waits for the answers until its deadline. The pool is fair across callers: a queued page goes to the next
+/// free thread in the order asked, but a caller (a client address) holds at most `per_caller` threads at once, so
+/// pages that never answer, however many calls ask for them from one address, leave the other callers' pages the
+/// rest of the pool; a caller's pages past its share wait behind its own, within their call's deadline.
 pub struct Pool {
-    /// `Sender` is `Sync`: callers send without a lock of ours.
-    jobs: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
     threads: usize,
 }
 
+struct Shared {
+    queue: Mutex<Queue>,
+    ready: std::sync::Condvar,
+    per_caller: usize,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// Bounded by the calls in flight times the pages each keeps submitted (`Pages::parallel`).
+    waiting: std::collections::VecDeque<(Caller, Job)>,
+    running: std::collections::HashMap<Caller, usize>,
+    closed: bool,
+}
+
+impl Queue {
+    /// The first waiting job whose caller is under its share, taken and counted as running.
+    fn take(&mut self, per_caller: usize) -> Option<(Caller, Job)> {
+        let running = &self.running;
+        let at = self.waiting.iter().position(|(c, _)| running.get(c).copied().unwrap_or(0) < per_caller)?;
+        let (caller, job) = self.waiting.remove(at)?;
+        *self.running.entry(caller).or_insert(0) += 1;
+        Some((caller, job))
+    }
+
+    fn done(&mut self, caller: Caller) {
+        if let Some(n) = self.running.get_mut(&caller) {
+            *n -= 1;
+            if *n == 0 {
+                self.running.remove(&caller);
+            }
+        }
+    }
+}
+
 impl Pool {
-    /// A pool of `threads` threads. One the system refuses is logged and missing; with none, the jobs run on the
-    /// caller's thread one after the other.
-    pub fn new(threads: usize) -> Pool {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
+    /// A pool of `threads` threads, each caller holding at most `per_caller` of them. One the system refuses is
+    /// logged and missing; with none, the jobs run on the caller's thread one after the other.
+    pub fn new(threads: usize, per_caller: usize) -> Pool {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            ready: std::sync::Condvar::new(),
+            per_caller: per_caller.max(1),
+        });
         let mut started = 0;
         for i in 0..threads {
-            let rx = rx.clone();
-            let spawned = std::thread::Builder::new().name(format!("extract-{i}")).spawn(move || loop {
-                let job = match rx.lock().unwrap_or_else(|p| p.into_inner()).recv() {
-                    Ok(job) => job,
-                    Err(_) => return,
-                };
-                // A bug in one page costs that page (tests and debug builds unwind; release builds abort).
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            });
-            match spawned {
+            let shared = shared.clone();
+            match std::thread::Builder::new().name(format!("extract-{i}")).spawn(move || shared.work()) {
                 Ok(_) => started += 1,
                 Err(e) => log::error!("cannot start an extraction thread: {e}"),
             }
         }
-        Pool { jobs: tx, threads: started }
+        Pool { shared, threads: started }
     }
 
     pub fn threads(&self) -> usize {
         self.threads
     }
 
-    /// Runs `job` on a thread of the pool, or here when the pool has none.
-    fn submit(&self, job: Job) {
+    /// Runs `job` for `caller` on a thread of the pool, or here when the pool has none.
+    fn submit(&self, caller: Caller, job: Job) {
         if self.threads == 0 {
             return job();
         }
-        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
-            job();
+        self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()).waiting.push_back((caller, job));
+        self.shared.ready.notify_all();
+    }
+}
+
+impl Shared {
+    /// A thread of the pool: the next job it may run, until the pool is dropped.
+    fn work(&self) {
+        let lock = || self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let mut queue = lock();
+            let (caller, job) = loop {
+                if let Some(taken) = queue.take(self.per_caller) {
+                    break taken;
+                }
+                if queue.closed {
+                    return;
+                }
+                queue = self.ready.wait(queue).unwrap_or_else(|p| p.into_inner());
+            };
+            drop(queue);
+            // A bug in one page costs that page (tests and debug builds unwind; release builds abort).
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            lock().done(caller);
+            // A caller's next page may run now, on another thread that waits.
+            self.ready.notify_all();
         }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        self.shared.ready.notify_all();
     }
 }
 
@@ -251,6 +320,12 @@ pub struct Pages {
     parallel: usize,
     policy: Policy,
     limits: Limits,
+}
+
+/// The threads of a pool of `threads` one caller may hold at once: half of them (the other half is the other
+/// callers'), and at least the pages one call extracts side by side (`parallel`).
+pub fn per_caller(threads: usize, parallel: usize) -> usize {
+    (threads / 2).max(parallel).max(1)
 }
 
 /// What one page of a call came to.
@@ -270,9 +345,10 @@ impl Pages {
     pub fn new(config: &Config, calls: usize) -> Pages {
         let (policy, limits) = config.fetch_policy();
         let parallel = config.extract_parallel.max(1);
+        let threads = calls.max(parallel);
         Pages {
             cache: Arc::new(cache(Duration::from_secs(config.cache_ttl_s))),
-            pool: Pool::new(calls.max(parallel)),
+            pool: Pool::new(threads, per_caller(threads, parallel)),
             parallel,
             policy,
             limits,
@@ -287,10 +363,10 @@ impl Pages {
     /// One page through the cache (the `extract_page` tool), on the pool like the pages of `add_to_answer`: the
     /// pool's threads are what bounds the pages extracted at once, whichever door asks. A page the pool has not
     /// answered within one fetch deadline is a timeout. `query` (empty: none) is what the call asked about.
-    pub fn extract(&self, url: &str, tokens: usize, query: &str) -> Result<Page, untrusted::Error> {
+    pub fn extract(&self, caller: Caller, url: &str, tokens: usize, query: &str) -> Result<Page, untrusted::Error> {
         let deadline = Instant::now() + self.limits.deadline;
         let (tx, rx) = mpsc::channel::<(usize, Done)>();
-        self.pool.submit(self.job(0, url.to_owned(), (tokens, query.into()), deadline, tx));
+        self.pool.submit(caller, self.job(0, url.to_owned(), (tokens, query.into()), deadline, tx));
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok((_, Ok(outcome))) => outcome,
@@ -304,7 +380,7 @@ impl Pages {
     /// all within one fetch deadline: each result gets an `extract` member (its page, or why not), and the answer
     /// gets `answer_extract` (the top result's markdown) and `extract` (the top page's summary, or why not). Each
     /// page over its budget is cut for `query`, the search's.
-    pub fn add_to_answer(&self, answer: &mut Value, k: usize, tokens: usize, query: &str) {
+    pub fn add_to_answer(&self, caller: Caller, answer: &mut Value, k: usize, tokens: usize, query: &str) {
         // One URL per result, in place (a result without one is a page that cannot be fetched, not a shift of the
         // pages onto the wrong results).
         let urls: Vec<String> = answer
@@ -312,7 +388,7 @@ impl Pages {
             .and_then(Value::as_array)
             .map(|r| r.iter().take(k).map(|r| r.get("url").and_then(Value::as_str).unwrap_or("").to_owned()).collect())
             .unwrap_or_default();
-        let outcomes = self.run(&urls, tokens, query);
+        let outcomes = self.run(caller, &urls, tokens, query);
         let mut top: Option<(Value, Option<String>)> = None;
         if let Some(results) = answer.get_mut("results").and_then(Value::as_array_mut) {
             for (i, (result, outcome)) in results.iter_mut().zip(outcomes).enumerate() {
@@ -347,8 +423,8 @@ impl Pages {
     /// fetch deadline and cut to `tokens` for `query` (empty: none), as the member a result's page is (`Page::member`)
     /// with the URL asked for and the markdown's hash, or why not (`failure`: a refusal of the guard, a failed fetch,
     /// a timeout, no main content).
-    pub fn read(&self, urls: &[String], tokens: usize, query: &str) -> Vec<Value> {
-        let outcomes = self.run(urls, tokens, query);
+    pub fn read(&self, caller: Caller, urls: &[String], tokens: usize, query: &str) -> Vec<Value> {
+        let outcomes = self.run(caller, urls, tokens, query);
         let pages = urls.iter().zip(outcomes).map(|(url, outcome)| match non_empty(outcome) {
             Ok(page) => {
                 let mut member = page.member();
@@ -365,7 +441,7 @@ impl Pages {
 
     /// Each URL's page, in order: at most `parallel` in flight, every one ending by the deadline (one fetch
     /// deadline from now); what has not answered by then is a timeout.
-    fn run(&self, urls: &[String], tokens: usize, query: &str) -> Vec<Outcome> {
+    fn run(&self, caller: Caller, urls: &[String], tokens: usize, query: &str) -> Vec<Outcome> {
         let deadline = Instant::now() + self.limits.deadline;
         let query: Arc<str> = query.into();
         let (tx, rx) = mpsc::channel::<(usize, Done)>();
@@ -376,7 +452,7 @@ impl Pages {
         while answered < urls.len() {
             while in_flight < self.parallel && next < urls.len() {
                 let url = urls.get(next).cloned().unwrap_or_default();
-                self.pool.submit(self.job(next, url, (tokens, query.clone()), deadline, tx.clone()));
+                self.pool.submit(caller, self.job(next, url, (tokens, query.clone()), deadline, tx.clone()));
                 next += 1;
                 in_flight += 1;
             }
@@ -511,7 +587,7 @@ mod tests {
         let (mut policy, mut limits) = Config::defaults().fetch_policy();
         policy.allow.push(("127.0.0.1".into(), port));
         limits.deadline = deadline;
-        Pages { cache: Arc::new(cache), pool: Pool::new(threads), parallel: 2, policy, limits }
+        Pages { cache: Arc::new(cache), pool: Pool::new(threads, threads), parallel: 2, policy, limits }
     }
 
     /// The `extract_page` tool's page waits for a thread of the pool like the pages of a search: with the pool's
@@ -521,13 +597,16 @@ mod tests {
         let pages = pages(1, Duration::from_millis(200), cache(Duration::from_secs(60)), 0);
         pages.cache.put("http://a.example/".into(), page("kept"), Instant::now());
         let (release, released) = mpsc::channel::<()>();
-        pages.pool.submit(Box::new(move || {
-            let _ = released.recv();
-        }));
-        let busy = pages.extract("http://a.example/", 0, "");
+        pages.pool.submit(
+            LOCAL,
+            Box::new(move || {
+                let _ = released.recv();
+            }),
+        );
+        let busy = pages.extract(LOCAL, "http://a.example/", 0, "");
         assert_eq!(busy.map(|p| p.markdown), Err(untrusted::Error::Fetch(crate::fetch::Error::Timeout)));
         drop(release);
-        assert_eq!(pages.extract("http://a.example/", 0, "").map(|p| p.markdown), Ok("kept".to_owned()));
+        assert_eq!(pages.extract(LOCAL, "http://a.example/", 0, "").map(|p| p.markdown), Ok("kept".to_owned()));
     }
 
     /// A page whose extraction panics is reported `internal` at once: its call does not wait out the deadline for
@@ -559,14 +638,14 @@ mod tests {
         let deadline = Duration::from_secs(5);
         let pages = pages(1, deadline, panics, port);
         let started = Instant::now();
-        let outcomes = pages.run(&[format!("http://127.0.0.1:{port}/")], 0, "");
+        let outcomes = pages.run(LOCAL, &[format!("http://127.0.0.1:{port}/")], 0, "");
         assert!(started.elapsed() < deadline, "{:?}", started.elapsed());
         let codes: Vec<_> = outcomes.into_iter().map(|o| o.map(|p| p.markdown).map_err(|(code, _)| code)).collect();
         assert_eq!(codes, [Err("internal".to_owned())]);
         // The extract_page tool's page: the panic is the call's (the worker's catch_unwind makes it a 500).
         let started = Instant::now();
         let page = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pages.extract(&format!("http://127.0.0.1:{port}/"), 0, "").map(|p| p.markdown)
+            pages.extract(LOCAL, &format!("http://127.0.0.1:{port}/"), 0, "").map(|p| p.markdown)
         }));
         assert!(page.is_err(), "{page:?}");
         assert!(started.elapsed() < deadline, "{:?}", started.elapsed());

@@ -67,8 +67,13 @@ pub fn url_list<'v>(items: impl ExactSizeIterator<Item = &'v Value>, max: usize)
 }
 
 /// The answer: the pages (`page::Pages::read`, one per URL in order), who asked, when, and the key that signs it.
-pub fn answer(pages: &crate::page::Pages, kid: &str, request: &ReaderRequest, request_id: &str, now_ms: u64) -> Value {
-    let read = pages.read(&request.urls, request.tokens, &request.query);
+pub fn answer(
+    (pages, kid): (&crate::page::Pages, &str),
+    request: &ReaderRequest,
+    (caller, request_id): (crate::page::Caller, &str),
+    now_ms: u64,
+) -> Value {
+    let read = pages.read(caller, &request.urls, request.tokens, &request.query);
     json!({
         "request_id": request_id,
         "pages": read,

@@ -317,7 +317,11 @@ impl Tools for Paid<'_, '_> {
             Admission::Free(_) => None,
         };
         let parts = &self.door.parts;
-        let served = gate.serve(admission, resource, || parts.run(&job, &self.req.request_id).map(|a| parts.signed(a)));
+        let served = gate.serve(admission, resource, || {
+            parts
+                .run(&job, (crate::http::client_addr::key(self.req.client.ip), &self.req.request_id))
+                .map(|a| parts.signed(a))
+        });
         *self.payer.borrow_mut() = payer.map(|p| (p, served.is_ok()));
         Some(match served {
             Ok((mut result, settlement)) => {

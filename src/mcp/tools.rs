@@ -114,20 +114,25 @@ pub struct Parts<'a> {
 
 impl Parts<'_> {
     /// Runs a job: its answer, not yet signed.
-    pub fn run(&self, job: &Job, request_id: &str) -> Result<Value, ApiError> {
+    pub fn run(&self, job: &Job, (caller, request_id): (crate::page::Caller, &str)) -> Result<Value, ApiError> {
         match job {
             Job::Search(search) => {
                 let work = (self.engine, self.pages);
-                crate::answer::search_answer(work, &self.keys.result.kid, search, request_id)
+                crate::answer::search_answer(work, &self.keys.result.kid, search, (caller, request_id))
             }
-            Job::Extract { url, tokens, query } => self.extract_page(url, (*tokens, query), request_id),
+            Job::Extract { url, tokens, query } => self.extract_page(url, (*tokens, query), (caller, request_id)),
         }
     }
 
-    fn extract_page(&self, url: &str, (tokens, query): (usize, &str), request_id: &str) -> Result<Value, ApiError> {
+    fn extract_page(
+        &self,
+        url: &str,
+        (tokens, query): (usize, &str),
+        (caller, request_id): (crate::page::Caller, &str),
+    ) -> Result<Value, ApiError> {
         let page = self
             .pages
-            .extract(url, tokens, query)
+            .extract(caller, url, tokens, query)
             .map_err(|e| ApiError::new(502, e.code(), e.to_string()).detail("url", url))?;
         if page.markdown.trim().is_empty() {
             return Err(ApiError::new(422, "empty", "no main content was found on the page").detail("url", url));
@@ -231,7 +236,8 @@ impl Tools for Toolbox {
 
     fn call(&self, name: &str, arguments: &Map<String, Value>, _meta: &Map<String, Value>) -> Option<ToolResult> {
         let parts = self.parts();
-        let answer = Job::parse(name, arguments)?.and_then(|job| parts.run(&job, &self.ids.next()));
+        let answer =
+            Job::parse(name, arguments)?.and_then(|job| parts.run(&job, (crate::page::LOCAL, &self.ids.next())));
         Some(match answer {
             Ok(answer) => parts.signed(answer),
             Err(e) => failed(&e),

@@ -279,7 +279,7 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
         }
         Err(Refusal::Error(e)) => return e.into_response(),
     }
-    let answer = run(door, &params, &req.request_id);
+    let answer = run(door, &params, (crate::http::client_addr::key(req.client.ip), &req.request_id));
     respond(door, &params, &answer)
 }
 
@@ -332,10 +332,10 @@ fn unsearched(page: &page::Page, params: &Params) -> Option<Value> {
 
 /// The search and SearXNG's answer to it (a call `unsearched` did not answer): never an error for the sources' sake
 /// (their failures are in `unresponsive_engines`); an error of the pipeline itself is one more pair there.
-fn run(door: &Door<'_>, params: &Params, request_id: &str) -> Value {
+fn run(door: &Door<'_>, params: &Params, who: (crate::page::Caller, &str)) -> Value {
     let work = (door.engine, door.pages);
     let search = with_engines(door.page.selectable(), params);
-    let (results, sources) = match crate::answer::search_answer(work, door.kid, &search, request_id) {
+    let (results, sources) = match crate::answer::search_answer(work, door.kid, &search, who) {
         Ok(answer) => (list(&answer, "results"), list(&answer, "sources")),
         Err(e) => match e.details.get("sources") {
             Some(Value::Array(sources)) => (Vec::new(), sources.clone()),

@@ -39,14 +39,17 @@ pub struct Work<'a> {
     pub engine: &'a Engine,
     pub pages: &'a crate::page::Pages,
     pub kid: &'a str,
+    /// Who the pages are read for on the extraction pool.
+    pub caller: crate::page::Caller,
 }
 
 /// A search answered in Tavily's shape. An error when the search failed (every source failed or none could be
 /// asked): `detail.error` names the sources and why.
 pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: &str) -> Result<Value, ApiError> {
     let started = Instant::now();
-    let answer = crate::answer::search_answer((work.engine, work.pages), work.kid, &call.search, request_id)
-        .map_err(failed_sources)?;
+    let answer =
+        crate::answer::search_answer((work.engine, work.pages), work.kid, &call.search, (work.caller, request_id))
+            .map_err(failed_sources)?;
     let mut results: Vec<Value> = list(&answer, "results").into_iter().filter(|r| admitted(call, r, context)).collect();
     if !call.prefer.is_empty() {
         use crate::search::controls::{Controls, Region, SafeSearch};
@@ -66,7 +69,7 @@ pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: 
     }
     results.truncate(call.max_results);
     let urls: Vec<String> = results.iter().take(call.pages()).map(|r| str_of(r, "url").to_owned()).collect();
-    let pages = if urls.is_empty() { Vec::new() } else { work.pages.read(&urls, 0, &call.search.query) };
+    let pages = if urls.is_empty() { Vec::new() } else { work.pages.read(work.caller, &urls, 0, &call.search.query) };
     let markdown = |i: usize| -> Option<&str> {
         pages.get(i).filter(|p| str_of(p, "status") == "ok").and_then(|p| p.get("markdown")).and_then(Value::as_str)
     };
@@ -126,7 +129,7 @@ pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: 
 /// (`failed_results`), each in the order asked.
 pub fn extract(work: &Work<'_>, call: &ExtractCall, request_id: &str) -> Value {
     let started = Instant::now();
-    let read = work.pages.read(&call.urls, 0, &call.query);
+    let read = work.pages.read(work.caller, &call.urls, 0, &call.query);
     let (mut results, mut failed) = (Vec::new(), Vec::new());
     for (url, page) in call.urls.iter().zip(&read) {
         let md = page.get("markdown").and_then(Value::as_str).filter(|_| str_of(page, "status") == "ok");

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub mod fair;
 pub mod pay;
 pub mod redis;
 pub mod upstream;
