@@ -5,7 +5,7 @@
 use websearchd::html::{Sink, Tag, Tokenizer};
 use websearchd::http::client_addr::{self, Cidr};
 use websearchd::http::parse_head;
-use websearchd::search::sources::{Kind, Page, REASON_CHARS_MAX, SNIPPET_CHARS_MAX, TITLE_CHARS_MAX};
+use websearchd::search::sources::{xml_char, Kind, Page, REASON_CHARS_MAX, SNIPPET_CHARS_MAX, TITLE_CHARS_MAX};
 use websearchd::search::{url, SearchRequest, MAX_RESULTS_MAX, QUERY_CHARS_MAX};
 
 #[derive(Default, PartialEq, Debug)]
@@ -58,6 +58,7 @@ pub fn search_page(data: &[u8]) {
     let page = kind.parse(status, body);
     if let Page::Blocked(why) | Page::Unparseable(why) = &page {
         assert!(why.chars().count() <= REASON_CHARS_MAX, "{why}");
+        assert!(why.chars().all(xml_char), "{why:?}");
     }
     if let Page::Results(hits) = page {
         assert!(!hits.is_empty());
@@ -65,6 +66,7 @@ pub fn search_page(data: &[u8]) {
             assert!(!h.title.is_empty());
             assert!(h.title.chars().count() <= TITLE_CHARS_MAX && h.snippet.chars().count() <= SNIPPET_CHARS_MAX);
             assert!(h.url.len() <= url::RESULT_URL_BYTES_MAX, "{h:?}");
+            assert!([&h.title, &h.url, &h.snippet].iter().all(|t| t.chars().all(xml_char)), "{h:?}");
             let scheme = h.url.get(..8).unwrap_or(&h.url).to_ascii_lowercase();
             assert!(scheme.starts_with("http://") || scheme.starts_with("https://"), "{h:?}");
             let host = url::host(&h.url).unwrap_or_default();

@@ -445,3 +445,68 @@ fn the_page_says_no_results_only_when_a_source_said_so() {
     assert!(page.contains("<p>No results.</p>"), "{page}");
     assert!(!page.contains("No source answered"), "{page}");
 }
+
+/// Whether `text` holds a character XML 1.0 does not allow (C0 controls but tab, line feed and carriage return;
+/// U+FFFE, U+FFFF).
+fn has_not_xml(text: &str) -> bool {
+    text.chars().any(|c| matches!(c, '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}'))
+}
+
+/// Issue 41, item 2: a source's result (and a source's reason for failing) holding characters XML 1.0 does not
+/// allow cannot break a feed: the RSS parses with a real XML parser (Python's), and the JSON, the CSV, `/service`
+/// and the page carry none of them.
+#[test]
+fn a_hostile_result_cannot_break_a_feed() {
+    let up = Upstream::start(|seen| {
+        let query = seen.param("q").unwrap_or_default();
+        let body = if query == "wall" {
+            json!({ "results": [], "unresponsive_engines": [["bad\u{0}engine", "down\u{7}\u{ffff}now"]] })
+        } else {
+            json!({ "results": [{
+                "title": "Ti\u{0}tle\u{1}\u{8}\u{b}\u{c}\u{e}\u{1f}\u{fffe}\u{ffff} here",
+                "url": "https://example.com/a\u{1}b",
+                "content": "snip\u{0}pet\u{1f} and\u{ffff} more",
+            }] })
+        };
+        Answer::json(200, body.to_string())
+    });
+    let server = start(&up, "searxng", &[]);
+    let rss = server.get("/search?q=hostile&format=rss");
+    assert_eq!(rss.status, 200, "{}", rss.text());
+    let xml = rss.text();
+    assert!(xml.contains("<title>Title here</title>"), "{xml:?}");
+    assert!(xml.contains("<link>https://example.com/a%01b</link>"), "{xml:?}");
+    let dir = common::tempdir::TempDir::new("rss");
+    let path = dir.path().join("feed.xml");
+    std::fs::write(&path, &xml).unwrap();
+    let parsed = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, xml.etree.ElementTree as E; print(len(E.parse(sys.argv[1]).findall('./channel/item')))",
+        ])
+        .arg(&path)
+        .output();
+    match parsed {
+        Ok(out) => {
+            assert!(out.status.success(), "the RSS does not parse: {}\n{xml:?}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+        }
+        Err(e) => common::skip_for(&format!("python3 cannot run ({e}): the RSS is not parsed")),
+    }
+    for target in ["/search?q=hostile&format=json", "/search?q=hostile&format=csv", "/search?q=hostile"] {
+        let text = server.get(target).text();
+        assert!(text.contains("Title here"), "{target}: {text:?}");
+        assert!(!has_not_xml(&text), "{target}: {text:?}");
+    }
+    let service = server.post_json("/service", r#"{"query":"hostile"}"#);
+    let answer = service.json();
+    assert_eq!(answer["results"][0]["title"], "Title here");
+    assert_eq!(answer["results"][0]["snippet"], "snippet and more");
+    assert_eq!(answer["results"][0]["url"], "https://example.com/a%01b");
+    // A source's reason for failing quotes what it said: cleaned too.
+    for target in ["/search?q=wall&format=json", "/search?q=wall"] {
+        let text = server.get(target).text();
+        assert!(text.contains("badengine"), "{target}: {text:?}");
+        assert!(!has_not_xml(&text), "{target}: {text:?}");
+    }
+}

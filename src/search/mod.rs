@@ -1302,7 +1302,8 @@ impl Attempt {
     fn fail(&mut self, code: &str, detail: String) {
         self.status = "failed";
         self.error = Some(code.to_owned());
-        self.detail = Some(detail);
+        // What the source or the peer said (a block's quote, a protocol error) is kept to what XML allows.
+        self.detail = Some(sources::xml_text(detail));
     }
 }
 

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use super::Params;
 use crate::error::ApiError;
 use crate::http::Response;
-use crate::search::sources::Kind;
+use crate::search::sources::{xml_char, Kind};
 
 static PAGE_CSS_DEFLATED: &[u8] = crate::embedded::deflated!("src/searx/page.css");
 
@@ -321,11 +321,13 @@ fn link(params: &Params) -> String {
     url
 }
 
-/// Text for HTML text and attribute values.
+/// Text for HTML (and the RSS's XML) text and attribute values; a character XML does not allow is left out (the
+/// sources' text is cleaned as it is read, `sources::xml_text`: this is the writers' own guard, for the query too).
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            c if !xml_char(c) => {}
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),

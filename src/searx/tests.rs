@@ -106,6 +106,8 @@ fn escaping_covers_text_and_attributes() {
         page::escape(r#"<script>"x"&'y'</script>"#),
         "&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;"
     );
+    // What XML 1.0 does not allow is left out (the RSS is written with it); tab, line feed and return stay.
+    assert_eq!(page::escape("a\u{0}b\u{b}c\u{1f}d\u{fffe}\u{ffff}e\t\n\r"), "abcde\t\n\r");
 }
 
 #[test]

@@ -152,23 +152,67 @@ impl Kind {
 }
 
 impl Page {
-    /// The page with its titles, snippets and reason cut to their bounds.
+    /// The page with its titles, snippets and reason cut to their bounds and kept to what XML allows (a URL
+    /// percent-encoded past `RESULT_URL_BYTES_MAX` drops its result).
     fn bounded(self) -> Page {
         match self {
-            Page::Results(hits) => Page::Results(
-                hits.into_iter()
-                    .map(|h| Hit {
-                        title: cut(h.title, TITLE_CHARS_MAX),
-                        snippet: cut(h.snippet, SNIPPET_CHARS_MAX),
-                        ..h
+            Page::Results(hits) => {
+                let hits: Vec<Hit> = hits
+                    .into_iter()
+                    .filter_map(|h| {
+                        let url = xml_url(h.url);
+                        (url.len() <= super::url::RESULT_URL_BYTES_MAX).then(|| Hit {
+                            title: cut(xml_text(h.title), TITLE_CHARS_MAX),
+                            url,
+                            snippet: cut(xml_text(h.snippet), SNIPPET_CHARS_MAX),
+                            date: h.date,
+                        })
                     })
-                    .collect(),
-            ),
+                    .collect();
+                // Never "no results" for results we could not keep.
+                if hits.is_empty() {
+                    Page::Unparseable("every result's URL is too long".into())
+                } else {
+                    Page::Results(hits)
+                }
+            }
             Page::NoResults => Page::NoResults,
-            Page::Blocked(why) => Page::Blocked(cut(why, REASON_CHARS_MAX)),
-            Page::Unparseable(why) => Page::Unparseable(cut(why, REASON_CHARS_MAX)),
+            Page::Blocked(why) => Page::Blocked(cut(xml_text(why), REASON_CHARS_MAX)),
+            Page::Unparseable(why) => Page::Unparseable(cut(xml_text(why), REASON_CHARS_MAX)),
         }
     }
+}
+
+/// Whether XML 1.0 allows `c` in a document (its `Char` production; a Rust string holds no surrogate): not the C0
+/// controls other than tab, line feed and carriage return, nor U+FFFE and U+FFFF. What a source said is kept to
+/// these characters on every format (one such character in a title made the RSS unparseable).
+pub fn xml_char(c: char) -> bool {
+    !matches!(c, '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}')
+}
+
+/// `text` (a source's title, snippet or reason) without the characters XML does not allow, its spaces collapsed
+/// again where one was removed.
+pub fn xml_text(text: String) -> String {
+    if text.chars().all(xml_char) {
+        return text;
+    }
+    collapse_whitespace(&text.replace(|c: char| !xml_char(c), ""))
+}
+
+/// A result's `url` with each character XML does not allow percent-encoded, as a browser sends it.
+fn xml_url(url: String) -> String {
+    if url.chars().all(xml_char) {
+        return url;
+    }
+    let mut out = String::with_capacity(url.len() + 8);
+    for c in url.chars() {
+        if xml_char(c) {
+            out.push(c);
+        } else {
+            c.encode_utf8(&mut [0; 4]).bytes().for_each(|b| out.push_str(&format!("%{b:02X}")));
+        }
+    }
+    out
 }
 
 /// `text` if it has at most `chars_max` characters, else its first `chars_max - 1` and `…`.

@@ -150,6 +150,22 @@ fn long_titles_snippets_and_reasons_are_cut() {
     }
 }
 
+/// Issue 41, item 2: what XML 1.0 does not allow is removed from text (spaces collapsed again) and percent-encoded in
+/// a URL; a URL that encoding makes too long drops its result, and a page left with none is not "no results".
+#[test]
+fn characters_xml_does_not_allow_are_removed_or_encoded() {
+    let page = serde_json::json!({ "results": [{
+        "url": "https://example.com/a\u{1}b\u{ffff}", "title": "A\u{0}B \u{8} C\u{fffe}", "content": "x\u{1f}y",
+    }] });
+    let hits = results(Kind::Searxng.parse(200, page.to_string().as_bytes()));
+    assert_eq!(hits[0].title, "AB C");
+    assert_eq!(hits[0].snippet, "xy");
+    assert_eq!(hits[0].url, "https://example.com/a%01b%EF%BF%BF");
+    let long = format!("https://example.com/{}\u{1}", "a".repeat(crate::search::url::RESULT_URL_BYTES_MAX - 21));
+    let page = serde_json::json!({ "results": [{ "url": long, "title": "t" }] });
+    assert!(matches!(Kind::Searxng.parse(200, page.to_string().as_bytes()), Page::Unparseable(_)));
+}
+
 // The real recorded pages: expected values written down by reading each page.
 
 #[test]
