@@ -510,3 +510,33 @@ fn a_hostile_result_cannot_break_a_feed() {
         assert!(!has_not_xml(&text), "{target}: {text:?}");
     }
 }
+
+/// Issue 41, item 3: a cell a spreadsheet would read as a formula (one starting with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return) is written with a leading `'` (OWASP's rule); the JSON keeps the title as the source gave it.
+#[test]
+fn csv_cells_that_spreadsheets_would_run_are_neutralised() {
+    let titles = ["=cmd|' /C calc'!A0", "+HYPERLINK(\"https://evil.example/\",\"x\")", "-2+3", "@SUM(A1)"];
+    let up = Upstream::start(move |_| {
+        let results: Vec<Value> = titles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| json!({ "title": t, "url": format!("https://example.com/{i}"), "content": "=1+1" }))
+            .collect();
+        Answer::json(200, json!({ "results": results }).to_string())
+    });
+    let server = start(&up, "searxng", &[]);
+    let json = server.get("/search?q=formulas&format=json").json();
+    assert_eq!(json["results"][0]["title"], titles[0]);
+    let text = server.get("/search?q=formulas&format=csv").text();
+    let rows: Vec<&str> = text.split("\r\n").filter(|r| !r.is_empty()).collect();
+    assert_eq!(rows.len(), titles.len() + 1, "{text}");
+    assert!(rows[1].starts_with("'=cmd|' /C calc'!A0,https://example.com/0,'=1+1,"), "{}", rows[1]);
+    assert!(rows[2].starts_with("\"'+HYPERLINK(\"\"https://evil.example/\"\",\"\"x\"\")\","), "{}", rows[2]);
+    assert!(rows[3].starts_with("'-2+3,"), "{}", rows[3]);
+    assert!(rows[4].starts_with("'@SUM(A1),"), "{}", rows[4]);
+    for row in &rows[1..] {
+        for cell in row.split(',') {
+            assert!(!cell.starts_with(['=', '+', '-', '@', '\t', '\r']), "{row}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! SearXNG's other formats of the same answer: `csv` (a header row, then one row per result, as SearXNG's
-//! `write_csv_response` writes them: `title,url,content,host,engine,score,type`, quoted where needed, CRLF) and
-//! `rss` (an RSS 2.0 channel with OpenSearch's response elements, as SearXNG's `opensearch_response_rss.xml`).
+//! `write_csv_response` writes them: `title,url,content,host,engine,score,type`, quoted where needed, CRLF; a cell
+//! that would be a formula starts with `'`) and `rss` (an RSS 2.0 channel with OpenSearch's response elements, as
+//! SearXNG's `opensearch_response_rss.xml`).
 
 use serde_json::Value;
 
@@ -35,12 +36,15 @@ pub fn csv(answer: &Value) -> Response {
 }
 
 /// A cell as Python's csv module writes it (QUOTE_MINIMAL): quoted when it holds a comma, a quote or a line break,
-/// its quotes doubled.
+/// its quotes doubled. A cell a spreadsheet would read as a formula (one that starts with `=`, `+`, `-`, `@`, a tab
+/// or a carriage return: `=cmd|' /C calc'!A0`, `+HYPERLINK(...)`) starts with a `'` first, OWASP's rule against CSV
+/// injection (SearXNG writes it as is).
 fn csv_cell(cell: &str) -> String {
+    let cell = if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{cell}") } else { cell.to_owned() };
     if cell.contains([',', '"', '\r', '\n']) {
         format!("\"{}\"", cell.replace('"', "\"\""))
     } else {
-        cell.to_owned()
+        cell
     }
 }
 
@@ -90,5 +94,23 @@ mod tests {
         assert_eq!(csv_cell("a, b"), "\"a, b\"");
         assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_cell("two\nlines"), "\"two\nlines\"");
+    }
+
+    /// OWASP's rule against CSV injection: a cell that starts as a formula starts with `'`; others stay.
+    #[test]
+    fn formula_cells_start_with_a_quote() {
+        for (cell, written) in [
+            ("=1+1", "'=1+1"),
+            ("+1", "'+1"),
+            ("-1", "'-1"),
+            ("@A1", "'@A1"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "\"'\r=1\""),
+            ("=HYPERLINK(\"x\",\"y\")", "\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\""),
+            ("a=1", "a=1"),
+            ("1.0", "1.0"),
+        ] {
+            assert_eq!(csv_cell(cell), written, "{cell:?}");
+        }
     }
 }
