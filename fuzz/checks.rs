@@ -481,7 +481,9 @@ pub fn shared_answer(data: &[u8]) {
     assert!(entry::open(&secret, "k", rest, now, ttl, ANSWER_BYTES_MAX).is_err(), "unsealed bytes opened");
     let sealed = entry::seal(&secret, "k", now, rest);
     let opened = entry::open(&secret, "k", &sealed, now, ttl, ANSWER_BYTES_MAX);
-    assert_eq!(opened.ok(), (rest.len() <= ANSWER_BYTES_MAX).then_some(rest));
+    assert_eq!(opened.ok(), (rest.len() <= ANSWER_BYTES_MAX).then_some((rest, 0)));
+    // As old as its seal, whatever Redis says of its TTL: stale once the TTL has passed.
+    assert!(entry::open(&secret, "k", &sealed, now + ttl, ttl, ANSWER_BYTES_MAX).is_err(), "opened past its life");
     assert!(entry::open(&secret, "j", &sealed, now, ttl, ANSWER_BYTES_MAX).is_err(), "opened under another name");
     let Ok((results, sources)) = answer(rest, max_results) else {
         return;

@@ -734,6 +734,45 @@ fn a_shared_answer_not_sealed_by_the_fleet_is_never_served() {
     assert_eq!(search_at(fleet.b.addr, "genuine again", None).json()["cached"], true);
 }
 
+/// Issue 41, item 5: someone who can write the Redis but has no secret re-SETs a genuine entry. An entry is judged by
+/// the time sealed in it, not by what Redis says of its TTL: one set again after its life is refused (a miss,
+/// counted), and one set again within its life is served with its age from the sealed time (not 0) and kept by the
+/// node for the rest of its life only.
+#[test]
+fn a_genuine_entry_set_again_is_as_old_as_its_seal() {
+    let Some(redis) = RedisServer::start() else { return };
+    let source = Upstream::start(|_| results());
+    let ttl = Duration::from_secs(3);
+    let vars = free_env(&source, &[("WEBSEARCHD_SOURCE_INTERVAL_MS", "0"), ("WEBSEARCHD_CACHE_TTL_S", "3")]);
+    let fleet = Fleet::start(redis, vars);
+    let set_for_long = |key: &[u8], value: &[u8]| set(&fleet, key, value);
+
+    // Expired, then set again for ten minutes: not served, counted as refused.
+    let key = shared_key(&fleet, "expired");
+    let entry = get(&fleet, &key);
+    std::thread::sleep(ttl + Duration::from_millis(500));
+    set_for_long(&key, &entry);
+    let r = search_at(fleet.b.addr, "expired", None);
+    assert_eq!((r.status, r.json()["cached"].as_bool()), (200, Some(false)), "{}", r.text());
+    assert_eq!(fleet.b.metric("websearchd_store_cache_refused_total"), 1);
+    assert!(fleet.b.log_with("was refused").contains("outside its time to live"));
+
+    // Set again within its life: served as old as its seal says, and kept only for the rest of that life.
+    let written = Instant::now();
+    let key = shared_key(&fleet, "replayed");
+    let entry = get(&fleet, &key);
+    std::thread::sleep(Duration::from_millis(1_500));
+    set_for_long(&key, &entry);
+    let r = search_at(fleet.b.addr, "replayed", None);
+    assert_eq!((r.status, r.json()["cached"].as_bool()), (200, Some(true)), "{}", r.text());
+    assert!(r.json()["age_s"].as_u64().unwrap() >= 1, "{}", r.text());
+    std::thread::sleep((written + ttl + Duration::from_millis(300)).saturating_duration_since(Instant::now()));
+    let r = search_at(fleet.b.addr, "replayed", None);
+    assert_eq!((r.status, r.json()["cached"].as_bool()), (200, Some(false)), "its life is over: {}", r.text());
+    assert_eq!(fleet.b.metric("websearchd_store_cache_refused_total"), 2);
+    assert_eq!(fleet.b.metric("websearchd_store_cache_hits_total"), 1);
+}
+
 /// Without `WEBSEARCHD_REDIS_SECRET_FILE` a node cannot tell its fleet's answers from anyone's: it shares none (and
 /// says so at start), while the rest of the shared state is shared as before.
 #[test]

@@ -1,8 +1,10 @@
 //! A shared answer as it is kept in the store: sealed by the node that writes it with an HMAC-SHA256 (RFC 2104) under
 //! the fleet's secret, over the name it is kept under, the writer's clock and the answer's bytes, so that a reader
-//! takes only what a node of its own fleet wrote for that very name, lately. Anyone else who can write the Redis
-//! (another fleet on the same server, someone on a plain `redis://` path) can only make a node miss. Pure: bytes in,
-//! bytes out.
+//! takes only what a node of its own fleet wrote for that very name, within its life. The life is the sealed time's,
+//! never the TTL Redis has for the key: an entry set again after it expired (or within its life, with a new TTL) is as
+//! old as its seal. Anyone else who can write the Redis (another fleet on the same server, someone on a plain
+//! `redis://` path) can only make a node miss. Pure: bytes in, bytes out. Every entry of this form has carried the
+//! time since the first shared answer (`wsa1`); an entry of any other form, one without it included, is refused.
 //!
 //! The entry: `MAGIC`, the writer's wall clock in ms (8 bytes, big-endian), the tag (32 bytes), then the answer.
 
@@ -21,10 +23,11 @@ pub const HEADER_BYTES: usize = MAGIC.len() + 8 + 32;
 pub const SECRET_BYTES_MIN: usize = 32;
 /// Longest secret file read.
 const SECRET_BYTES_MAX: usize = 4_096;
-/// How far apart two nodes' clocks may be: an entry written up to this much "later" than the reader's clock is
-/// taken, and one is stale this much after its TTL (the two minutes the replay guard's holds allow, for the same
-/// reason).
-pub const CLOCK_SKEW_MS_MAX: u64 = 120_000;
+/// How far ahead of the reader's clock a writer's may be: an entry sealed up to this much "later" is taken (as new).
+/// An entry is stale once its sealed time and its TTL have passed by the reader's clock, with no allowance: a node
+/// whose clock is behind the writer's serves it a little less long, a miss at worst. (It was two minutes each way:
+/// an entry of a 10 s TTL set again 40 s later was served as new.)
+pub const CLOCK_SKEW_MS_MAX: u64 = 5_000;
 
 /// The fleet's secret, from `WEBSEARCHD_REDIS_SECRET_FILE` (never printed).
 #[derive(Clone)]
@@ -74,7 +77,7 @@ pub enum Refused {
     Form,
     /// Its tag is not the fleet's for this name, clock and answer.
     Tag,
-    /// Written longer ago than its TTL (and the skew) by the reader's clock, or too far ahead of it.
+    /// Sealed longer ago than its TTL by the reader's clock, or too far ahead of it.
     Stale,
     /// Longer than an answer is kept.
     TooLarge,
@@ -85,7 +88,7 @@ impl fmt::Display for Refused {
         f.write_str(match self {
             Refused::Form => "not a shared answer's form",
             Refused::Tag => "its tag is not the fleet's (written without the secret, or for another name)",
-            Refused::Stale => "written outside its time to live by this node's clock",
+            Refused::Stale => "sealed outside its time to live by this node's clock",
             Refused::TooLarge => "larger than a shared answer",
         })
     }
@@ -101,8 +104,8 @@ pub fn seal(secret: &Secret, name: &str, now_ms: u64, answer: &[u8]) -> Vec<u8> 
     out
 }
 
-/// The answer in `entry`, read under `name` at `now_ms`, if the fleet wrote it there within `ttl_ms` (and the
-/// skew) and it is at most `answer_bytes_max` long.
+/// The answer in `entry`, read under `name` at `now_ms`, and its age in ms by the sealed time: if the fleet wrote it
+/// there less than `ttl_ms` ago (and at most `CLOCK_SKEW_MS_MAX` ahead) and it is at most `answer_bytes_max` long.
 pub fn open<'a>(
     secret: &Secret,
     name: &str,
@@ -110,7 +113,7 @@ pub fn open<'a>(
     now_ms: u64,
     ttl_ms: u64,
     answer_bytes_max: usize,
-) -> Result<&'a [u8], Refused> {
+) -> Result<(&'a [u8], u64), Refused> {
     let (Some(magic), Some(clock), Some(given), Some(answer)) =
         (entry.get(..4), entry.get(4..12), entry.get(12..HEADER_BYTES), entry.get(HEADER_BYTES..))
     else {
@@ -127,11 +130,11 @@ pub fn open<'a>(
     if !crate::apikeys::constant_time_eq(given, &tag(secret, name, written_ms, answer)) {
         return Err(Refused::Tag);
     }
-    let oldest = now_ms.saturating_sub(ttl_ms.saturating_add(CLOCK_SKEW_MS_MAX));
-    if written_ms < oldest || written_ms > now_ms.saturating_add(CLOCK_SKEW_MS_MAX) {
+    let age_ms = now_ms.saturating_sub(written_ms);
+    if age_ms >= ttl_ms || written_ms > now_ms.saturating_add(CLOCK_SKEW_MS_MAX) {
         return Err(Refused::Stale);
     }
-    Ok(answer)
+    Ok((answer, age_ms))
 }
 
 /// The tag: HMAC-SHA256 under the secret of the context, the name (its length first), the clock and the answer.
@@ -219,9 +222,10 @@ mod tests {
         let (s, answer) = (secret(b'a'), br#"{"results":[],"sources":[]}"#);
         let entry = seal(&s, "q\n10", NOW, answer);
         assert_eq!(entry.len(), HEADER_BYTES + answer.len());
-        assert_eq!(open(&s, "q\n10", &entry, NOW, TTL, 1_000), Ok(&answer[..]));
-        assert_eq!(open(&s, "q\n10", &entry, NOW + TTL + CLOCK_SKEW_MS_MAX, TTL, 1_000), Ok(&answer[..]));
-        assert_eq!(open(&s, "q\n10", &entry, NOW - CLOCK_SKEW_MS_MAX, TTL, 1_000), Ok(&answer[..]));
+        assert_eq!(open(&s, "q\n10", &entry, NOW, TTL, 1_000), Ok((&answer[..], 0)));
+        // Its age is the sealed time's; a writer's clock ahead of the reader's (within the skew) makes it new.
+        assert_eq!(open(&s, "q\n10", &entry, NOW + TTL - 1, TTL, 1_000), Ok((&answer[..], TTL - 1)));
+        assert_eq!(open(&s, "q\n10", &entry, NOW - CLOCK_SKEW_MS_MAX, TTL, 1_000), Ok((&answer[..], 0)));
         // Another fleet's secret, another name (an entry copied to another key), another byte anywhere.
         assert_eq!(open(&secret(b'b'), "q\n10", &entry, NOW, TTL, 1_000), Err(Refused::Tag));
         assert_eq!(open(&s, "q\n1", &entry, NOW, TTL, 1_000), Err(Refused::Tag));
@@ -233,8 +237,10 @@ mod tests {
         let mut longer = entry.clone();
         longer.push(b' ');
         assert_eq!(open(&s, "q\n10", &longer, NOW, TTL, 1_000), Err(Refused::Tag));
-        // An old entry set again (with a new TTL) is stale; so is one from a clock too far ahead.
-        assert_eq!(open(&s, "q\n10", &entry, NOW + TTL + CLOCK_SKEW_MS_MAX + 1, TTL, 1_000), Err(Refused::Stale));
+        // An old entry set again (with a new TTL) is stale once its sealed life is over, with no allowance (issue 41:
+        // a 10 s entry set again was served 40 s old); so is one from a clock too far ahead.
+        assert_eq!(open(&s, "q\n10", &entry, NOW + TTL, TTL, 1_000), Err(Refused::Stale));
+        assert_eq!(open(&s, "q\n10", &entry, NOW + 40_000, 10_000, 1_000), Err(Refused::Stale));
         assert_eq!(open(&s, "q\n10", &entry, NOW - CLOCK_SKEW_MS_MAX - 1, TTL, 1_000), Err(Refused::Stale));
         // Not this form: the old plain JSON, a cut header, an empty value (what GETRANGE gives for no key).
         assert_eq!(open(&s, "q\n10", answer, NOW, TTL, 1_000), Err(Refused::Form));

@@ -6,10 +6,11 @@
 //!   `validBefore` (the ledger's `SHARED_HOLD_MARGIN_S`, for clock skew) before the facilitator is asked, held by a
 //!   token of this node; a payment that frees its authorization (refused, abandoned, failed settlement) deletes it
 //!   only if the token is still its own (a script);
-//! - the answer cache: `answer:<hash of the cache key>`, with the cache's TTL (its age read back with `PTTL`), each
-//!   entry sealed with an HMAC under the fleet's secret (`WEBSEARCHD_REDIS_SECRET_FILE`, `entry`) and read back only
-//!   if it opens, at most `ANSWER_BYTES_MAX` long (anything else is a miss, logged and counted); without a secret
-//!   answers are not shared (a node cannot tell its fleet's from anyone's who can write the Redis);
+//! - the answer cache: `answer:<hash of the cache key>`, with the cache's TTL, each entry sealed with an HMAC under
+//!   the fleet's secret (`WEBSEARCHD_REDIS_SECRET_FILE`, `entry`) with the time it was written, and read back only
+//!   if it opens and that time and the TTL have not passed by the reader's clock (its age is the sealed time's), at
+//!   most `ANSWER_BYTES_MAX` long (anything else is a miss, logged and counted); without a secret answers are not
+//!   shared (a node cannot tell its fleet's from anyone's who can write the Redis);
 //! - each endpoint's back-off (`cool:<hash of the URL>`, set for the back-off when a node's request fails) and each
 //!   provider's pace (`pace:<hash>`, the token bucket's theoretical arrival time in Redis's own clock, ms: a slot is
 //!   reserved if it comes within the wait the search allows), checked together by one script, so the fleet paces a
@@ -191,9 +192,10 @@ impl Store {
     }
 
     /// The answer the fleet shared under `name` (at most `ANSWER_BYTES_MAX` bytes, read as `take` reads it) and its
-    /// age, if the store has one younger than `ttl` that opens (`entry::open`: sealed under the fleet's secret for
-    /// this name, written within `ttl` of `now_ms`). An entry that does not open, or that `take` refuses, is a miss,
-    /// logged and counted. Without a secret nothing is asked.
+    /// age by the time sealed in it, if the store has one that opens (`entry::open`: sealed under the fleet's secret
+    /// for this name, less than `ttl` before `now_ms`). What Redis says of the key's TTL is not asked: whoever can
+    /// write the Redis can set an old entry again with a new one. An entry that does not open (a stale one included),
+    /// or that `take` refuses, is a miss, logged and counted. Without a secret nothing is asked.
     pub fn cached<T>(
         &self,
         name: &str,
@@ -205,24 +207,22 @@ impl Store {
         let key = self.key("answer", name);
         // At most one byte more than an entry may have: a longer one is told by its length, and costs no more.
         let last = (entry::HEADER_BYTES + ANSWER_BYTES_MAX).to_string();
-        let mut replies = self.run(&[&[b"GETRANGE", &key, b"0", last.as_bytes()], &[b"PTTL", &key]])?.into_iter();
-        let (Some(Reply::Bulk(value)), Some(left)) = (replies.next(), replies.next().as_ref().and_then(Reply::as_int))
+        let Some(Reply::Bulk(value)) = self.run(&[&[b"GETRANGE", &key, b"0", last.as_bytes()]])?.into_iter().next()
         else {
             return Ok(None);
         };
-        // No key: an empty range and no TTL.
-        let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
-        if value.is_empty() || left.is_zero() {
+        // No key: an empty range.
+        if value.is_empty() {
             return Ok(None);
         }
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
         let taken = entry::open(secret, name, &value, now_ms, ttl_ms, ANSWER_BYTES_MAX)
             .map_err(|e| e.to_string())
-            .and_then(take);
+            .and_then(|(answer, age_ms)| Ok((take(answer)?, Duration::from_millis(age_ms))));
         match taken {
             Ok(answer) => {
                 self.cache_hits.fetch_add(1, Relaxed);
-                Ok(Some((answer, ttl.saturating_sub(left))))
+                Ok(Some(answer))
             }
             Err(why) => {
                 let refused = self.cache_refused.fetch_add(1, Relaxed) + 1;
