@@ -540,3 +540,24 @@ fn csv_cells_that_spreadsheets_would_run_are_neutralised() {
         }
     }
 }
+
+/// Issue 41, item 7: a HEAD that would search is answered 405 (`Allow: GET, POST, OPTIONS`) without searching: its
+/// answer would have no body, and a search costs the sources a request and the caller a trial. HEAD of the home page
+/// and of a call that searches nothing are answered as GET is.
+#[test]
+fn a_head_with_a_query_runs_no_search() {
+    let up = Upstream::start(pages);
+    let server = start(&up, "ddg_html", &[]);
+    for target in ["/search?q=rust", "/search?q=rust&format=json", "/?q=rust&format=rss"] {
+        let head = server.request("HEAD", target, &[], b"");
+        assert_eq!(head.status, 405, "{target}");
+        assert_eq!(head.header("allow"), Some("GET, POST, OPTIONS"), "{target}");
+        assert!(head.body.is_empty());
+    }
+    assert_eq!(up.count("/html/"), 0, "no source was asked");
+    assert_eq!(server.request("HEAD", "/", &[], b"").status, 200);
+    assert_eq!(server.request("HEAD", "/search?q=rust&categories=images", &[], b"").status, 200);
+    assert_eq!(server.request("HEAD", "/search?q=rust&time_range=never", &[], b"").status, 400, "validated first");
+    assert_eq!(server.get("/search?q=rust&format=json").status, 200);
+    assert_eq!(up.count("/html/"), 1);
+}

@@ -266,6 +266,10 @@ pub fn handle(door: &Door<'_>, req: &Request) -> Response {
     if let Some(answer) = unsearched(door.page, &params) {
         return respond(door, &params, &answer);
     }
+    // A HEAD would run the search for an answer without a body (a source's request, maybe a trial): not served.
+    if req.method() == "HEAD" {
+        return ApiError::method_not_allowed("HEAD", "GET, POST, OPTIONS").into_response();
+    }
     // SearXNG clients cannot pay: the free rules (payments off, loopback, trials) admit, or the 402 says so.
     let call = Call { payment: None, client: req.client, request_id: &req.request_id };
     match door.gate.admit_call(&call, door.resource) {
