@@ -52,13 +52,23 @@ impl Secret {
         Ok(Secret(trimmed.to_vec()))
     }
 
-    /// Reads the secret file (warning when group or others may read it).
+    /// Reads the secret file (warning when group or others may read it): a regular file, never read through a link
+    /// at its name (`O_NOFOLLOW`, as the state directory's files are).
     pub fn read(path: &std::path::Path) -> Result<Secret, String> {
         use std::io::Read as _;
-        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let named = |e: &dyn fmt::Display| format!("WEBSEARCHD_REDIS_SECRET_FILE {}: {e}", path.display());
-        let file = std::fs::File::open(path).map_err(|e| named(&e))?;
-        if file.metadata().is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
+        let opened =
+            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path);
+        let file = opened.map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => named(&"is a symbolic link: refused (the secret is never read through a link)"),
+            _ => named(&e),
+        })?;
+        let metadata = file.metadata().map_err(|e| named(&e))?;
+        if !metadata.is_file() {
+            return Err(named(&"is not a regular file: refused"));
+        }
+        if metadata.permissions().mode() & 0o077 != 0 {
             log::warn!("{} is readable by group or others; it holds the fleet's secret (chmod 600)", path.display());
         }
         let mut text = Vec::new();
@@ -259,5 +269,23 @@ mod tests {
         // A file named but missing is an error that names the variable (the node does not start).
         let e = Secret::read(std::path::Path::new("/nonexistent/fleet.secret")).unwrap_err();
         assert!(e.starts_with("WEBSEARCHD_REDIS_SECRET_FILE /nonexistent/fleet.secret: "), "{e}");
+    }
+
+    /// Issue 41, item 7: the secret file is opened without following a link at its name (as the state directory's
+    /// files are), and only if it is a regular file.
+    #[test]
+    fn the_secret_file_is_never_read_through_a_link() {
+        let dir = std::env::temp_dir().join(format!("websearchd-secret-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (file, link) = (dir.join("fleet.secret"), dir.join("link.secret"));
+        std::fs::write(&file, "ab".repeat(32)).unwrap();
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(Secret::read(&file).is_ok());
+        let e = Secret::read(&link).unwrap_err();
+        assert!(e.contains("link.secret") && e.contains("symbolic link"), "{e}");
+        let e = Secret::read(&dir).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
