@@ -428,6 +428,8 @@ impl App {
         }
         key(&mut body, "mode");
         string(&mut body, if self.gate.terms().is_some() { "paid" } else { "free" });
+        key(&mut body, "shared_cache");
+        self.engine.write_shared_cache(&mut body);
         key(&mut body, "sources");
         self.engine.write_health(&mut body);
         key(&mut body, "status");

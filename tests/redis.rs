@@ -163,6 +163,8 @@ fn an_answer_found_by_one_node_is_served_from_the_cache_by_the_other() {
     let health = fleet.b.get("/health").json();
     assert_eq!(health["store"]["state"], "up", "{health}");
     assert!(health["store"]["latency_ms"].as_f64().is_some(), "{health}");
+    // Issue 41, item 7: /health says whether answers are shared, and how that goes.
+    assert_eq!(health["shared_cache"], serde_json::json!({"enabled": true, "hits": 1, "refused": 0}), "{health}");
 }
 
 #[test]
@@ -788,5 +790,16 @@ fn without_the_fleets_secret_answers_are_not_shared() {
     assert_eq!(search_at(b.addr, "unshared", None).json()["cached"], false);
     assert_eq!(source.count("/html/"), 2);
     assert_eq!(redis.call(&[b"KEYS", b"websearchd:answer:*"]), Some(websearchd::store::resp::Reply::Array(vec![])));
-    assert_eq!(b.get("/health").json()["store"]["state"], "up");
+    let health = b.get("/health").json();
+    assert_eq!(health["store"]["state"], "up");
+    assert_eq!(health["shared_cache"]["enabled"], false, "{health}");
+    assert!(health["shared_cache"]["reason"].as_str().unwrap().contains("WEBSEARCHD_REDIS_SECRET_FILE"), "{health}");
+    // Without Redis at all, and with the cache off, /health says why too.
+    let alone = Server::start(&common::pairs(&free_env(&source, &[])));
+    let health = alone.get("/health").json();
+    assert_eq!(health["shared_cache"]["enabled"], false, "{health}");
+    assert!(health["shared_cache"]["reason"].as_str().unwrap().contains("WEBSEARCHD_REDIS_URL"), "{health}");
+    let off = Server::start(&common::pairs(&with(vars, &[("WEBSEARCHD_CACHE_TTL_S", "0")])));
+    let health = off.get("/health").json();
+    assert!(health["shared_cache"]["reason"].as_str().unwrap().contains("WEBSEARCHD_CACHE_TTL_S"), "{health}");
 }

@@ -1163,6 +1163,32 @@ impl Engine {
         out.push(b']');
     }
 
+    /// Whether answers are shared with the fleet, for `/health`: `{"enabled": true, "hits", "refused"}` (the store's
+    /// counts since the start), or `{"enabled": false, "reason"}` naming the variable that turns it off.
+    pub fn write_shared_cache(&self, out: &mut Vec<u8>) {
+        use crate::json_out::{key, opt_u64, string};
+        let reason = if self.settings.cache_entries == 0 || self.settings.cache_ttl.is_zero() {
+            "the cache is off (WEBSEARCHD_CACHE_TTL_S or WEBSEARCHD_CACHE_ENTRIES is 0)"
+        } else if let Some(store) = &self.store {
+            if let Some((hits, refused)) = store.answers_shared() {
+                out.extend_from_slice(b"{\"enabled\":true");
+                key(out, "hits");
+                opt_u64(out, Some(hits));
+                key(out, "refused");
+                opt_u64(out, Some(refused));
+                out.push(b'}');
+                return;
+            }
+            "WEBSEARCHD_REDIS_SECRET_FILE is not set: answers are not shared (the rest of the state is)"
+        } else {
+            "WEBSEARCHD_REDIS_URL is not set: this node's answers are its own"
+        };
+        out.extend_from_slice(b"{\"enabled\":false");
+        key(out, "reason");
+        string(out, reason);
+        out.push(b'}');
+    }
+
     /// The deep state for `/core/state` and the mesh graph: each configured endpoint with its breaker and counters,
     /// and the cache.
     pub fn state(&self) -> Value {

@@ -303,6 +303,11 @@ impl Store {
         Ok(used <= i64::from(per_day))
     }
 
+    /// Whether answers are shared (a secret seals them), and the entries found and refused since the start.
+    pub fn answers_shared(&self) -> Option<(u64, u64)> {
+        self.secret.as_ref().map(|_| (self.cache_hits.load(Relaxed), self.cache_refused.load(Relaxed)))
+    }
+
     /// The store's state for `/health` (from memory: nothing is asked).
     pub fn health(&self) -> Value {
         let calls = self.calls.load(Relaxed);
