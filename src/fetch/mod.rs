@@ -101,6 +101,8 @@ pub enum Error {
     /// The peer spoke broken HTTP.
     Protocol(String),
     BadUrl(String),
+    /// A `Content-Encoding` that cannot be undone (`br`, `zstd`, ...), or a compressed body that does not inflate.
+    ContentEncoding(String),
     /// A redirect to a place the SSRF guard refuses: the hop (1 for the first redirect), its target, and why.
     RedirectRefused {
         hop: u32,
@@ -122,6 +124,7 @@ impl Error {
             Error::TooLarge { .. } => "too_large",
             Error::Protocol(_) => "protocol",
             Error::BadUrl(_) => "bad_url",
+            Error::ContentEncoding(_) => "content_encoding_refused",
             Error::RedirectRefused { refusal, .. } => refusal.code(),
             Error::Other(_) => "io",
         }
@@ -138,6 +141,7 @@ impl std::fmt::Display for Error {
             Error::TooLarge { limit } => write!(f, "response larger than {limit} bytes"),
             Error::Protocol(e) => write!(f, "bad HTTP from the peer: {e}"),
             Error::BadUrl(e) => write!(f, "bad URL: {e}"),
+            Error::ContentEncoding(e) => write!(f, "the body cannot be decoded: {e}"),
             Error::RedirectRefused { hop, location, refusal } => {
                 write!(f, "redirect {hop} to {location} refused: {refusal}")
             }
@@ -182,7 +186,7 @@ pub struct Client {
     limits: Limits,
     /// What a redirect out of the origin asked may reach.
     policy: Policy,
-    /// Whether a 2xx body's content coding is undone as it is read (`decoding`).
+    /// Whether gzip is asked for (`decoding`).
     decodes: bool,
 }
 
@@ -196,9 +200,8 @@ impl Client {
         Client { agent: config.into(), limits, policy, decodes: false }
     }
 
-    /// This client asking for gzip (`Accept-Encoding: gzip`, unless the caller names its own) and undoing the coding
-    /// of a 2xx body as it reads it (`body::decoded`), the inflated bytes within `body_bytes_max`: the compressed body
-    /// is never held whole beside the inflated one. A coding that cannot be undone is a `Protocol` error.
+    /// This client asking for gzip on a GET (`Accept-Encoding: gzip`, unless the caller names its own). Every client
+    /// undoes the coding of a 2xx body as it reads it, asked for or not (`read`).
     pub fn decoding(mut self) -> Client {
         self.decodes = true;
         self
@@ -319,7 +322,11 @@ impl Client {
 
     /// Reads the body: one declared longer than the cap is refused unread, one of a declared length is read into a
     /// buffer of that length (a growing buffer would reach twice the body, up to the cap, and copy it on the way),
-    /// and one of unknown length (chunked, or up to the close) is read up to the cap.
+    /// and one of unknown length (chunked, or up to the close) is read up to the cap. A 2xx body's gzip or deflate
+    /// coding is undone as it is read (`body::decoded`), asked for or not (a request without `Accept-Encoding`
+    /// accepts any coding, RFC 9110, 12.5.3), the inflated bytes within the cap: the compressed body is never held
+    /// whole beside the inflated one. A coding that cannot be undone is `ContentEncoding`, never bytes a parser
+    /// would call unreadable.
     fn read(&self, mut response: ureq::http::Response<ureq::Body>) -> Result<Fetched, Error> {
         use std::io::Read as _;
         let status = response.status().as_u16();
@@ -330,9 +337,9 @@ impl Client {
         let limit = self.limits.body_bytes_max;
         let declared = declared_length(response.body(), limit)?;
         let reader = response.body_mut().with_config().limit(limit).reader();
-        let coding = match self.decodes && (200..300).contains(&status) {
+        let coding = match (200..300).contains(&status) {
             true => body::Coding::of(content_encoding.as_deref())
-                .map_err(|c| Error::Protocol(format!("unsupported Content-Encoding {c}")))?,
+                .map_err(|c| Error::ContentEncoding(format!("the content coding {c:?} is not supported")))?,
             false => body::Coding::Identity,
         };
         let mut body = Vec::new();
@@ -344,7 +351,7 @@ impl Client {
         read.map_err(|e| match e.get_ref().is_some_and(|inner| !inner.is::<ureq::Error>()) {
             // Not the connection's error: the inflater's, about the compressed bytes.
             true if coding != body::Coding::Identity => {
-                Error::Protocol(format!("the {} body: {e}", format!("{coding:?}").to_lowercase()))
+                Error::ContentEncoding(format!("the {} body: {e}", format!("{coding:?}").to_lowercase()))
             }
             _ => Error::from(ureq::Error::from(e)),
         })?;
