@@ -271,3 +271,86 @@ fn a_gzip_body_is_inflated_without_its_compressed_copy() {
     assert!(added < (BODY_BYTES as u64) + (4 << 20), "the poll added {:.1} MB", mb(added));
     assert_eq!(entry["last_error"], "no usable orbital elements", "{entry}");
 }
+
+/// What slow readers of a layer's document may add to the server's resident set and peak: what their sockets have not
+/// taken is written from the shared document, not copied per reader (five readers of a 5.5 MB document, 13.6 MB of
+/// it not taken by their sockets, added 13.7 MB resident and 8.3 MB to the peak with a copy each).
+const SLOW_READERS_PEAK_BYTES_MAX: u64 = 4 << 20;
+
+/// Issue 41, item 7: readers that take a large document slowly (a 4 KB receive buffer, nothing read for a while) are
+/// written from the document all readers share; once they read, each gets it whole.
+#[test]
+fn slow_readers_of_a_layer_share_its_document() {
+    use std::io::Read;
+    let (objects, readers) = (20_000, 5);
+    let body = aircraft(objects);
+    let feed = Upstream::start(move |_| Answer::json(200, body.clone()));
+    let var = "WEBSEARCHD_MAP_VUELOS_URL";
+    let mut server = Server::start(&[
+        ("WEBSEARCHD_MAP_LAYERS", "vuelos"),
+        (var, &feed.url("/feed")),
+        ("WEBSEARCHD_MAP_OBJECTS_MAX", "20000"),
+        ("WEBSEARCHD_WRITE_TIMEOUT_MS", "30000"),
+    ]);
+    let entry = polled(&server, "vuelos");
+    assert_eq!(entry["count"].as_u64(), Some(objects as u64), "{entry}");
+    let path = "/map/api/capa/vuelos";
+    let document = server.get(path).body.len();
+    let before = server.status_bytes("VmHWM:");
+    let resident = server.status_bytes("VmRSS:");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: slow\r\n\r\n");
+    let mut slow: Vec<std::net::TcpStream> = (0..readers)
+        .map(|_| {
+            let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            socket.set_recv_buffer_size(4_096).unwrap();
+            socket.connect(&server.addr.into()).unwrap();
+            let mut s: std::net::TcpStream = socket.into();
+            s.write_all(request.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    // The answers are handed to the reactor (what the kernel's buffers did not take is pending).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pending = loop {
+        let pending = server.metric("websearchd_http_write_pending_bytes");
+        if pending > 0 && server.metric("websearchd_http_requests_in_flight") <= 1 {
+            std::thread::sleep(Duration::from_millis(300));
+            break server.metric("websearchd_http_write_pending_bytes");
+        }
+        assert!(Instant::now() < deadline, "no answer is pending");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (held, rss) = (server.status_bytes("VmHWM:"), server.status_bytes("VmRSS:"));
+    eprintln!(
+        "{readers} slow readers of a {:.1} MB document: {:.1} MB pending; resident {:.1} -> {:.1} MB, the peak {:.1} -> \
+         {:.1} MB",
+        mb(document as u64),
+        mb(pending),
+        mb(resident),
+        mb(rss),
+        mb(before),
+        mb(held),
+    );
+    assert!(pending > (readers as u64) << 20, "the sockets took most of it: {:.1} MB pending", mb(pending));
+    for s in &mut slow {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let (mut got, mut buf) = (Vec::new(), [0u8; 65_536]);
+        let head = loop {
+            let head = got.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4);
+            if let Some(head) = head.filter(|h| got.len() >= h + document) {
+                break head;
+            }
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "closed after {} bytes", got.len());
+            got.extend_from_slice(&buf[..n]);
+        };
+        assert_eq!(got.len() - head, document);
+        let features = serde_json::from_slice::<serde_json::Value>(&got[head..]).unwrap()["features"].clone();
+        assert_eq!(features.as_array().unwrap().len(), objects);
+    }
+    alive(&mut server);
+    assert_eq!(server.metric("websearchd_http_write_pending_bytes"), 0);
+    for (what, added) in [("resident set", rss.saturating_sub(resident)), ("peak", held.saturating_sub(before))] {
+        assert!(added < SLOW_READERS_PEAK_BYTES_MAX, "{readers} slow readers added {:.1} MB to the {what}", mb(added));
+    }
+}

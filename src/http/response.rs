@@ -121,10 +121,10 @@ impl Reply {
 }
 
 impl Reply {
-    /// Writes the answer to a non-blocking `stream`: `Ok(None)` when it took all of it; `Ok(Some((bytes, written)))`
-    /// when it would block, with the answer's bytes (all of them, or what the socket did not take) and how many of
-    /// those are written. A prepared answer goes from its rendered bytes in vectored writes, with the framing
-    /// headers on the stack: nothing is allocated or copied unless the socket does not take it all.
+    /// Writes the answer to a non-blocking `stream`: `Ok(None)` when it took all of it; `Ok(Some(unsent))` when it
+    /// would block, with what it did not take. A prepared answer goes from its rendered bytes in vectored writes, with
+    /// the framing headers on the stack: nothing is allocated or copied unless the socket does not take it all, and
+    /// then only the rest of its head: the rest of its body stays shared (`Unsent`).
     pub(crate) fn write_nonblocking(
         &self,
         stream: &mut impl Write,
@@ -132,7 +132,7 @@ impl Reply {
         keep_alive: bool,
         head_only: bool,
         date: &str,
-    ) -> io::Result<Option<(Vec<u8>, usize)>> {
+    ) -> io::Result<Option<Unsent>> {
         let mut framing = [0u8; FRAMING_BYTES_MAX];
         let framing_len = {
             let mut cursor: &mut [u8] = &mut framing;
@@ -140,22 +140,28 @@ impl Reply {
             fits.then(|| FRAMING_BYTES_MAX - cursor.len())
         };
         let (Reply::Prepared(p), Some(framing_len)) = (self, framing_len) else {
-            let bytes = self.to_bytes(request_id, keep_alive, head_only, date);
-            let mut written = 0;
-            return Ok((!write_nonblocking(stream, &bytes, &mut written)?).then_some((bytes, written)));
+            let owned = self.to_bytes(request_id, keep_alive, head_only, date);
+            let mut unsent = Unsent { owned, shared: None, written: 0 };
+            return Ok((!unsent.write_nonblocking(stream)?).then_some(unsent));
         };
+        let framing = framing.get(..framing_len).unwrap_or_default();
         let body: &[u8] = if !head_only && has_content(p.status) { &p.body } else { &[] };
-        let mut parts =
-            [IoSlice::new(&p.head), IoSlice::new(framing.get(..framing_len).unwrap_or_default()), IoSlice::new(body)];
+        let mut parts = [IoSlice::new(&p.head), IoSlice::new(framing), IoSlice::new(body)];
         let mut parts = &mut parts[..];
+        let mut sent = 0;
         while parts.iter().any(|part| !part.is_empty()) {
             match stream.write_vectored(parts) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => IoSlice::advance_slices(&mut parts, n),
+                Ok(n) => {
+                    sent += n;
+                    IoSlice::advance_slices(&mut parts, n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    let mut rest = Vec::with_capacity(parts.iter().map(|part| part.len()).sum());
-                    parts.iter().for_each(|part| rest.extend_from_slice(part));
-                    return Ok(Some((rest, 0)));
+                    let mut owned = [&p.head[..], framing].concat();
+                    let head_sent = sent.min(owned.len());
+                    owned.drain(..head_sent);
+                    let shared = (!body.is_empty()).then(|| (p.clone(), sent - head_sent));
+                    return Ok(Some(Unsent { owned, shared, written: 0 }));
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -165,18 +171,53 @@ impl Reply {
     }
 }
 
-/// Writes what a non-blocking `stream` takes of `bytes[*written..]`; `Ok(true)` when all of it is written.
-pub(crate) fn write_nonblocking(stream: &mut impl Write, bytes: &[u8], written: &mut usize) -> io::Result<bool> {
-    while let Some(rest) = bytes.get(*written..).filter(|r| !r.is_empty()) {
-        match stream.write(rest) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => *written += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+/// What the socket did not take of an answer, for the reactor to write as the client reads: owned bytes (the rest of
+/// a built answer, or of a prepared one's head), then the rest of a prepared answer's body from `shared`'s offset,
+/// shared with every other reader of it (a slow reader of a map layer's megabytes holds a reference, not a copy).
+#[derive(Debug)]
+pub(crate) struct Unsent {
+    owned: Vec<u8>,
+    shared: Option<(Arc<Prepared>, usize)>,
+    /// Bytes of `owned`, then of the shared rest, written since.
+    written: usize,
+}
+
+impl Unsent {
+    /// The bytes this answer had left when it was handed over, owned or shared (what `WRITE_PENDING_BYTES_MAX`
+    /// counts, as if each were a copy: the bound holds whoever shares them); the same until it is all written.
+    pub(crate) fn held(&self) -> usize {
+        self.owned.len() + self.shared_rest().len()
+    }
+
+    fn shared_rest(&self) -> &[u8] {
+        self.shared.as_ref().and_then(|(p, from)| p.body.get(*from..)).unwrap_or_default()
+    }
+
+    /// What is left to write, in order.
+    pub(crate) fn rest(&self) -> [&[u8]; 2] {
+        let shared = self.shared_rest();
+        match self.written.checked_sub(self.owned.len()) {
+            None => [self.owned.get(self.written..).unwrap_or_default(), shared],
+            Some(past) => [&[], shared.get(past..).unwrap_or_default()],
         }
     }
-    Ok(true)
+
+    /// Writes what a non-blocking `stream` takes of the rest; `Ok(true)` when all of it is written.
+    pub(crate) fn write_nonblocking(&mut self, stream: &mut impl Write) -> io::Result<bool> {
+        loop {
+            let n = match self.rest() {
+                [[], []] => return Ok(true),
+                [[], part] | [part, _] => stream.write(part),
+            };
+            match n {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 impl From<Response> for Reply {
@@ -371,8 +412,21 @@ mod tests {
         let reply = Reply::Prepared(Arc::new(Prepared::new(&r)));
         for room in [0, 1, 40, wire.len() - 4_000, wire.len() - 1] {
             let mut socket = Full { taken: Vec::new(), room };
-            let (rest, written) = reply.write_nonblocking(&mut socket, "a", true, false, "d").unwrap().unwrap();
-            assert_eq!([&socket.taken[..], &rest[written..]].concat(), wire, "room {room}");
+            let mut unsent = reply.write_nonblocking(&mut socket, "a", true, false, "d").unwrap().unwrap();
+            assert_eq!([&socket.taken[..], &unsent.rest().concat()].concat(), wire, "room {room}");
+            assert_eq!(socket.taken.len() + unsent.held(), wire.len(), "room {room}");
+            // The rest of the body is the prepared answer's own bytes, not a copy; the rest of the head is owned.
+            let body_rest = unsent.shared_rest().as_ptr_range();
+            let Reply::Prepared(p) = &reply else { unreachable!() };
+            assert!(p.body.as_ptr_range().end == body_rest.end && unsent.owned.len() < 200, "room {room}");
+            // Written on as the client reads, a few bytes at a time: the answer, whole.
+            for step in [7, 1_000, usize::MAX] {
+                socket.room = socket.taken.len().saturating_add(step).min(wire.len());
+                let done = unsent.write_nonblocking(&mut socket).unwrap();
+                assert_eq!(done, socket.taken.len() == wire.len(), "room {room}");
+            }
+            assert_eq!(socket.taken, wire, "room {room}");
+            assert_eq!(unsent.rest(), [&[] as &[u8], &[]]);
         }
         let mut socket = Full { taken: Vec::new(), room: wire.len() };
         assert!(reply.write_nonblocking(&mut socket, "a", true, false, "d").unwrap().is_none());

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::client_addr::{self, Cidr, ForwardedHeader};
 use super::request::{head_may_be_complete, parse_head, Framing, Head, HeadError, Request, RequestId};
-use super::response::{write_nonblocking, Reply, Response};
+use super::response::{Reply, Response, Unsent};
 use super::sys;
 use crate::clock::{Clock, HttpDate, SystemClock};
 use crate::config::Config;
@@ -349,8 +349,9 @@ enum Phase {
     /// client reads the refusal instead of a connection reset.
     Closing,
     /// A response the socket did not take at once (a slow reader): the reactor writes the rest as the client reads,
-    /// so a slow reader costs a buffer, not a worker. `keep`: whether the connection stays open afterwards.
-    Writing { out: Vec<u8>, written: usize, keep: bool },
+    /// so a slow reader costs a buffer (or a reference to a prepared answer's body), not a worker. `keep`: whether
+    /// the connection stays open afterwards.
+    Writing { out: Unsent, keep: bool },
 }
 
 /// Counts a connection as open for as long as it lives, and against its address when that is limited.
@@ -606,10 +607,10 @@ impl Reactor {
     /// Writes what the socket takes of a pending response; when it is all written, the connection goes back to
     /// reading (or is closed). Returns the connection if the reactor keeps it.
     fn flush(&mut self, mut conn: Conn) -> Option<Conn> {
-        let Phase::Writing { out, written, keep } = &mut conn.phase else {
+        let Phase::Writing { out, keep } = &mut conn.phase else {
             return Some(conn);
         };
-        let done = write_nonblocking(&mut conn.stream, out, written);
+        let done = out.write_nonblocking(&mut conn.stream);
         let keep = *keep;
         if let Ok(false) = done {
             return Some(conn);
@@ -968,11 +969,11 @@ fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent
         with_date(|date| response.write_nonblocking(&mut conn.stream, &request.request_id, keep, head_only, date));
     finish(&request, response.status(), started, shared, !may_block);
     conn.buf = request.into_rest();
-    if let Ok(Some((bytes, written))) = result {
-        let held = bytes.len() as u64;
+    if let Ok(Some(out)) = result {
+        let held = out.held() as u64;
         let pending = &shared.stats.write_pending_bytes;
         if pending.fetch_add(held, Relaxed) + held <= WRITE_PENDING_BYTES_MAX as u64 {
-            conn.phase = Phase::Writing { out: bytes, written, keep };
+            conn.phase = Phase::Writing { out, keep };
             conn.deadline = Instant::now() + shared.limits.write_timeout;
             return Sent::Pending(conn);
         }
@@ -980,8 +981,7 @@ fn respond(job: Job, response: &Reply, shared: &Shared, may_block: bool) -> Sent
         if !may_block {
             return Sent::Closed;
         }
-        let rest = bytes.get(written..).unwrap_or_default();
-        result = write_blocking(&mut conn.stream, rest, shared.limits.write_timeout)
+        result = write_blocking(&mut conn.stream, &out.rest(), shared.limits.write_timeout)
             .and_then(|()| conn.stream.set_nonblocking(true))
             .map(|()| None);
     }
@@ -1003,11 +1003,19 @@ fn finish(request: &Request, status: u16, started: Instant, shared: &Shared, on_
     let _ = catch_unwind(AssertUnwindSafe(|| shared.handler.completed(request, status, elapsed)));
 }
 
-/// Writes all of `bytes` within `timeout` in total (a socket timeout alone applies per send call, and a client that
-/// reads a byte at a time would hold the worker for ever).
-fn write_blocking(stream: &mut TcpStream, bytes: &[u8], timeout: Duration) -> io::Result<()> {
+/// Writes all of `parts`, in order, within `timeout` in total (a socket timeout alone applies per send call, and a
+/// client that reads a byte at a time would hold the worker for ever).
+fn write_blocking(stream: &mut TcpStream, parts: &[&[u8]], timeout: Duration) -> io::Result<()> {
     let deadline = Instant::now() + timeout;
     stream.set_nonblocking(false)?;
+    for &part in parts {
+        write_all_by(stream, part, deadline)?;
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` to a blocking `stream` by `deadline`.
+fn write_all_by(stream: &mut TcpStream, bytes: &[u8], deadline: Instant) -> io::Result<()> {
     let mut rest = bytes;
     while !rest.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -1028,7 +1036,7 @@ fn write_blocking(stream: &mut TcpStream, bytes: &[u8], timeout: Duration) -> io
 /// Gives back the count of a connection's held response when it leaves `Phase::Writing` (written, closed, expired).
 fn drop_pending(conn: &Conn, pending: &AtomicU64) {
     if let Phase::Writing { out, .. } = &conn.phase {
-        pending.fetch_sub(out.len() as u64, Relaxed);
+        pending.fetch_sub(out.held() as u64, Relaxed);
     }
 }
 
