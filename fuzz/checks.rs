@@ -552,7 +552,7 @@ pub fn tavily_request(data: &[u8]) {
     use websearchd::tavily::request::{
         Context, ExtractCall, SearchCall, EXTRACT_CHUNKS_MAX, SEARCH_CHUNKS_MAX, URLS_MAX,
     };
-    let context = Context { today: 20_000, cache_ttl_s: 600 };
+    let context = Context { today: 20_000, cache_ttl_s: 600, answer_within: std::time::Duration::from_secs(23) };
     match SearchCall::from_json(data, context) {
         Ok(c) => {
             assert!(c.max_results <= MAX_RESULTS_MAX && c.search.max_results >= 1);
@@ -564,7 +564,10 @@ pub fn tavily_request(data: &[u8]) {
     }
     match ExtractCall::from_json(data) {
         Ok(c) => {
-            assert!((1..=URLS_MAX).contains(&c.urls.len()));
+            assert!((1..=URLS_MAX).contains(&c.urls.len()) && c.readable().len() <= c.urls.len());
+            for (asked, _) in c.urls.iter().filter_map(|u| u.as_ref().err()) {
+                assert!(asked.len() <= 256, "{asked:?}");
+            }
             assert!((1..=EXTRACT_CHUNKS_MAX).contains(&c.chunks));
             assert!(c.query.len() <= websearchd::extract::focus::QUERY_BYTES_MAX);
         }

@@ -113,13 +113,9 @@ impl ApiKeys {
             Keys::None => Vec::new(),
             Keys::Digests(d) => d,
         };
-        let digest = sha256(presented.as_bytes());
-        let mut found = 0u8;
-        for d in &digests {
-            found |= u8::from(constant_time_eq(d, &digest));
-        }
+        let found = holds(&digests, presented);
         let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        if found == 1 {
+        if found {
             failures.remove(&client);
             return Ok(key_id(presented));
         }
@@ -134,6 +130,15 @@ impl ApiKeys {
             f.count = f.count.saturating_add(1);
         }
         Err(ApiError::new(403, "api_key_invalid", "the X-WALLET header does not carry a valid API key"))
+    }
+
+    /// The id of `presented` when it is one of the keys, without counting a failure or limiting: for a caller that
+    /// is let through anyway when it is not (the Tavily door's free rules), whose failure `find` counts only when
+    /// it is refused.
+    pub fn matches(&self, presented: &str, now: Instant) -> Option<String> {
+        let presented = presented.trim();
+        let Keys::Digests(digests) = self.keys(now) else { return None };
+        holds(&digests, presented).then(|| key_id(presented))
     }
 
     /// How long `client` must wait before another attempt, if it is limited now.
@@ -209,6 +214,16 @@ impl ApiKeys {
         }
         cache.keys.clone()
     }
+}
+
+/// Whether `presented` is one of the keys whose digests are `digests`: each compared in constant time, all of them.
+fn holds(digests: &[[u8; 32]], presented: &str) -> bool {
+    let digest = sha256(presented.as_bytes());
+    let mut found = 0u8;
+    for d in digests {
+        found |= u8::from(constant_time_eq(d, &digest));
+    }
+    found == 1
 }
 
 /// The id of a key in metrics and logs: the first 8 hex digits of its SHA-256 (`printf %s KEY | sha256sum | cut -c1-8`).

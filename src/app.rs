@@ -134,7 +134,7 @@ const CORS_EXPOSE: &str = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONS
                            X-Signature, X-Signature-Kid, X-Signed-Object, ETag";
 const CORS_ALLOW_HEADERS: &str =
     "Content-Type, PAYMENT-SIGNATURE, X-PAYMENT, X-WALLET, Access-Control-Expose-Headers, X-Request-Id, \
-     X-Signed-Object, If-None-Match";
+     X-Signed-Object, If-None-Match, Authorization, X-Client-Source, X-Tavily-Access-Mode";
 
 /// The routes, as metric labels and for `Allow` headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -660,9 +660,14 @@ impl App {
         let answered = req.require_json().and_then(|()| {
             let object = signed_object(req)?;
             let now_ms = self.clock.now_unix_ms();
-            let context = crate::tavily::Context { today: now_ms / 86_400_000, cache_ttl_s: self.config.cache_ttl_s };
+            let config = &self.config;
+            let fetch_deadline = Duration::from_millis(config.fetch_timeout_ms);
+            let answer_within = Duration::from_millis(config.search_deadline_ms) + fetch_deadline;
+            let today = now_ms / 86_400_000;
+            let context = crate::tavily::Context { today, cache_ttl_s: config.cache_ttl_s, answer_within };
             let (engine, pages, kid) = (&self.engine, &self.pages, self.keys.result.kid.as_str());
-            let work = crate::tavily::Work { engine, pages, kid, caller: caller_of(req) };
+            let (caller, parallel) = (caller_of(req), config.extract_parallel);
+            let work = crate::tavily::Work { engine, pages, kid, caller, now_ms, fetch_deadline, parallel };
             let id = &req.request_id;
             let withheld = |refusal| crate::tavily::error_response(tavily_refusal(refusal, false));
             if search {
@@ -671,12 +676,13 @@ impl App {
                 let priced = self.search_resource.for_pages(base, per_page, call.pages());
                 let resource = priced.as_ref().unwrap_or(&self.search_resource);
                 let admission = self.tavily_admit(req, resource, call.api_key.as_deref())?;
-                let run = || crate::tavily::search(&work, &call, context, id);
+                let run = || crate::tavily::search(&work, &call, id);
                 self.serve_admitted(req, admission, ("search", resource), object, run, withheld)
             } else {
                 let call = crate::tavily::ExtractCall::from_json(req.body())?;
                 let per_page = self.config.extract_price_atomic;
-                let priced = self.reader_resource.for_pages(per_page, per_page, call.urls.len());
+                // Priced by the URLs that can be read (one at least: a call of none still asks for an answer).
+                let priced = self.reader_resource.for_pages(per_page, per_page, call.readable().len().max(1));
                 let resource = priced.as_ref().unwrap_or(&self.reader_resource);
                 let admission = self.tavily_admit(req, resource, call.api_key.as_deref())?;
                 let run = || Ok(crate::tavily::extract(&work, &call, id));
@@ -698,20 +704,30 @@ impl App {
             let (scheme, key) = h.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| key.trim()).filter(|k| !k.is_empty())
         });
-        let bearer = bearer.or(body_key);
-        let mut key_refused = false;
-        if let (Some(key), None) = (bearer, call.payment) {
-            let client = crate::http::client_addr::key(req.client.ip);
-            match self.api_keys.find(Some(key), client, std::time::Instant::now()) {
-                Ok(id) => {
-                    self.tavily_keys.count(id);
-                    return Ok(Admission::Free(crate::x402::Free::ApiKey));
-                }
-                Err(e) if e.code == "api_key_invalid" => key_refused = true,
-                Err(e) => return Err(e),
-            }
+        let bearer = bearer.or(body_key).filter(|_| call.payment.is_none());
+        if let Some(id) = bearer.and_then(|key| self.api_keys.matches(key, Instant::now())) {
+            self.tavily_keys.count(id);
+            return Ok(Admission::Free(crate::x402::Free::ApiKey));
         }
-        self.gate.admit_call(&call, resource).map_err(|refusal| {
+        // The free rules first: a key that is not one of ours counts as a failed attempt only for a caller they
+        // refuse (LangChain's tools always send a key, whatever the instance).
+        let refused = self.gate.admit_call(&call, resource);
+        let key_refused = match (&refused, bearer) {
+            (Err(_), Some(key)) => {
+                let client = crate::http::client_addr::key(req.client.ip);
+                match self.api_keys.find(Some(key), client, Instant::now()) {
+                    Err(e) if e.code == "api_key_invalid" => true,
+                    Err(e) => return Err(e),
+                    // Added to the file since `matches` looked.
+                    Ok(id) => {
+                        self.tavily_keys.count(id);
+                        return Ok(Admission::Free(crate::x402::Free::ApiKey));
+                    }
+                }
+            }
+            _ => false,
+        };
+        refused.map_err(|refusal| {
             let x402 = match &refusal {
                 Refusal::Challenge { terms, error, .. } => Some(terms.challenge(resource, error.as_ref().map(|e| e.0))),
                 Refusal::Error(_) => None,
@@ -994,6 +1010,7 @@ fn tavily_refusal(refusal: Refusal, key_refused: bool) -> ApiError {
     match refusal {
         Refusal::Challenge { error: Some((code, words)), .. } => {
             ApiError::new(401, code, format!("the x402 payment was refused: {words}"))
+                .header("WWW-Authenticate", BEARER)
         }
         Refusal::Challenge { error: None, .. } => {
             let who = if key_refused {
@@ -1010,10 +1027,14 @@ fn tavily_refusal(refusal: Refusal, key_refused: bool) -> ApiError {
                      detail.x402)"
                 ),
             )
+            .header("WWW-Authenticate", BEARER)
         }
         Refusal::Error(e) => e,
     }
 }
+
+/// The Tavily door's challenge to a caller without access (RFC 6750).
+const BEARER: &str = "Bearer realm=\"websearchd\"";
 
 /// Who a call's pages are extracted for on the pool: its client's address key.
 fn caller_of(req: &Request) -> crate::page::Caller {
@@ -1148,7 +1169,13 @@ fn search_bazaar() -> Value {
 
 impl Handler for App {
     fn handle(&self, request: &Request) -> Response {
-        cors(self.route(request).unwrap_or_else(ApiError::into_response))
+        // The Tavily door's paths answer errors in Tavily's shape, whichever part refused (404, 405).
+        let error = if request.path().starts_with("/tavily/") && self.config.tavily {
+            crate::tavily::error_response
+        } else {
+            ApiError::into_response
+        };
+        cors(self.route(request).unwrap_or_else(error))
     }
 
     /// A map layer's document is sent from its shared bytes; the rest as `handle` answers it.

@@ -35,7 +35,7 @@ Usage:
                                             damaged record at OFFSET, and mark the cut so that no sequence
                                             number is reused
   websearchd keygen                         rotate the card and result keys (old public keys stay published)
-  websearchd apikey new [--comment TEXT]    add an API key for the core endpoints and print it (once)
+  websearchd apikey new [--comment TEXT]    add an API key (core endpoints, Tavily door) and print it (once)
   websearchd verify --body FILE --headers FILE [--jwks FILE|URL]
                                             check a saved signed answer offline (default key set: this
                                             instance's own keys)

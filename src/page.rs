@@ -424,7 +424,19 @@ impl Pages {
     /// with the URL asked for and the markdown's hash, or why not (`failure`: a refusal of the guard, a failed fetch,
     /// a timeout, no main content).
     pub fn read(&self, caller: Caller, urls: &[String], tokens: usize, query: &str) -> Vec<Value> {
-        let outcomes = self.run(caller, urls, tokens, query);
+        self.read_within(caller, urls, (tokens, query), self.limits.deadline)
+    }
+
+    /// `read` within `within` rather than one fetch deadline (the Tavily door's: a round of fetch deadlines for 20
+    /// URLs, or the caller's shorter `timeout`); each page's own fetch stays within one fetch deadline.
+    pub fn read_within(
+        &self,
+        caller: Caller,
+        urls: &[String],
+        (tokens, query): (usize, &str),
+        within: Duration,
+    ) -> Vec<Value> {
+        let outcomes = self.run_within(caller, urls, (tokens, query), within);
         let pages = urls.iter().zip(outcomes).map(|(url, outcome)| match non_empty(outcome) {
             Ok(page) => {
                 let mut member = page.member();
@@ -442,7 +454,18 @@ impl Pages {
     /// Each URL's page, in order: at most `parallel` in flight, every one ending by the deadline (one fetch
     /// deadline from now); what has not answered by then is a timeout.
     fn run(&self, caller: Caller, urls: &[String], tokens: usize, query: &str) -> Vec<Outcome> {
-        let deadline = Instant::now() + self.limits.deadline;
+        self.run_within(caller, urls, (tokens, query), self.limits.deadline)
+    }
+
+    /// `run` with every page ending within `within`.
+    fn run_within(
+        &self,
+        caller: Caller,
+        urls: &[String],
+        (tokens, query): (usize, &str),
+        within: Duration,
+    ) -> Vec<Outcome> {
+        let deadline = Instant::now() + within;
         let query: Arc<str> = query.into();
         let (tx, rx) = mpsc::channel::<(usize, Done)>();
         let mut outcomes: Vec<Option<Outcome>> = vec![None; urls.len()];
@@ -494,7 +517,8 @@ impl Pages {
         let (cache, policy, mut limits) = (self.cache.clone(), self.policy.clone(), self.limits.clone());
         Box::new(move || {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else { return };
-            limits.deadline = left;
+            // One page's fetch takes one fetch deadline at most, whatever the call's.
+            limits.deadline = left.min(limits.deadline);
             limits.connect_timeout = limits.connect_timeout.min(left);
             // Tests and debug builds unwind; release builds abort.
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -407,6 +407,13 @@ fn tavilys_clients_search_and_extract_through_the_tavily_door() {
         { "kind": "extract", "args": { "urls": [article, refused], "format": "text" } },
         { "kind": "lc_search", "args": { "query": "crashes per month" }, "tool": { "max_results": 2 } },
         { "kind": "lc_extract", "args": { "urls": [article] } },
+        { "kind": "search", "args": { "query": "\"reliable software\" crashes", "topic": "news", "days": 3650,
+          "start_date": "2020-01-01", "exact_match": true, "include_domains": ["127.0.0.1"],
+          "include_domains_mode": "prefer", "max_age_hours": 24, "language": "en", "include_answer": "advanced",
+          "fetch_timeout": 5 } },
+        { "kind": "search", "args": { "query": "crashes per month", "end_date": "2000-01-01" } },
+        { "kind": "extract", "args": { "urls": [article, "not a url"], "query": "crashes per month",
+          "chunks_per_source": 1 } },
     ]});
     let stdout = run_script(&python, "tavily_clients.py", &[&plan.to_string()]);
     let out: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -424,8 +431,9 @@ fn tavilys_clients_search_and_extract_through_the_tavily_door() {
     let top = &full["results"][0];
     let page = top["raw_content"].as_str().unwrap_or_else(|| panic!("{out}"));
     assert!(page.starts_with("# Rust at the Edge"), "{page}");
+    let text = websearchd::tavily::plain(page);
     for chunk in top["content"].as_str().unwrap().split(" [...] ") {
-        assert!(page.contains(chunk), "{chunk}");
+        assert!(text.contains(chunk), "the page's own text: {chunk}");
     }
     let answer = full["answer"].as_str().unwrap();
     assert!(page.contains(answer), "the answer is the page's own words: {answer}");
@@ -444,6 +452,17 @@ fn tavilys_clients_search_and_extract_through_the_tavily_door() {
     assert_eq!(lc["results"][0]["url"], expected[0]["url"]);
     let lc_extract = &out[5]["ok"];
     assert!(lc_extract["results"][0]["raw_content"].as_str().is_some_and(|p| p.starts_with("# Rust")), "{out}");
+    // The rest of the fields: the dated article (2025) kept by the news window from 2020, the quoted phrase in its
+    // snippet, the preferred domain first; an answer from the page's words.
+    let news = &out[6]["ok"];
+    assert_eq!(news["results"][0]["url"], article, "{out}");
+    assert!(page.contains(news["answer"].as_str().unwrap_or("none")), "{news}");
+    assert_eq!(out[7]["error"], "BadRequestError", "{out}");
+    assert!(out[7]["message"].as_str().unwrap().contains("end_date"), "{out}");
+    // A string that is not a URL is a failed result beside the page read.
+    let mixed = &out[8]["ok"];
+    assert_eq!(mixed["failed_results"][0]["url"], "not a url", "{mixed}");
+    assert!(mixed["results"][0]["raw_content"].as_str().unwrap().to_lowercase().contains("crashes"), "{mixed}");
     drop(server);
 
     // A paid instance: an unknown key is refused as Tavily refuses one, the operator's key is served.

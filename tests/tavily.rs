@@ -90,8 +90,10 @@ fn a_search_is_tavilys_answer_in_the_sources_order_signed() {
     let content = results[0]["content"].as_str().unwrap();
     let chunks: Vec<&str> = content.split(" [...] ").collect();
     assert!(!chunks.is_empty() && chunks.len() <= 2, "{content}");
+    // Text, as Tavily's content is: the page's own passages, its markdown marks left out.
+    let text = websearchd::tavily::plain(page);
     for chunk in &chunks {
-        assert!(page.contains(chunk), "a passage of the page as it stands: {chunk}");
+        assert!(text.contains(chunk), "a passage of the page as it stands: {chunk}");
     }
     assert!(content.to_lowercase().contains("crashes"), "{content}");
     // The second result's page is not one the guard lets the server fetch: its snippet, no raw content.
@@ -178,13 +180,16 @@ fn errors_are_tavilys_shape_and_a_failed_search_is_a_502_naming_its_sources() {
     assert_eq!((r.status, r.json()["detail"]["code"].as_str()), (415, Some("unsupported_media_type")));
     let r = server.get("/tavily/search");
     assert_eq!((r.status, r.header("allow")), (405, Some("POST, OPTIONS")));
+    assert_eq!(r.json()["detail"]["code"], "method_not_allowed", "Tavily's shape on its paths");
+    assert_eq!(post(&server, "/tavily/crawl", &json!({})).json()["detail"]["code"], "not_found");
 
     let down = Upstream::start(|_| Answer::html(503, "down"));
     let server = Server::start(&pairs(&common::sources_env(&down, "ddg_html,ddg_lite")));
     let r = post(&server, "/tavily/search", &json!({ "query": "rust" }));
     assert_eq!(r.status, 502, "{}", r.text());
     let error = r.json()["detail"]["error"].as_str().unwrap().to_owned();
-    assert!(error.contains("ddg_html (") && error.contains("ddg_lite ("), "{error}");
+    assert!(error.contains("ddg_html") && error.contains("ddg_lite"), "{error}");
+    assert_eq!(error.matches("ddg_html").count(), 1, "each named once: {error}");
 
     let off = Server::start(&[("WEBSEARCHD_TAVILY_API", "0")]);
     assert_eq!(post(&off, "/tavily/search", &json!({ "query": "rust" })).status, 404);
@@ -240,6 +245,7 @@ fn a_paid_instance_answers_keys_and_payments_and_refuses_the_rest() {
     for (auth, code) in [(None, "payment_required"), (Some("Bearer tvly-not-ours"), "api_key_invalid")] {
         let r = call(auth, None);
         assert_eq!(r.status, 401, "{}", r.text());
+        assert_eq!(r.header("www-authenticate"), Some("Bearer realm=\"websearchd\""));
         let detail = &r.json()["detail"];
         assert_eq!(detail["code"], code);
         assert!(detail["error"].as_str().unwrap().contains("websearchd apikey new"), "{detail}");
@@ -249,6 +255,17 @@ fn a_paid_instance_answers_keys_and_payments_and_refuses_the_rest() {
         );
     }
     assert!(source.seen().is_empty(), "nothing searched for a refused caller");
+
+    // A key that is not ours does not stop a caller the free rules admit, nor count as an attempt against it.
+    let mut free = env.clone();
+    free.push(("WEBSEARCHD_FREE_LOOPBACK".into(), "1".into()));
+    let local = Server::start(&pairs(&free));
+    for _ in 0..12 {
+        let headers = [("Content-Type", "application/json"), ("Authorization", "Bearer tvly-anything")];
+        let r = local.request("POST", "/tavily/search", &headers, body.as_bytes());
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    drop(local);
 
     let bearer = format!("Bearer {key}");
     let r = call(Some(&bearer), None);

@@ -500,8 +500,8 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_API_KEYS_FILE",
         default: "<state>/api-keys",
         allowed: "a file path",
-        meaning: "API keys for the core endpoints (header X-WALLET), one per line, # comments; `websearchd apikey \
-                  new` adds one. Re-read when it changes.",
+        meaning: "API keys for the core endpoints (header X-WALLET) and the Tavily door (its API key), one per line, # \
+                  comments; `websearchd apikey new` adds one. Re-read when it changes.",
     },
     VarDoc {
         name: "WEBSEARCHD_MAP_PATH",

@@ -300,6 +300,7 @@ pub fn reason(status: u16) -> &'static str {
         304 => "Not Modified",
         308 => "Permanent Redirect",
         400 => "Bad Request",
+        401 => "Unauthorized",
         402 => "Payment Required",
         403 => "Forbidden",
         404 => "Not Found",

@@ -1357,8 +1357,13 @@ enum Failure {
 /// The error when no endpoint answered: 503 if every one was skipped (with the shortest wait), else 502.
 fn no_answer(attempts: Vec<Attempt>) -> ApiError {
     let report: Vec<Value> = attempts.iter().map(Attempt::to_json).collect();
-    let summary: Vec<String> =
-        attempts.iter().map(|a| format!("{} {}", a.name, a.error.as_deref().unwrap_or(a.status))).collect();
+    // Each source and what happened to it once (a source asked again within the search says so once).
+    let mut summary: Vec<String> = Vec::new();
+    for line in attempts.iter().map(|a| format!("{} {}", a.name, a.error.as_deref().unwrap_or(a.status))) {
+        if !summary.contains(&line) {
+            summary.push(line);
+        }
+    }
     let all_skipped = attempts.iter().all(|a| a.status == "skipped");
     // No source that could be asked can honour the search's controls: waiting would not help.
     let unsupported = attempts.iter().any(|a| a.control.is_some());

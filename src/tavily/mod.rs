@@ -15,7 +15,7 @@
 //! | `images`, `favicon`, `follow_up_questions` | empty: nothing to give |
 //!
 //! Errors are Tavily's `{"detail": {"error": "..."}}`, with our stable `code` (and `field`) beside the words. This
-//! module imports no other door.
+//! module imports no other door (URLs are checked by `mcp::tools::url_argument`, as every door checks them).
 
 pub mod request;
 
@@ -27,7 +27,7 @@ use crate::error::ApiError;
 use crate::extract::focus;
 use crate::http::Response;
 use crate::search::Engine;
-pub use request::{Context, ExtractCall, Format, SearchCall};
+pub use request::{Context, ExtractCall, Format, SearchCall, EXTRACT_CALL_MAX};
 
 /// What joins the passages of one page (Tavily's separator).
 pub const CHUNK_SEPARATOR: &str = " [...] ";
@@ -41,16 +41,21 @@ pub struct Work<'a> {
     pub kid: &'a str,
     /// Who the pages are read for on the extraction pool.
     pub caller: crate::page::Caller,
+    /// Now (Unix ms): the answer's `issued_at`.
+    pub now_ms: u64,
+    /// One page's fetch deadline and the pages one call reads side by side (`WEBSEARCHD_FETCH_TIMEOUT_MS`,
+    /// `WEBSEARCHD_EXTRACT_PARALLEL`): an extract call's deadline.
+    pub fetch_deadline: std::time::Duration,
+    pub parallel: usize,
 }
 
 /// A search answered in Tavily's shape. An error when the search failed (every source failed or none could be
-/// asked): `detail.error` names the sources and why.
-pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: &str) -> Result<Value, ApiError> {
+/// asked): its words name the sources and why.
+pub fn search(work: &Work<'_>, call: &SearchCall, request_id: &str) -> Result<Value, ApiError> {
     let started = Instant::now();
     let answer =
-        crate::answer::search_answer((work.engine, work.pages), work.kid, &call.search, (work.caller, request_id))
-            .map_err(failed_sources)?;
-    let mut results: Vec<Value> = list(&answer, "results").into_iter().filter(|r| admitted(call, r, context)).collect();
+        crate::answer::search_answer((work.engine, work.pages), work.kid, &call.search, (work.caller, request_id))?;
+    let mut results: Vec<Value> = list(&answer, "results").into_iter().filter(|r| admitted(call, r)).collect();
     if !call.prefer.is_empty() {
         use crate::search::controls::{Controls, Region, SafeSearch};
         if let Some(region) = Region::parse(Region::NONE) {
@@ -69,7 +74,10 @@ pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: 
     }
     results.truncate(call.max_results);
     let urls: Vec<String> = results.iter().take(call.pages()).map(|r| str_of(r, "url").to_owned()).collect();
-    let pages = if urls.is_empty() { Vec::new() } else { work.pages.read(work.caller, &urls, 0, &call.search.query) };
+    let within = call.fetch_timeout.map_or(work.fetch_deadline, |t| t.min(work.fetch_deadline));
+    let query = call.search.query.as_str();
+    let pages =
+        if urls.is_empty() { Vec::new() } else { work.pages.read_within(work.caller, &urls, (0, query), within) };
     let markdown = |i: usize| -> Option<&str> {
         pages.get(i).filter(|p| str_of(p, "status") == "ok").and_then(|p| p.get("markdown")).and_then(Value::as_str)
     };
@@ -79,7 +87,8 @@ pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: 
         let mut content = str_of(r, "snippet").to_owned();
         if call.advanced {
             if let Some(md) = markdown(i) {
-                let chunks = passages(md, &call.search.query, call.chunks);
+                // Text, as Tavily's `content` is.
+                let chunks: Vec<String> = passages(md, query, call.chunks).iter().map(|c| plain(c)).collect();
                 if !chunks.is_empty() {
                     content = chunks.join(CHUNK_SEPARATOR);
                 }
@@ -118,8 +127,15 @@ pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: 
         if call.usage {
             map.insert("usage".into(), json!({ "credits": if call.advanced { 2 } else { 1 } }));
         }
-        // Ours, beside Tavily's members: every source's report as `/service` gives it, and the signing key's id.
+        // Ours, beside Tavily's members: every source's report as `/service` gives it, whether the search was
+        // answered from the cache and how old it is, when and with which key the answer is signed.
         map.insert("sources".into(), Value::Array(list(&answer, "sources")));
+        for member in ["cached", "age_s"] {
+            if let Some(v) = answer.get(member) {
+                map.insert(member.into(), v.clone());
+            }
+        }
+        map.insert("issued_at".into(), crate::clock::rfc3339_ms(work.now_ms).into());
         map.insert("kid".into(), work.kid.into());
     }
     Ok(body)
@@ -129,9 +145,22 @@ pub fn search(work: &Work<'_>, call: &SearchCall, context: Context, request_id: 
 /// (`failed_results`), each in the order asked.
 pub fn extract(work: &Work<'_>, call: &ExtractCall, request_id: &str) -> Value {
     let started = Instant::now();
-    let read = work.pages.read(work.caller, &call.urls, 0, &call.query);
+    let readable = call.readable();
+    // A fetch deadline for each round of pages read side by side, within the caller's `timeout` and the cap.
+    let rounds = u32::try_from(readable.len().div_ceil(work.parallel.max(1)).max(1)).unwrap_or(u32::MAX);
+    let cap = call.timeout.map_or(EXTRACT_CALL_MAX, |t| t.min(EXTRACT_CALL_MAX));
+    let within = work.fetch_deadline.saturating_mul(rounds).min(cap);
+    let mut read = work.pages.read_within(work.caller, &readable, (0, &call.query), within).into_iter();
     let (mut results, mut failed) = (Vec::new(), Vec::new());
-    for (url, page) in call.urls.iter().zip(&read) {
+    for asked in &call.urls {
+        let (url, page) = match asked {
+            Ok(url) => (url, read.next().unwrap_or(Value::Null)),
+            Err((url, why)) => {
+                failed.push(json!({ "url": url, "error": why }));
+                continue;
+            }
+        };
+        let page = &page;
         let md = page.get("markdown").and_then(Value::as_str).filter(|_| str_of(page, "status") == "ok");
         let Some(md) = md else {
             let why = format!("{}: {}", str_of(page, "status"), str_of(page, "error"));
@@ -149,7 +178,8 @@ pub fn extract(work: &Work<'_>, call: &ExtractCall, request_id: &str) -> Value {
             }
             as_format(&chunks.join(CHUNK_SEPARATOR), call.format)
         };
-        let mut result = json!({ "url": url, "raw_content": text, "images": [] });
+        let sha = page.get("content_sha256").cloned().unwrap_or(Value::Null);
+        let mut result = json!({ "url": url, "raw_content": text, "images": [], "content_sha256": sha });
         if let (true, Some(map)) = (call.favicon, result.as_object_mut()) {
             map.insert("favicon".into(), Value::Null);
         }
@@ -161,18 +191,16 @@ pub fn extract(work: &Work<'_>, call: &ExtractCall, request_id: &str) -> Value {
         "response_time": seconds(started),
         "request_id": request_id,
     });
+    let read_ok = body.get("results").and_then(Value::as_array).map_or(0, Vec::len);
     if let (true, Some(map)) = (call.usage, body.as_object_mut()) {
         // Tavily's price: a credit for every five URLs read.
-        map.insert("usage".into(), json!({ "credits": results_len(&read).div_ceil(5) }));
+        map.insert("usage".into(), json!({ "credits": read_ok.div_ceil(5) }));
     }
     if let Some(map) = body.as_object_mut() {
+        map.insert("issued_at".into(), crate::clock::rfc3339_ms(work.now_ms).into());
         map.insert("kid".into(), work.kid.into());
     }
     body
-}
-
-fn results_len(read: &[Value]) -> usize {
-    read.iter().filter(|p| str_of(p, "status") == "ok").count()
 }
 
 /// Distinct API keys whose calls are counted one by one; the calls of keys past them are counted together (under
@@ -222,33 +250,15 @@ pub fn error_response(e: ApiError) -> Response {
     response
 }
 
-/// A failed search's error with `detail.error` naming each source and what happened to it.
-fn failed_sources(e: ApiError) -> ApiError {
-    let Some(Value::Array(sources)) = e.details.get("sources") else { return e };
-    let named: Vec<String> = sources
-        .iter()
-        .map(|s| {
-            let why = s.get("error").or_else(|| s.get("status")).and_then(Value::as_str).unwrap_or("failed");
-            format!("{} ({why})", str_of(s, "name"))
-        })
-        .collect();
-    let message = format!("{}: {}", e.message.trim_end_matches('.'), named.join(", "));
-    ApiError { message, ..e }
-}
-
 /// Whether a result passes the call's own filters: its date within `oldest`..`newest` (an undated result passes),
 /// and with `exact_match` each quoted phrase in its title or snippet.
-fn admitted(call: &SearchCall, r: &Value, context: Context) -> bool {
+fn admitted(call: &SearchCall, r: &Value) -> bool {
     let day = r
         .get("published")
         .and_then(Value::as_str)
         .and_then(|d| crate::clock::parse_rfc3339_ms(&format!("{d}T00:00:00Z")))
         .map(|ms| ms / 86_400_000);
-    let oldest = call.oldest.map(|o| match o {
-        request::Oldest::Days(d) => context.today.saturating_sub(d),
-        request::Oldest::Day(day) => day,
-    });
-    let dated = day.is_none_or(|d| oldest.is_none_or(|o| d >= o) && call.newest.is_none_or(|n| d <= n));
+    let dated = day.is_none_or(|d| call.oldest.is_none_or(|o| d >= o) && call.newest.is_none_or(|n| d <= n));
     let text = || format!("{} {}", str_of(r, "title"), str_of(r, "snippet")).to_lowercase();
     dated && (call.phrases.is_empty() || call.phrases.iter().all(|p| text().contains(p.as_str())))
 }
@@ -320,38 +330,99 @@ fn is_rule(line: &str) -> bool {
     !line.is_empty() && line.contains('-') && line.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' ' | b'*' | b'_'))
 }
 
-/// A line's text: `[text](url)` and `![alt](src)` as their text, `**`, `__`, `` ` `` dropped, a backslash escape as
-/// its character.
+/// A line's text: `[text](url)` and `![alt](src)` as their text, emphasis marks (`emphasis`) and `` ` `` dropped, a
+/// backslash escape as its character.
 fn inline_text(line: &str, out: &mut String) {
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
+    let marks = emphasis(line);
+    let mut marks = marks.iter().peekable();
+    let mut chars = line.char_indices().peekable();
+    // Brackets opened by a link or an image, whose closing one is dropped too.
+    let mut open = 0usize;
+    while let Some((at, c)) = chars.next() {
+        if let Some(&&(start, len)) = marks.peek() {
+            if at == start {
+                marks.next();
+                // The run's other characters (ASCII, one byte each).
+                for _ in 1..len {
+                    chars.next();
+                }
+                continue;
+            }
+        }
         match c {
             '\\' => {
-                if let Some(next) = chars.next() {
+                if let Some((_, next)) = chars.next() {
                     out.push(next);
                 }
             }
-            '!' if chars.peek() == Some(&'[') => {}
-            '[' => {}
-            ']' if chars.peek() == Some(&'(') => {
-                // The link's target, up to its closing parenthesis, is left out.
-                let mut depth = 0usize;
-                for t in chars.by_ref() {
-                    match t {
-                        '(' => depth += 1,
-                        ')' if depth <= 1 => break,
-                        ')' => depth -= 1,
-                        _ => {}
+            '!' if chars.peek().is_some_and(|(_, n)| *n == '[') => {}
+            '[' => open += 1,
+            ']' if open > 0 => {
+                open -= 1;
+                if chars.peek().is_some_and(|(_, n)| *n == '(') {
+                    // The link's target, up to its closing parenthesis, is left out.
+                    let mut depth = 0usize;
+                    for (_, t) in chars.by_ref() {
+                        match t {
+                            '(' => depth += 1,
+                            ')' if depth <= 1 => break,
+                            ')' => depth -= 1,
+                            _ => {}
+                        }
                     }
                 }
-            }
-            '*' | '_' if chars.peek() == Some(&c) => {
-                chars.next();
             }
             '`' => {}
             c => out.push(c),
         }
     }
+}
+
+/// The emphasis marks of a line, as (byte offset, length): runs of one to three `*` or `_` that open and close in
+/// pairs of the same run, CommonMark's flanking rules simplified (a `_` run inside a word neither opens nor closes,
+/// so `snake_case` and `__init__` stay as they are). An unpaired run is text. Linear: a closing run pairs with the
+/// last open run of its kind.
+fn emphasis(line: &str) -> Vec<(usize, usize)> {
+    let bytes = line.as_bytes();
+    // Open runs by kind: `*` or `_`, one to three long.
+    let mut open: [Vec<usize>; 6] = Default::default();
+    let mut marks = Vec::new();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b != b'*' && b != b'_' {
+            i += 1;
+            continue;
+        }
+        let len = bytes.get(i..).map_or(0, |t| t.iter().take_while(|&&c| c == b).count());
+        let before = line.get(..i).and_then(|t| t.chars().next_back()).unwrap_or(' ');
+        let after = line.get(i + len..).and_then(|t| t.chars().next()).unwrap_or(' ');
+        let (left, right) = (!after.is_whitespace(), !before.is_whitespace());
+        let (opens, closes) = if b == b'_' {
+            (left && !before.is_alphanumeric(), right && !after.is_alphanumeric())
+        } else {
+            (left, right)
+        };
+        if let Some(kind) = (1..=3).contains(&len).then(|| usize::from(b == b'_') * 3 + len - 1) {
+            let stack = open.get_mut(kind);
+            match stack {
+                Some(stack) if closes && !stack.is_empty() => {
+                    if let Some(start) = stack.pop() {
+                        marks.push((start, len));
+                        marks.push((i, len));
+                    }
+                }
+                Some(stack) if opens => stack.push(i),
+                _ => {}
+            }
+        }
+        i += len;
+    }
+    marks.sort_unstable();
+    marks
 }
 
 fn seconds(started: Instant) -> f64 {

@@ -90,15 +90,6 @@ impl Topic {
     }
 }
 
-/// The oldest a dated result may be: results whose source dates them earlier are left out (undated ones stay).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Oldest {
-    /// `days` before today.
-    Days(u64),
-    /// A day (days since 1970-01-01).
-    Day(u64),
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchCall {
     /// The search asked of the sources (at least one result; `max_results: 0` asks for the default and gives none).
@@ -113,7 +104,9 @@ pub struct SearchCall {
     pub favicon: bool,
     pub usage: bool,
     pub topic: Topic,
-    pub oldest: Option<Oldest>,
+    /// The first day (days since 1970) a dated result may have (`days` with news, `start_date`: the later of the
+    /// two); results the source dates earlier are left out, undated ones stay.
+    pub oldest: Option<u64>,
     /// The last day (days since 1970) a dated result may have (`end_date`).
     pub newest: Option<u64>,
     /// `include_domains_mode: prefer`: these domains' results first, the others after.
@@ -125,11 +118,18 @@ pub struct SearchCall {
     pub depth: &'static str,
     /// The API key, as older clients send it in the body.
     pub api_key: Option<String>,
+    /// `fetch_timeout`: the pages' deadline when shorter than the instance's.
+    pub fetch_timeout: Option<std::time::Duration>,
 }
+
+/// A URL an extract call asks for: checked as the reader checks its own, or what was asked and why it cannot be
+/// read (a `failed_results` entry).
+pub type Asked = Result<String, (String, String)>;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtractCall {
-    pub urls: Vec<String>,
+    /// Each URL asked, in order.
+    pub urls: Vec<Asked>,
     pub format: Format,
     /// What the pages are read for (empty: nothing said), and how many passages of each are given then.
     pub query: String,
@@ -137,14 +137,22 @@ pub struct ExtractCall {
     pub favicon: bool,
     pub usage: bool,
     pub api_key: Option<String>,
+    /// `timeout`: the whole call's deadline, when shorter than the instance's (`EXTRACT_CALL_MAX`).
+    pub timeout: Option<std::time::Duration>,
 }
 
-/// What the instance is, for the fields honoured by its configuration: today (days since 1970) and how long it keeps
-/// answers (`max_age_hours`).
+/// An extract call's pages are read within one fetch deadline (`WEBSEARCHD_FETCH_TIMEOUT_MS`) for each round of
+/// `WEBSEARCHD_EXTRACT_PARALLEL` pages, and never longer than this, whatever `timeout` asks.
+pub const EXTRACT_CALL_MAX: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What the instance is, for the fields honoured by its configuration: today (days since 1970), how long it keeps
+/// answers (`max_age_hours`), and how long a search can take at most (its deadline and the pages' after it:
+/// `timeout`).
 #[derive(Debug, Clone, Copy)]
 pub struct Context {
     pub today: u64,
     pub cache_ttl_s: u64,
+    pub answer_within: std::time::Duration,
 }
 
 impl SearchCall {
@@ -174,6 +182,9 @@ impl SearchCall {
             1..=SEARCH_CHUNKS_MAX,
             ["chunks_per_source_out_of_range", "chunks_per_source_not_integer"],
         )?;
+        if fields.get("chunks_per_source").is_some_and(|v| !v.is_null()) && depth != "advanced" {
+            return Err(refused("chunks_per_source", "passages are read with `search_depth: advanced` only"));
+        }
         let raw = match fields.get("include_raw_content") {
             None | Some(Value::Null) | Some(Value::Bool(false)) => None,
             Some(Value::Bool(true)) => Some(Format::Markdown),
@@ -193,9 +204,18 @@ impl SearchCall {
         // Presentation fields with nothing to give: `images` is empty.
         flag("include_images")?;
         flag("include_image_descriptions")?;
-        for name in ["timeout", "fetch_timeout"] {
-            seconds(fields, name)?;
+        if let Some(t) = seconds(fields, "timeout")?.filter(|t| *t < context.answer_within) {
+            return Err(refused(
+                "timeout",
+                format!(
+                    "a search here may take up to {} s (WEBSEARCHD_SEARCH_DEADLINE_MS and the pages' \
+                     WEBSEARCHD_FETCH_TIMEOUT_MS), more than {:.1} s",
+                    context.answer_within.as_secs(),
+                    t.as_secs_f64()
+                ),
+            ));
         }
+        let fetch_timeout = seconds(fields, "fetch_timeout")?;
         if flag("filter_by_language")? {
             return Err(refused(
                 "filter_by_language",
@@ -246,13 +266,17 @@ impl SearchCall {
         if days == Some(0) {
             return Err(invalid("days", "a whole number of days from 1"));
         }
-        let days = days.or((topic == Topic::News).then_some(NEWS_DAYS_DEFAULT)).filter(|d| *d <= DAYS_MAX);
+        // As Tavily reads it: `days` bounds news (7 by default), and a general search is not bounded by it
+        // (tavily-python's qna_search sends `days: 7` with `topic: general`).
+        let days = if topic == Topic::News { days.or(Some(NEWS_DAYS_DEFAULT)) } else { None };
+        let days = days.filter(|d| *d <= DAYS_MAX);
         let start = date(fields, "start_date")?;
         let end = date(fields, "end_date")?;
-        if start.is_some_and(|s| s > context.today) {
+        if start.is_some_and(|s| s > context.today + 1) {
             return Err(refused("start_date", "it is after today"));
         }
-        if end.is_some_and(|e| e < context.today) {
+        // A day of slack: a caller west of UTC names its own today.
+        if end.is_some_and(|e| e + 1 < context.today) {
             return Err(refused(
                 "end_date",
                 "the sources cannot be asked for results before a date; an end_date of today or later is served",
@@ -261,17 +285,11 @@ impl SearchCall {
         if start.zip(end).is_some_and(|(s, e)| s > e) {
             return Err(refused("start_date", "it is after end_date"));
         }
-        let oldest = match (start, days) {
-            (Some(day), _) => Some(Oldest::Day(day)),
-            (None, Some(d)) => Some(Oldest::Days(d)),
-            (None, None) => None,
-        };
+        // The later of the two bounds.
+        let oldest = start.into_iter().chain(days.map(|d| context.today.saturating_sub(d))).max();
         // The sources are asked for the shortest range that holds the window (a window of 3 days asks for a week);
         // `oldest` then leaves out what their dates put before it.
-        let window = oldest.map(|o| match o {
-            Oldest::Days(d) => d,
-            Oldest::Day(day) => context.today.saturating_sub(day) + 1,
-        });
+        let window = oldest.map(|day| context.today.saturating_sub(day).max(1));
         let range = window.and_then(|w| match w {
             0..=1 => Some("day"),
             2..=7 => Some("week"),
@@ -291,11 +309,16 @@ impl SearchCall {
         if let Some(region) = region(fields)? {
             search_fields.insert("region".into(), region.code().into());
         }
+        let phrases = if flag("exact_match")? { phrases_of(fields) } else { Vec::new() };
+        // Results the door leaves out after the search (by date, phrase) or puts first (prefer): the search asks
+        // for as many as a search may have, so that `max_results` are left after them.
+        if oldest.is_some() || end.is_some() || !phrases.is_empty() || prefer_mode {
+            search_fields.insert("max_results".into(), MAX_RESULTS_MAX.into());
+        }
         let mut search = SearchRequest::from_fields(&search_fields)?;
         if prefer_mode {
             prefer = std::mem::take(&mut search.controls.include_domains);
         }
-        let phrases = if flag("exact_match")? { phrases(&search.query) } else { Vec::new() };
         Ok(SearchCall {
             search,
             max_results,
@@ -318,6 +341,7 @@ impl SearchCall {
                 _ => "basic",
             },
             api_key: api_key(fields)?,
+            fetch_timeout,
         })
     }
 
@@ -325,7 +349,7 @@ impl SearchCall {
     /// raw content, passages or the answer; none otherwise.
     pub fn pages(&self) -> usize {
         if self.raw.is_some() || self.answer || self.advanced {
-            self.max_results.clamp(1, crate::search::EXTRACT_PAGES_MAX)
+            self.max_results.min(crate::search::EXTRACT_PAGES_MAX)
         } else {
             0
         }
@@ -343,8 +367,8 @@ impl ExtractCall {
             None | Some(Value::Null) => {
                 return Err(ApiError::invalid_field("urls_missing", "urls", "the field `urls` is required"))
             }
-            Some(v @ Value::String(_)) => crate::reader::url_list(std::iter::once(v), URLS_MAX)?,
-            Some(Value::Array(items)) => crate::reader::url_list(items.iter(), URLS_MAX)?,
+            Some(v @ Value::String(_)) => url_list(std::slice::from_ref(v))?,
+            Some(Value::Array(items)) => url_list(items)?,
             Some(_) => return Err(invalid("urls", "a URL or a list of URLs")),
         };
         let format = match one_of(fields, "format", &["markdown", "text"])? {
@@ -376,10 +400,39 @@ impl ExtractCall {
         }
         let flag = |name: &str| boolean(fields, name);
         flag("include_images")?;
-        seconds(fields, "timeout")?;
+        let timeout = seconds(fields, "timeout")?;
         let (favicon, usage) = (flag("include_favicon")?, flag("include_usage")?);
-        Ok(ExtractCall { urls, format, query, chunks, favicon, usage, api_key: api_key(fields)? })
+        Ok(ExtractCall { urls, format, query, chunks, favicon, usage, api_key: api_key(fields)?, timeout })
     }
+
+    /// The URLs that can be read (the others are the call's `failed_results` without a fetch).
+    pub fn readable(&self) -> Vec<String> {
+        self.urls.iter().filter_map(|u| u.as_ref().ok().cloned()).collect()
+    }
+}
+
+/// The URLs of `urls` (1 to `URLS_MAX` strings): each checked as the reader checks its own
+/// (`mcp::tools::url_argument`); one that is not a URL it could read is kept with why, for `failed_results`, as
+/// Tavily answers it. What is not a string is a 400.
+fn url_list(items: &[Value]) -> Result<Vec<Asked>, ApiError> {
+    if items.is_empty() {
+        return Err(ApiError::invalid_field("urls_empty", "urls", "`urls` must hold at least one URL"));
+    }
+    if items.len() > URLS_MAX {
+        let many = format!("`urls` holds {} URLs; at most {URLS_MAX} are allowed", items.len());
+        return Err(ApiError::invalid_field("urls_too_many", "urls", many));
+    }
+    let mut urls = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Value::String(text) = item else {
+            return Err(ApiError::invalid_field("url_not_string", &format!("urls[{i}]"), "each URL must be a string"));
+        };
+        let checked = crate::mcp::tools::url_argument(Some(item), &format!("urls[{i}]"));
+        // A URL too long to read is kept in part: the answer repeats what was asked, within bounds.
+        let asked = || text.get(..crate::html::floor_char_boundary(text, 256)).unwrap_or_default().to_owned();
+        urls.push(checked.map_err(|e| (asked(), format!("{}: {}", e.code, e.message))));
+    }
+    Ok(urls)
 }
 
 /// `api_key` in the body (older clients send it there rather than in `Authorization`).
@@ -444,12 +497,15 @@ fn optional_integer(fields: &Map<String, Value>, field: &str) -> Result<Option<u
     }
 }
 
-/// A time in seconds (`timeout`, `fetch_timeout`): the client's own wait, which the instance's deadlines keep
-/// within (documented); a positive number.
-fn seconds(fields: &Map<String, Value>, field: &str) -> Result<(), ApiError> {
+/// A time in seconds (`timeout`, `fetch_timeout`): a positive number (at most a day).
+fn seconds(fields: &Map<String, Value>, field: &str) -> Result<Option<std::time::Duration>, ApiError> {
     match fields.get(field) {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|s| s > 0.0) => Ok(()),
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .filter(|s| *s > 0.0)
+            .map(|s| Some(std::time::Duration::from_secs_f64(s.min(86_400.0))))
+            .ok_or_else(|| invalid(field, "a number of seconds above 0")),
         Some(_) => Err(invalid(field, "a number of seconds above 0")),
     }
 }
@@ -503,9 +559,11 @@ fn region(fields: &Map<String, Value>) -> Result<Option<Region>, ApiError> {
     }
 }
 
-/// The quoted phrases of a query (`"rust async" runtime` -> `rust async`), lowercase.
-fn phrases(query: &str) -> Vec<String> {
-    query.split('"').skip(1).step_by(2).map(|p| p.trim().to_lowercase()).filter(|p| !p.is_empty()).collect()
+/// The quoted phrases of the query (`"rust async" runtime` -> `rust async`), lowercase, inner spaces collapsed.
+fn phrases_of(fields: &Map<String, Value>) -> Vec<String> {
+    let query = fields.get("query").and_then(Value::as_str).unwrap_or("");
+    let phrase = |p: &str| p.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    query.split('"').skip(1).step_by(2).map(phrase).filter(|p| !p.is_empty()).collect()
 }
 
 /// Tavily's country names (lowercase English) and the region the sources search them in (DuckDuckGo's codes).

@@ -9,6 +9,12 @@ fn plain_text_of_markdown() {
         "Title\n\nSome bold and code with a link and alt.\n\nquoted\n\na | b\n1 | 2\n\nlet x = 1;\n\n1. not a list"
     );
     assert_eq!(plain("snake_case stays"), "snake_case stays");
+    // Emphasis is dropped where it pairs; a mark that pairs with nothing is the page's text.
+    assert_eq!(
+        plain("The \\_\\_init__ method, *real* and _this_ and **bold**"),
+        "The __init__ method, real and this and bold"
+    );
+    assert_eq!(plain("a * b * c, 2*3, x_y_z, [not a link] and ]"), "a * b * c, 2*3, x_y_z, not a link and ]");
 }
 
 #[test]

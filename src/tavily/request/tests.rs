@@ -2,7 +2,7 @@ use super::*;
 use serde_json::json;
 
 const TODAY: u64 = 20_000;
-const CONTEXT: Context = Context { today: TODAY, cache_ttl_s: 600 };
+const CONTEXT: Context = Context { today: TODAY, cache_ttl_s: 600, answer_within: std::time::Duration::from_secs(23) };
 
 fn search(body: &str) -> Result<SearchCall, (u16, &'static str, Option<String>)> {
     SearchCall::from_json(body.as_bytes(), CONTEXT)
@@ -44,7 +44,7 @@ fn each_field_reaches_the_search() {
         (vec!["a.example".into()], vec!["b.example".into()])
     );
     // max_results 0 gives no results, so no page is read either.
-    assert_eq!(call.pages(), 1);
+    assert_eq!(call.pages(), 0);
     let call = search(r#"{"query":"q","max_results":9,"include_raw_content":true}"#).unwrap();
     assert_eq!((call.pages(), call.raw), (5, Some(Format::Markdown)));
 }
@@ -54,15 +54,20 @@ fn windows_ask_the_narrowest_range_that_holds_them() {
     let range = |body: &str| search(body).unwrap().search.controls.time_range.map(|t| t.name());
     assert_eq!(range(r#"{"query":"q","topic":"news"}"#), Some("week"), "news: the last 7 days");
     assert_eq!(range(r#"{"query":"q","topic":"news","days":1}"#), Some("day"));
-    assert_eq!(range(r#"{"query":"q","days":3}"#), Some("week"));
-    assert_eq!(range(r#"{"query":"q","days":40}"#), Some("year"));
-    assert_eq!(range(r#"{"query":"q","days":400}"#), None);
-    assert_eq!(range(r#"{"query":"q","days":30,"time_range":"day"}"#), Some("day"), "the narrower wins");
+    assert_eq!(range(r#"{"query":"q","topic":"news","days":3}"#), Some("week"));
+    assert_eq!(range(r#"{"query":"q","topic":"news","days":40}"#), Some("year"));
+    assert_eq!(range(r#"{"query":"q","topic":"news","days":400}"#), None);
+    assert_eq!(range(r#"{"query":"q","topic":"news","days":30,"time_range":"day"}"#), Some("day"), "the narrower wins");
+    // As Tavily reads it, `days` bounds news only (tavily-python's qna_search sends it with general).
+    assert_eq!(range(r#"{"query":"q","topic":"general","days":7}"#), None);
     let start = format!(r#"{{"query":"q","start_date":"{}"}}"#, day(TODAY - 20));
     assert_eq!(range(&start), Some("month"));
     let call = search(&start).unwrap();
-    assert_eq!(call.oldest, Some(Oldest::Day(TODAY - 20)));
-    assert_eq!(search(r#"{"query":"q","topic":"news","days":2}"#).unwrap().oldest, Some(Oldest::Days(2)));
+    assert_eq!((call.oldest, call.search.max_results), (Some(TODAY - 20), MAX_RESULTS_MAX), "filtered: asks for all");
+    assert_eq!(search(r#"{"query":"q","topic":"news","days":2}"#).unwrap().oldest, Some(TODAY - 2));
+    // Both bounds: the later one.
+    let both = format!(r#"{{"query":"q","topic":"news","days":1,"start_date":"{}"}}"#, day(TODAY - 20));
+    assert_eq!(search(&both).unwrap().oldest, Some(TODAY - 1));
 }
 
 #[test]
@@ -94,6 +99,8 @@ fn what_cannot_be_honoured_is_a_400_naming_it() {
         (r#"{"query":"q","time_range":"decade"}"#, "field_invalid", "time_range"),
         (r#"{"query":"q","days":0}"#, "field_invalid", "days"),
         (r#"{"query":"q","chunks_per_source":4}"#, "chunks_per_source_out_of_range", "chunks_per_source"),
+        (r#"{"query":"q","chunks_per_source":2}"#, "field_not_honoured", "chunks_per_source"),
+        (r#"{"query":"q","timeout":5}"#, "field_not_honoured", "timeout"),
         (r#"{"query":"q","include_raw_content":"html"}"#, "field_invalid", "include_raw_content"),
         (r#"{"query":"q","include_answer":"long"}"#, "field_invalid", "include_answer"),
         (r#"{"query":"q","country":"atlantis"}"#, "country_unsupported", "country"),
@@ -109,16 +116,24 @@ fn what_cannot_be_honoured_is_a_400_naming_it() {
     ] {
         assert_eq!(search(body), Err((400, code, Some(field.to_owned()))), "{body}");
     }
-    let future = format!(r#"{{"query":"q","start_date":"{}"}}"#, day(TODAY + 1));
+    let future = format!(r#"{{"query":"q","start_date":"{}"}}"#, day(TODAY + 2));
     assert_eq!(search(&future).unwrap_err().1, "field_not_honoured");
-    let ok = format!(r#"{{"query":"q","end_date":"{}","max_age_hours":1}}"#, day(TODAY));
+    // A day of slack for callers west of UTC.
+    let ok = format!(r#"{{"query":"q","end_date":"{}","max_age_hours":1,"timeout":60}}"#, day(TODAY - 1));
     assert!(search(&ok).is_ok());
 }
 
 #[test]
 fn extract_bodies() {
     let call = ExtractCall::from_json(br#"{"urls":"https://a.example/","timeout":30}"#).unwrap();
-    assert_eq!((call.urls.len(), call.format, call.query.as_str()), (1, Format::Markdown, ""));
+    assert_eq!((call.readable().len(), call.format, call.query.as_str()), (1, Format::Markdown, ""));
+    assert_eq!(call.timeout, Some(std::time::Duration::from_secs(30)));
+    // A URL that cannot be read is the answer's failed result, not the call's 400.
+    let call = ExtractCall::from_json(br#"{"urls":["https://a.example/","not a url"]}"#).unwrap();
+    assert_eq!(call.readable(), vec!["https://a.example/".to_owned()]);
+    let (asked, why) = call.urls[1].clone().unwrap_err();
+    assert_eq!(asked, "not a url");
+    assert!(why.starts_with("url_invalid"), "{why}");
     let call =
         ExtractCall::from_json(br#"{"urls":["https://a/","http://b/"],"format":"text","query":" x  y ","chunks_per_source":5,"extract_depth":"advanced"}"#)
             .unwrap();
@@ -128,6 +143,7 @@ fn extract_bodies() {
         (r#"{"urls":[]}"#, "urls_empty"),
         (r#"{"urls":5}"#, "field_invalid"),
         (r#"{"urls":["https://a/",3]}"#, "url_not_string"),
+        (r#"{"urls":[null]}"#, "url_not_string"),
         (r#"{"urls":"https://a/","format":"html"}"#, "field_invalid"),
         (r#"{"urls":"https://a/","chunks_per_source":2}"#, "field_not_honoured"),
         (r#"{"urls":"https://a/","query":"q","chunks_per_source":6}"#, "chunks_per_source_out_of_range"),
