@@ -301,6 +301,12 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // `serve` and `mcp` log them, `check-config` lists them; the other commands say them before their work.
+    if !matches!(invocation.command, Command::Serve | Command::Mcp | Command::CheckConfig) {
+        for warning in &config.warnings {
+            eprintln!("websearchd: warning: {warning}");
+        }
+    }
     match invocation.command {
         Command::CheckConfig => check_config(&config),
         Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),
@@ -397,6 +403,7 @@ fn search(config: Config, query: &str, max_results: Option<String>, extract: boo
 /// `mcp`: the MCP server on stdio (`crate::mcp`), its keys in the state directory as `serve` keeps them.
 fn mcp(config: Config) -> ExitCode {
     crate::logger::init(&config.log);
+    log_configuration(&config);
     if let Err(e) = create_state_dir(&config) {
         log::error!("the state directory: {e}");
         return ExitCode::from(1);
@@ -406,9 +413,7 @@ fn mcp(config: Config) -> ExitCode {
 
 fn serve(config: Config) -> ExitCode {
     crate::logger::init(&config.log);
-    for name in &config.unknown_vars {
-        log::warn!("{name} is not a known variable (a typo?); it is ignored");
-    }
+    log_configuration(&config);
     if let Err(e) = create_state_dir(&config) {
         log::error!("the state directory: {e}");
         return ExitCode::from(1);
@@ -591,6 +596,24 @@ fn serve(config: Config) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// What `serve` and `mcp` say of their configuration at start: unknown variables, the configuration's warnings, and
+/// the state directory, absolute, with the rule that chose it when no variable did.
+fn log_configuration(config: &Config) {
+    for name in &config.unknown_vars {
+        log::warn!("{name} is not a known variable (a typo?); it is ignored");
+    }
+    for warning in &config.warnings {
+        log::warn!("{warning}");
+    }
+    let dir = std::path::absolute(&config.state_dir).unwrap_or_else(|_| config.state_dir.clone());
+    let how = match config.resolved.iter().find(|r| r.name == "WEBSEARCHD_STATE_DIR") {
+        Some(r) if r.origin == crate::config::Origin::Default => format!("default: {}", r.value),
+        Some(r) => format!("WEBSEARCHD_STATE_DIR, {}", r.origin),
+        None => String::new(),
+    };
+    log::info!("state directory {} ({how})", dir.display());
 }
 
 /// The host (and port) of a configured URL, for the log: its origin without the scheme, and without any
@@ -1137,7 +1160,18 @@ fn user_name(uid: u32) -> Option<String> {
 
 /// Opens the state directory, creating it (mode 0700, and any missing parents) if it does not exist.
 fn create_state_dir(config: &Config) -> Result<(), String> {
-    crate::statedir::Dir::open(&config.state_dir, true).map(drop).map_err(|e| serve_state_error(config, &e))
+    crate::statedir::Dir::open(&config.state_dir, true).map(drop).map_err(|e| {
+        let said = serve_state_error(config, &e);
+        let named = config
+            .resolved
+            .iter()
+            .any(|r| r.name == "WEBSEARCHD_STATE_DIR" && r.origin != crate::config::Origin::Default);
+        if named {
+            said
+        } else {
+            format!("{said} (the default state directory; WEBSEARCHD_STATE_DIR names another)")
+        }
+    })
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! say the same and a test keeps the two in step. An invalid value stops start-up with a message that names the
 //! variable and what it allows.
 //!
-//! This module reads no sockets and starts nothing; `Config::resolved` keeps, for `check-config`, where each value
-//! came from, with secrets hidden.
+//! This module reads no sockets and starts nothing, and reads no file but the env file (`Source::from_process` only
+//! looks whether `./data` holds an earlier version's state); `Config::resolved` keeps, for `check-config`, where each
+//! value came from, with secrets hidden.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -119,6 +120,9 @@ pub struct Config {
     pub resolved: Vec<Resolved>,
     /// `WEBSEARCHD_*` names that were set but are not known: most likely typos.
     pub unknown_vars: Vec<String>,
+    /// What an operator should see at start and in `check-config`, in one line each (an earlier version's `./data`
+    /// in use).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,15 +175,20 @@ pub struct Source {
     file: BTreeMap<String, String>,
     /// The env file named by `--env-file`, which takes the place of `WEBSEARCHD_ENV_FILE`.
     flag_env_file: Option<String>,
+    /// `./data` of the folder the command started in, made absolute, when it holds an earlier version's state
+    /// (`holds_state`): the default before the state had one home, still used so that no identity is lost.
+    legacy_state_dir: Option<PathBuf>,
 }
 
 impl Source {
     /// The process environment, plus the file named by `WEBSEARCHD_ENV_FILE` or `env_file`.
     pub fn from_process(env_file: Option<&Path>) -> Result<Source, ConfigError> {
-        Source::from_pairs(
+        let mut source = Source::from_pairs(
             std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
             env_file,
-        )
+        )?;
+        source.legacy_state_dir = std::env::current_dir().ok().map(|cwd| cwd.join("data")).filter(|d| holds_state(d));
+        Ok(source)
     }
 
     pub fn from_pairs(
@@ -200,7 +209,7 @@ impl Source {
             None => BTreeMap::new(),
         };
         let flag_env_file = env_file.map(|p| p.display().to_string());
-        Ok(Source { env, file, flag_env_file })
+        Ok(Source { env, file, flag_env_file, legacy_state_dir: None })
     }
 
     fn lookup(&self, name: &str) -> Option<(&str, Origin)> {
@@ -427,7 +436,25 @@ impl Config {
             |_| true,
         )?;
         let public_url = r.base_url("WEBSEARCHD_PUBLIC_URL", format!("http://{listen}"))?;
-        let state_dir = PathBuf::from(r.string("WEBSEARCHD_STATE_DIR", "./data"));
+        let mut warnings = Vec::new();
+        let state_dir = match r.raw("WEBSEARCHD_STATE_DIR") {
+            Some((raw, origin)) => {
+                r.record("WEBSEARCHD_STATE_DIR", raw.clone(), origin);
+                PathBuf::from(raw)
+            }
+            None => {
+                let (home, rule) = state_home(&source.env);
+                let (dir, rule) = match &source.legacy_state_dir {
+                    Some(legacy) => {
+                        warnings.push(legacy_warning(legacy, &home));
+                        (legacy.clone(), "./data, an earlier version's default: see the warning")
+                    }
+                    None => (home, rule),
+                };
+                r.record("WEBSEARCHD_STATE_DIR", rule.into(), Origin::Default);
+                dir
+            }
+        };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         // Searches are I/O-bound: in bad weather one holds its worker for seconds (a provider that times out, a wait
         // for a provider's slot), so a small machine still gets 8.
@@ -800,6 +827,7 @@ impl Config {
             log,
             resolved: r.resolved,
             unknown_vars,
+            warnings,
         })
     }
 
@@ -878,8 +906,70 @@ impl Config {
         for name in &self.unknown_vars {
             out.push_str(&format!("# warning: {name} is not a known variable (a typo?)\n"));
         }
+        for warning in &self.warnings {
+            out.push_str(&format!("# warning: {warning}\n"));
+        }
         out
     }
+}
+
+/// The state directory's one home when `WEBSEARCHD_STATE_DIR` is not set, whatever folder a command starts in, and
+/// the rule that chose it (for `check-config`): systemd's `$STATE_DIRECTORY` (the first of its paths), else
+/// `$XDG_STATE_HOME/websearchd` (an absolute one, as the XDG specification asks), else
+/// `$HOME/.local/state/websearchd`, else, without a home (`HOME` unset, relative or `/`: root in a container, a
+/// service user without one), `/var/lib/websearchd`.
+fn state_home(env: &BTreeMap<String, String>) -> (PathBuf, &'static str) {
+    let var = |name: &str| env.get(name).map(String::as_str).filter(|v| !v.is_empty());
+    if let Some(dir) = var("STATE_DIRECTORY").and_then(|v| v.split(':').next()).filter(|v| !v.is_empty()) {
+        return (PathBuf::from(dir), "$STATE_DIRECTORY");
+    }
+    if let Some(dir) = var("XDG_STATE_HOME").filter(|v| v.starts_with('/')) {
+        return (Path::new(dir).join("websearchd"), "$XDG_STATE_HOME/websearchd");
+    }
+    match var("HOME").filter(|v| v.starts_with('/') && !v.trim_end_matches('/').is_empty()) {
+        Some(home) => (Path::new(home).join(".local/state/websearchd"), "$HOME/.local/state/websearchd"),
+        None => (PathBuf::from(STATE_DIR_WITHOUT_HOME), "no $HOME"),
+    }
+}
+
+/// The state directory of a process without a home (`state_home`), and the image's volume.
+pub const STATE_DIR_WITHOUT_HOME: &str = "/var/lib/websearchd";
+
+/// Whether `dir` holds an earlier version's state: a signing key, a journal or the API keys file.
+fn holds_state(dir: &Path) -> bool {
+    let keys = crate::sign::keys::KeyPaths::new(dir, None, None);
+    [
+        keys.card,
+        keys.result,
+        dir.join(LEDGER_FILE),
+        dir.join(NOTARY_JOURNAL_FILE),
+        dir.join(crate::apikeys::API_KEYS_FILE),
+    ]
+    .iter()
+    .any(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
+/// The warning that an earlier version's `./data` is used, with the command that moves it to `home`.
+fn legacy_warning(legacy: &Path, home: &Path) -> String {
+    let keep = format!("or set WEBSEARCHD_STATE_DIR={} to keep it there", legacy.display());
+    let how = match home.parent() {
+        _ if home.exists() => format!("{} exists already: merge the two by hand, {keep}", home.display()),
+        Some(parent) => {
+            format!(
+                "move it with `mkdir -p {} && mv {} {}`, {keep}",
+                parent.display(),
+                legacy.display(),
+                home.display()
+            )
+        }
+        None => keep,
+    };
+    format!(
+        "the state directory is {}, ./data of the folder this command started in, which holds keys or journals of \
+         an earlier version (whose default it was); a command started in another folder uses {} instead: {how}",
+        legacy.display(),
+        home.display()
+    )
 }
 
 /// `path` made absolute against `cwd`, without its `.` components (`..` is kept: it may cross a symbolic link).
@@ -948,7 +1038,7 @@ mod tests {
         let c = Config::defaults();
         assert_eq!(c.listen.to_string(), "127.0.0.1:8402");
         assert_eq!(c.public_url, "http://127.0.0.1:8402");
-        assert_eq!(c.state_dir, PathBuf::from("./data"));
+        assert_eq!(c.state_dir, PathBuf::from("/var/lib/websearchd"), "no $HOME");
         assert!(c.workers >= 2);
         assert_eq!(c.body_bytes_max, 16_384);
         assert!(c.resolved.iter().all(|r| r.origin == Origin::Default));
@@ -1025,20 +1115,21 @@ mod tests {
     /// Issue 16: `check-config` left out unset optional variables, among them where keys and journals live.
     #[test]
     fn check_config_shows_every_variable_and_absolute_paths() {
-        let text = Config::defaults().render(Path::new("/srv/websearchd"));
+        let text = config(&[("HOME", "/home/ann")]).unwrap().render(Path::new("/srv/websearchd"));
         for var in VARS {
             let lines = text.lines().filter(|l| l.starts_with(&format!("{}=", var.name))).count();
             assert_eq!(lines, 1, "{}: {text}", var.name);
         }
+        let state = "/home/ann/.local/state/websearchd";
         for line in [
-            "WEBSEARCHD_STATE_DIR=/srv/websearchd/data  # default (./data)",
-            "WEBSEARCHD_API_KEYS_FILE=/srv/websearchd/data/api-keys  # default",
-            "WEBSEARCHD_CARD_KEY_FILE=/srv/websearchd/data/keys/card.key  # default",
-            "WEBSEARCHD_RESULT_KEY_FILE=/srv/websearchd/data/keys/result.key  # default",
-            "WEBSEARCHD_FACILITATOR_AUTH_FILE=(none)  # default",
-            "#   payments ledger  /srv/websearchd/data/payments.journal",
-            "#   notary journal   /srv/websearchd/data/notary.journal",
-            "#   retired keys     /srv/websearchd/data/keys/retired.json",
+            format!("WEBSEARCHD_STATE_DIR={state}  # default ($HOME/.local/state/websearchd)"),
+            format!("WEBSEARCHD_API_KEYS_FILE={state}/api-keys  # default"),
+            format!("WEBSEARCHD_CARD_KEY_FILE={state}/keys/card.key  # default"),
+            format!("WEBSEARCHD_RESULT_KEY_FILE={state}/keys/result.key  # default"),
+            "WEBSEARCHD_FACILITATOR_AUTH_FILE=(none)  # default".into(),
+            format!("#   payments ledger  {state}/payments.journal"),
+            format!("#   notary journal   {state}/notary.journal"),
+            format!("#   retired keys     {state}/keys/retired.json"),
         ] {
             assert!(text.lines().any(|l| l == line), "{line:?} not in:\n{text}");
         }
@@ -1047,6 +1138,67 @@ mod tests {
         let text = c.render(Path::new("/etc/websearchd"));
         assert!(text.contains("WEBSEARCHD_STATE_DIR=/var/lib/websearchd  # environment\n"), "{text}");
         assert!(text.contains("WEBSEARCHD_API_KEYS_FILE=/etc/websearchd/keys.txt  # environment (keys.txt)"), "{text}");
+    }
+
+    /// Issue 42: the state directory was `./data` of whatever folder a command started in. Unset, it has one home:
+    /// systemd's, else the XDG state directory, else root's without a home; an earlier version's `./data` that holds
+    /// state comes first, with a warning naming the command that moves it.
+    #[test]
+    fn the_state_directory_has_one_home() {
+        #[track_caller]
+        fn check(env: &[(&str, &str)], dir: &str, rule: &str) {
+            let c = config(env).unwrap();
+            assert_eq!(c.state_dir, Path::new(dir), "{env:?}");
+            let recorded = c.resolved.iter().find(|r| r.name == "WEBSEARCHD_STATE_DIR").unwrap();
+            assert_eq!((recorded.value.as_str(), recorded.origin), (rule, Origin::Default), "{env:?}");
+            assert!(c.warnings.is_empty());
+        }
+        let home = ("HOME", "/home/ann");
+        check(&[home], "/home/ann/.local/state/websearchd", "$HOME/.local/state/websearchd");
+        check(&[home, ("XDG_STATE_HOME", "/xdg")], "/xdg/websearchd", "$XDG_STATE_HOME/websearchd");
+        // A relative XDG_STATE_HOME is ignored, as the specification says.
+        check(&[home, ("XDG_STATE_HOME", "xdg")], "/home/ann/.local/state/websearchd", "$HOME/.local/state/websearchd");
+        let systemd = ("STATE_DIRECTORY", "/var/lib/websearchd:/var/lib/other");
+        check(&[home, ("XDG_STATE_HOME", "/xdg"), systemd], "/var/lib/websearchd", "$STATE_DIRECTORY");
+        for no_home in [&[][..], &[("HOME", "/")], &[("HOME", "")], &[("HOME", "relative")]] {
+            check(no_home, "/var/lib/websearchd", "no $HOME");
+        }
+        let c = config(&[home, systemd, ("WEBSEARCHD_STATE_DIR", "state")]).unwrap();
+        assert_eq!(c.state_dir, Path::new("state"));
+
+        // An earlier version's ./data that holds a key is used, and the warning says how to move it.
+        let dir = std::env::temp_dir().join(format!("websearchd-config-legacy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let legacy = dir.join("data");
+        std::fs::create_dir_all(legacy.join("keys")).unwrap();
+        assert!(!holds_state(&legacy), "an empty keys/ is no state");
+        std::fs::write(legacy.join("keys/result.key"), "").unwrap();
+        assert!(holds_state(&legacy));
+        let home_dir = dir.join("home");
+        let env = [("HOME".to_string(), home_dir.display().to_string())];
+        let mut source = Source::from_pairs(env, None).unwrap();
+        source.legacy_state_dir = Some(legacy.clone());
+        let c = Config::from_source(&source).unwrap();
+        assert_eq!(c.state_dir, legacy);
+        let new_home = home_dir.join(".local/state/websearchd");
+        let mv = format!(
+            "`mkdir -p {} && mv {} {}`",
+            new_home.parent().unwrap().display(),
+            legacy.display(),
+            new_home.display()
+        );
+        assert!(c.warnings.len() == 1 && c.warnings[0].contains(&mv), "{:?}", c.warnings);
+        let text = c.render(Path::new("/"));
+        assert!(text.contains(&format!("# warning: the state directory is {}", legacy.display())), "{text}");
+        // The new home exists already: no `mv` into it (it would move ./data inside).
+        std::fs::create_dir_all(&new_home).unwrap();
+        let c = Config::from_source(&source).unwrap();
+        assert!(c.warnings[0].contains("exists already") && !c.warnings[0].contains("mv "), "{:?}", c.warnings);
+        // WEBSEARCHD_STATE_DIR wins over it, without a warning.
+        source.env.insert("WEBSEARCHD_STATE_DIR".into(), "/srv/state".into());
+        let c = Config::from_source(&source).unwrap();
+        assert_eq!((c.state_dir.as_path(), c.warnings.len()), (Path::new("/srv/state"), 0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The shared store's URL is read as redis-cli reads it, and its password never printed.

@@ -37,9 +37,13 @@ pub const VARS: &[VarDoc] = &[
     },
     VarDoc {
         name: "WEBSEARCHD_STATE_DIR",
-        default: "./data",
+        default: "$STATE_DIRECTORY, $XDG_STATE_HOME/websearchd or ~/.local/state/websearchd",
         allowed: "a directory path",
-        meaning: "Keys and journals; created with mode 0700 on first start.",
+        meaning: "Keys and journals; created with mode 0700 on first start. Unset: systemd's `$STATE_DIRECTORY` \
+                  (its first path), else `$XDG_STATE_HOME/websearchd`, else `~/.local/state/websearchd`, else \
+                  (no home) `/var/lib/websearchd`, whatever folder a command starts in; but an earlier version's \
+                  `./data` that holds keys or journals is used first, with a warning naming the command that moves \
+                  it. The start logs the directory.",
     },
     VarDoc {
         name: "WEBSEARCHD_WORKERS",
