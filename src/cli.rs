@@ -325,10 +325,17 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 }
 
 /// Prints the resolved configuration; with payments on, asks the facilitator whether it serves the network (exit 2
-/// when it answers that it does not, as `serve` would refuse to start).
+/// when it answers that it does not, as `serve` would refuse to start). Its warnings (an env file's line that is not
+/// a setting, an unknown variable) are said on stderr too, and do not change the exit code: `serve` starts with them.
 fn check_config(config: &Config) -> ExitCode {
     use crate::x402::facilitator::{Facilitator, Support};
     print!("{}", config.render(&std::env::current_dir().unwrap_or_default()));
+    for name in &config.unknown_vars {
+        eprintln!("websearchd: warning: {name} is not a known variable (a typo?)");
+    }
+    for warning in &config.warnings {
+        eprintln!("websearchd: warning: {warning}");
+    }
     if config.pay_to.is_none() {
         return ExitCode::SUCCESS;
     }

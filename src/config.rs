@@ -121,8 +121,10 @@ pub struct Config {
     /// `WEBSEARCHD_*` names that were set but are not known: most likely typos.
     pub unknown_vars: Vec<String>,
     /// What an operator should see at start and in `check-config`, in one line each (an earlier version's `./data`
-    /// in use).
+    /// in use, the env file's lines that are not settings).
     pub warnings: Vec<String>,
+    /// What `check-config` adds: the env file's settings that systemd's `EnvironmentFile=` reads otherwise.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,6 +180,10 @@ pub struct Source {
     /// `./data` of the folder the command started in, made absolute, when it holds an earlier version's state
     /// (`holds_state`): the default before the state had one home, still used so that no identity is lost.
     legacy_state_dir: Option<PathBuf>,
+    /// The env file's lines that are not settings (`EnvFile::stray`), said with the file's path: warnings.
+    file_warnings: Vec<String>,
+    /// The env file's settings systemd reads otherwise (`EnvFile::systemd_differs`), for `check-config`.
+    file_notes: Vec<String>,
 }
 
 impl Source {
@@ -197,19 +203,27 @@ impl Source {
     ) -> Result<Source, ConfigError> {
         let env: BTreeMap<String, String> = pairs.into_iter().collect();
         let path = env_file.map(Path::to_path_buf).or_else(|| env.get("WEBSEARCHD_ENV_FILE").map(PathBuf::from));
-        let file = match path {
-            Some(path) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| ConfigError {
-                    var: "WEBSEARCHD_ENV_FILE".into(),
-                    value: path.display().to_string(),
-                    allowed: format!("a readable file ({e})"),
-                })?;
-                parse_env_file(&text)
-            }
-            None => BTreeMap::new(),
+        let mut source = Source {
+            env,
+            file: BTreeMap::new(),
+            flag_env_file: env_file.map(|p| p.display().to_string()),
+            legacy_state_dir: None,
+            file_warnings: Vec::new(),
+            file_notes: Vec::new(),
         };
-        let flag_env_file = env_file.map(|p| p.display().to_string());
-        Ok(Source { env, file, flag_env_file, legacy_state_dir: None })
+        if let Some(path) = path {
+            let text = read_env_file(&path).map_err(|e| ConfigError {
+                var: "WEBSEARCHD_ENV_FILE".into(),
+                value: path.display().to_string(),
+                allowed: format!("a readable UTF-8 file of at most {ENV_FILE_BYTES_MAX} bytes ({e})"),
+            })?;
+            let parsed = parse_env_file(&text);
+            let said = |(line, why): &(usize, String)| format!("{} line {line}: {why}", path.display());
+            source.file_warnings = parsed.stray.iter().map(said).collect();
+            source.file_notes = parsed.systemd_differs.iter().map(said).collect();
+            source.file = parsed.vars;
+        }
+        Ok(source)
     }
 
     fn lookup(&self, name: &str) -> Option<(&str, Origin)> {
@@ -223,28 +237,132 @@ impl Source {
     }
 }
 
-/// Parses systemd `EnvironmentFile=` syntax: `KEY=VALUE` lines, `#` and `;` comments, blank lines, values
-/// optionally in single or double quotes. Lines that are not assignments are ignored, as systemd does.
-pub fn parse_env_file(text: &str) -> BTreeMap<String, String> {
-    let mut vars = BTreeMap::new();
-    for line in text.lines() {
+/// Bytes of an env file read at most.
+pub const ENV_FILE_BYTES_MAX: u64 = 1_048_576;
+
+fn read_env_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(ENV_FILE_BYTES_MAX + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > ENV_FILE_BYTES_MAX {
+        return Err(std::io::Error::other("larger than that"));
+    }
+    Ok(text)
+}
+
+/// An env file as `parse_env_file` read it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct EnvFile {
+    pub vars: BTreeMap<String, String>,
+    /// Lines that are not settings (no `=`, not a variable name before it, a quote left open), by number (from 1),
+    /// said without their text, which may hold a secret: they are ignored.
+    pub stray: Vec<(usize, String)>,
+    /// Settings read here that systemd's `EnvironmentFile=` reads otherwise: an `export` line, which systemd ignores,
+    /// and a comment after a value, which systemd keeps in it.
+    pub systemd_differs: Vec<(usize, String)>,
+}
+
+/// Parses an env file as people write them for systemd's `EnvironmentFile=` and for a shell: `NAME=value` lines,
+/// `export NAME=value`, values in single quotes (literal) or double quotes (`\"`, `\\`, `\$` and `` \` `` escaped,
+/// any other backslash kept, as systemd and the shell do), a backslash outside quotes taking the next character as
+/// it is, `#` and `;` comment lines, a `#` comment after a blank outside quotes, blank lines. A value is one line.
+/// Linear in the text.
+pub fn parse_env_file(text: &str) -> EnvFile {
+    let mut file = EnvFile::default();
+    for (number, line) in (1..).zip(text.lines()) {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else {
+        let exported = line.strip_prefix("export").filter(|rest| rest.starts_with([' ', '\t']));
+        let Some((name, raw)) = exported.unwrap_or(line).split_once('=') else {
+            file.stray.push((number, "not a setting (NAME=value): ignored".into()));
             continue;
         };
-        let key = key.trim();
-        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        let name = name.trim();
+        let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid {
+            file.stray.push((
+                number,
+                "not a setting: the text before `=` is not a variable name (letters, digits and _): ignored".into(),
+            ));
             continue;
         }
-        let value = value.trim();
-        let unquoted =
-            ['"', '\''].iter().find_map(|&q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q))).unwrap_or(value);
-        vars.insert(key.to_owned(), unquoted.to_owned());
+        match env_value(raw) {
+            Err(quote) => {
+                file.stray.push((number, format!("{name}: a {quote} quote is not closed on its line: ignored")))
+            }
+            Ok((value, comment)) => {
+                if exported.is_some() {
+                    file.systemd_differs.push((
+                        number,
+                        format!("{name}: read here, but systemd's EnvironmentFile= ignores an `export` line"),
+                    ));
+                }
+                if comment {
+                    file.systemd_differs.push((
+                        number,
+                        format!(
+                            "{name}: the comment after the value is left out here, but systemd's EnvironmentFile= \
+                                 keeps it in the value"
+                        ),
+                    ));
+                }
+                file.vars.insert(name.to_owned(), value);
+            }
+        }
     }
-    vars
+    file
+}
+
+/// The value of a setting (the text after `=`, without a trailing comment) and whether a comment followed it, or the
+/// quote left open.
+fn env_value(raw: &str) -> Result<(String, bool), char> {
+    let mut value = String::with_capacity(raw.len());
+    // Blanks outside quotes, kept only if more of the value follows them (not at its start).
+    let mut blanks = String::new();
+    let mut started = false;
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == ' ' || c == '\t' {
+            blanks.push(c);
+            continue;
+        }
+        // `#` after a blank starts a comment (`A=x # why`, `A= # none`); elsewhere it is part of the value.
+        if c == '#' && !blanks.is_empty() {
+            return Ok((value, true));
+        }
+        if started {
+            value.push_str(&blanks);
+        }
+        blanks.clear();
+        started = true;
+        match c {
+            '\'' => loop {
+                match chars.next() {
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => return Err('\''),
+                }
+            },
+            '"' => loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some('\\') => match chars.next() {
+                        Some(c @ ('"' | '\\' | '$' | '`')) => value.push(c),
+                        Some(c) => value.extend(['\\', c]),
+                        None => return Err('"'),
+                    },
+                    Some(c) => value.push(c),
+                    None => return Err('"'),
+                }
+            },
+            '\\' => value.extend(chars.next()),
+            c => value.push(c),
+        }
+    }
+    Ok((value, false))
 }
 
 /// Reads variables off a `Source`, recording each resolution.
@@ -436,7 +554,7 @@ impl Config {
             |_| true,
         )?;
         let public_url = r.base_url("WEBSEARCHD_PUBLIC_URL", format!("http://{listen}"))?;
-        let mut warnings = Vec::new();
+        let mut warnings = source.file_warnings.clone();
         let state_dir = match r.raw("WEBSEARCHD_STATE_DIR") {
             Some((raw, origin)) => {
                 r.record("WEBSEARCHD_STATE_DIR", raw.clone(), origin);
@@ -828,6 +946,7 @@ impl Config {
             resolved: r.resolved,
             unknown_vars,
             warnings,
+            notes: source.file_notes.clone(),
         })
     }
 
@@ -908,6 +1027,9 @@ impl Config {
         }
         for warning in &self.warnings {
             out.push_str(&format!("# warning: {warning}\n"));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("# note: {note}\n"));
         }
         out
     }
@@ -1226,16 +1348,79 @@ mod tests {
         assert!(c.render(Path::new("/")).contains("WEBSEARCHD_WORKRES is not a known variable"));
     }
 
+    /// Issue 42: env files as people write them (`export`, quotes, comments after a value) are read, and a line that
+    /// is not a setting is named by its number, never silently dropped; what systemd reads otherwise is noted.
     #[test]
     fn env_file_syntax() {
-        let vars = parse_env_file(
-            "# comment\n; also a comment\n\nWEBSEARCHD_WORKERS=4\nWEBSEARCHD_LOG=\"debug\"\n  A_B = 'x y'  \n\
-             not an assignment\n=novalue\n",
-        );
-        assert_eq!(vars.get("WEBSEARCHD_WORKERS").map(String::as_str), Some("4"));
-        assert_eq!(vars.get("WEBSEARCHD_LOG").map(String::as_str), Some("debug"));
-        assert_eq!(vars.get("A_B").map(String::as_str), Some("x y"));
-        assert_eq!(vars.len(), 3);
+        #[track_caller]
+        fn check(line: &str, expected: Option<&str>) {
+            let file = parse_env_file(&format!("# before\n{line}\n"));
+            assert_eq!(file.vars.get("A").map(String::as_str), expected, "{line:?}");
+            assert_eq!(file.stray.is_empty(), expected.is_some(), "{line:?}: {:?}", file.stray);
+            assert!(file.stray.iter().all(|(n, _)| *n == 2), "{line:?}: {:?}", file.stray);
+        }
+        for (line, expected) in [
+            ("A=4", Some("4")),
+            ("  A = 'x y'  ", Some("x y")),
+            ("export A=1", Some("1")),
+            ("export\tA=1", Some("1")),
+            ("A=\"debug\"", Some("debug")),
+            ("A=\"a \\\"b\\\" \\\\ \\$HOME \\n\"", Some("a \"b\" \\ $HOME \\n")),
+            ("A='a \\\"b # not a comment'", Some("a \\\"b # not a comment")),
+            ("A=x # why", Some("x")),
+            ("A=\"x y\" # why", Some("x y")),
+            ("A= # nothing", Some("")),
+            ("A=", Some("")),
+            ("A=https://h.example/#frag", Some("https://h.example/#frag")),
+            ("A=#x", Some("#x")),
+            ("A=x y", Some("x y")),
+            ("A=a\\ b", Some("a b")),
+            ("A='it'\"'\"'s'", Some("it's")),
+            ("A=é", Some("é")),
+            ("not a setting", None),
+            ("exported A", None),
+            ("=novalue", None),
+            ("1A=x", None),
+            ("my-var=x", None),
+            ("A='open", None),
+            ("A=\"open \\\"", None),
+        ] {
+            check(line, expected);
+        }
+        // `export` alone is a variable's name, as in systemd.
+        assert_eq!(parse_env_file("export=1\n").vars.get("export").map(String::as_str), Some("1"));
+
+        let file = parse_env_file("export A=1\nB=2 # two\nC=3\nsecret-token=abc\nD='x\n");
+        assert_eq!(file.vars.len(), 3);
+        assert_eq!(file.stray.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [4, 5]);
+        // Said without the line's text, which may be a secret.
+        assert!(file.stray.iter().all(|(_, why)| !why.contains("abc") && !why.contains("token")), "{file:?}");
+        assert!(file.stray[1].1.starts_with("D: a ' quote is not closed"), "{file:?}");
+        let differs: Vec<_> =
+            file.systemd_differs.iter().map(|(n, why)| (*n, why.split(':').next().unwrap())).collect();
+        assert_eq!(differs, [(1, "A"), (2, "B")]);
+        assert!(file.systemd_differs[0].1.contains("ignores an `export` line"));
+        assert!(file.systemd_differs[1].1.contains("keeps it in the value"));
+    }
+
+    /// The env file's stray lines are warnings of the configuration (at start, in `check-config`), its settings that
+    /// systemd reads otherwise notes of `check-config`.
+    #[test]
+    fn env_file_lines_are_reported_with_the_file() {
+        let dir = std::env::temp_dir().join(format!("websearchd-config-stray-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("env");
+        std::fs::write(&path, "export WEBSEARCHD_WORKERS=4\nWEBSEARCHD_LISTEN 127.0.0.1:9\n").unwrap();
+        let c = Config::from_source(&Source::from_pairs([], Some(&path)).unwrap()).unwrap();
+        assert_eq!(c.workers, 4);
+        assert_eq!(c.warnings, [format!("{} line 2: not a setting (NAME=value): ignored", path.display())]);
+        let text = c.render(Path::new("/"));
+        assert!(text.contains(&format!("# warning: {} line 2: not a setting", path.display())), "{text}");
+        assert!(text.contains(&format!("# note: {} line 1: WEBSEARCHD_WORKERS: read here", path.display())), "{text}");
+        std::fs::write(&path, vec![b'#'; ENV_FILE_BYTES_MAX as usize + 1]).unwrap();
+        let err = Source::from_pairs([], Some(&path)).expect_err("too large");
+        assert!(err.allowed.contains("at most 1048576 bytes"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -114,3 +114,31 @@ fn an_earlier_versions_data_folder_is_used_with_a_warning() {
     assert!(stderr.contains(&format!("signing with {kid}")), "the earlier identity is kept: {stderr}");
     assert!(!home.exists(), "nothing was made in the new home");
 }
+
+/// Issue 42: an env file's `export` line is read, and a line that is not a setting is named by its number in
+/// `check-config` (stdout and stderr, exit 0) and at the start of `serve`, which starts anyway.
+#[test]
+fn an_env_files_export_line_is_read_and_a_stray_line_named() {
+    let tmp = TempDir::new("env-file");
+    let file = tmp.path().join("websearchd.env");
+    std::fs::write(
+        &file,
+        "# websearchd\nexport WEBSEARCHD_QUEUE_DEPTH=9\nWEBSEARCHD_WORKERS 3\nWEBSEARCHD_LOG='info' # quoted\n",
+    )
+    .unwrap();
+    let env = [("WEBSEARCHD_STATE_DIR", tmp.path().to_str().unwrap())];
+    let out = run_in(tmp.path(), &env, &["check-config", "--env-file", file.to_str().unwrap()], b"");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("WEBSEARCHD_QUEUE_DEPTH=9  # env file"), "{stdout}");
+    let stray = format!("{} line 3: not a setting (NAME=value): ignored", file.display());
+    assert!(stdout.contains(&format!("# warning: {stray}\n")), "{stdout}");
+    assert!(stderr.contains(&format!("websearchd: warning: {stray}\n")), "{stderr}");
+    assert!(stdout.contains("line 2: WEBSEARCHD_QUEUE_DEPTH: read here, but systemd's EnvironmentFile= ignores"));
+    assert!(stdout.contains("line 4: WEBSEARCHD_LOG: the comment after the value is left out here"), "{stdout}");
+
+    let server = common::Server::start(&[("WEBSEARCHD_ENV_FILE", file.to_str().unwrap())]);
+    let log = server.log_with(&stray);
+    assert!(log.lines().any(|l| l.contains(" WARN ") && l.ends_with(&stray)), "{log}");
+    assert_eq!(server.get("/health").status, 200);
+}

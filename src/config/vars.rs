@@ -19,8 +19,8 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_ENV_FILE",
         default: "(none)",
         allowed: "a file path",
-        meaning: "An environment file (systemd `EnvironmentFile=` syntax) read at start; variables already in the \
-                  environment win.",
+        meaning: "An environment file read at start (`NAME=value` lines, as systemd's `EnvironmentFile=` and a \
+                  shell read them: [Env files](#env-files)); variables already in the environment win.",
     },
     VarDoc {
         name: "WEBSEARCHD_LISTEN",
