@@ -837,13 +837,34 @@ impl Config {
         map.digitraffic_user = r.string("WEBSEARCHD_DIGITRAFFIC_USER", &map.digitraffic_user.clone());
         let card_key_file = r.path_opt("WEBSEARCHD_CARD_KEY_FILE");
         let result_key_file = r.path_opt("WEBSEARCHD_RESULT_KEY_FILE");
+        // A wildcard address is no URL a client can use: without WEBSEARCHD_PUBLIC_URL the discovery documents,
+        // /opensearch.xml and the 402 would name http://0.0.0.0:8402.
+        let unnamed_wildcard = listen.ip().is_unspecified() && r.raw("WEBSEARCHD_PUBLIC_URL").is_none();
+        let public_url_hint = if unnamed_wildcard {
+            ", with WEBSEARCHD_PUBLIC_URL naming the URL clients reach it at, like http://192.168.1.20:8402"
+        } else {
+            ""
+        };
         if pay_to.is_none() && !open && !listen.ip().is_loopback() {
             return Err(ConfigError {
                 var: "WEBSEARCHD_LISTEN".into(),
                 value: listen.to_string(),
-                allowed: "a loopback address while payments are off (set WEBSEARCHD_PAY_TO to take payments, or \
-                          WEBSEARCHD_OPEN=1 to serve for free on this address)"
-                    .into(),
+                allowed: format!(
+                    "a loopback address while payments are off (set WEBSEARCHD_PAY_TO to take payments, or \
+                     WEBSEARCHD_OPEN=1 to serve for free on this address{public_url_hint})"
+                ),
+            });
+        }
+        if unnamed_wildcard {
+            return Err(ConfigError {
+                var: "WEBSEARCHD_PUBLIC_URL".into(),
+                value: format!("(unset, with WEBSEARCHD_LISTEN={listen})"),
+                allowed: format!(
+                    "the URL clients reach this server at, like http://192.168.1.20:{} or https://search.example.org \
+                     ({} is a wildcard address, which the discovery documents and payment challenges would name)",
+                    if listen.port() == 0 { 8402 } else { listen.port() },
+                    listen.ip()
+                ),
             });
         }
         let log_default = source.lookup("RUST_LOG").map_or("info", |(v, _)| v).to_owned();
@@ -1216,10 +1237,38 @@ mod tests {
     fn public_listen_needs_payments_or_open() {
         let pay_to = ("WEBSEARCHD_PAY_TO", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C");
         let testnet = ("WEBSEARCHD_NETWORK", "base-sepolia");
-        let c = config(&[("WEBSEARCHD_LISTEN", "0.0.0.0:8402"), pay_to, testnet]).expect("payments on");
+        let public_url = ("WEBSEARCHD_PUBLIC_URL", "https://search.example.org");
+        let c = config(&[("WEBSEARCHD_LISTEN", "0.0.0.0:8402"), pay_to, testnet, public_url]).expect("payments on");
         assert!(c.pay_to.is_some());
-        assert!(config(&[("WEBSEARCHD_LISTEN", "[::]:8402"), ("WEBSEARCHD_OPEN", "1")]).is_ok());
+        assert!(config(&[("WEBSEARCHD_LISTEN", "192.168.1.20:8402"), ("WEBSEARCHD_OPEN", "1")]).is_ok());
         assert!(config(&[("WEBSEARCHD_LISTEN", "[::1]:8402")]).is_ok());
+    }
+
+    /// Issue 42: `WEBSEARCHD_OPEN=1` on `0.0.0.0` advertised `http://0.0.0.0:8402` in /opensearch.xml, llms.txt and
+    /// the OpenAPI servers. A wildcard address needs `WEBSEARCHD_PUBLIC_URL`, free or paid.
+    #[test]
+    fn a_wildcard_address_needs_a_public_url() {
+        let pay_to = ("WEBSEARCHD_PAY_TO", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C");
+        let testnet = ("WEBSEARCHD_NETWORK", "base-sepolia");
+        for listen in ["0.0.0.0:8402", "[::]:8402"] {
+            let listen = ("WEBSEARCHD_LISTEN", listen);
+            for mode in [&[("WEBSEARCHD_OPEN", "1")][..], &[pay_to, testnet]] {
+                let env = [&[listen][..], mode].concat();
+                let err = config(&env).expect_err("a wildcard without a public URL");
+                assert_eq!(err.var, "WEBSEARCHD_PUBLIC_URL", "{env:?}");
+                let said = err.to_string();
+                assert!(said.contains("http://192.168.1.20:8402") && !said.contains('\n'), "{said}");
+                let env = [&env[..], &[("WEBSEARCHD_PUBLIC_URL", "http://192.168.1.20:8402")]].concat();
+                assert_eq!(config(&env).unwrap().public_url, "http://192.168.1.20:8402");
+            }
+            // Neither free nor paid: the first error says both what to set and the public URL.
+            let err = config(&[listen]).unwrap_err();
+            assert_eq!(err.var, "WEBSEARCHD_LISTEN");
+            assert!(
+                err.allowed.contains("WEBSEARCHD_OPEN=1") && err.allowed.contains("WEBSEARCHD_PUBLIC_URL"),
+                "{err}"
+            );
+        }
     }
 
     /// Issue 16: `WEBSEARCHD_PAY_TO` alone meant Base mainnet through the default facilitator, which serves testnets

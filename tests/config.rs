@@ -142,3 +142,25 @@ fn an_env_files_export_line_is_read_and_a_stray_line_named() {
     assert!(log.lines().any(|l| l.contains(" WARN ") && l.ends_with(&stray)), "{log}");
     assert_eq!(server.get("/health").status, 200);
 }
+
+/// Issue 42: free on a wildcard address without a public URL is refused at start, in one line, as other
+/// configuration errors are; with the URL it serves, and its documents name that URL.
+#[test]
+fn open_on_a_wildcard_address_needs_a_public_url() {
+    let tmp = TempDir::new("wildcard");
+    let env = [("WEBSEARCHD_OPEN", "1"), ("WEBSEARCHD_LISTEN", "0.0.0.0:0"), ("WEBSEARCHD_STATE_DIR", "state")];
+    let out = run_in(tmp.path(), &env, &["serve"], b"");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("websearchd: invalid WEBSEARCHD_PUBLIC_URL=") && stderr.contains("wildcard"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("state").exists(), "refused before anything was written");
+
+    let url = "http://192.168.1.20:8402";
+    let server = common::Server::start(&[env[0], env[1], ("WEBSEARCHD_PUBLIC_URL", url)]);
+    let opensearch = server.get("/opensearch.xml").text();
+    assert!(opensearch.contains(url) && !opensearch.contains("0.0.0.0"), "{opensearch}");
+}

@@ -389,7 +389,9 @@ pub const VARS: &[VarDoc] = &[
         name: "WEBSEARCHD_OPEN",
         default: "0",
         allowed: "0 or 1",
-        meaning: "1 allows listening on a non-loopback address with payments off (an open, free service).",
+        meaning: "1 allows listening on a non-loopback address with payments off (an open, free service). On a \
+                  wildcard address (0.0.0.0, ::), free or paid, WEBSEARCHD_PUBLIC_URL must name the URL clients \
+                  reach: the start refuses it otherwise.",
     },
     VarDoc {
         name: "WEBSEARCHD_TRIAL_CALLS_PER_DAY",
