@@ -1,6 +1,7 @@
-//! The command line: `serve` (the default), `search`, `extract`, `mcp`, `check-config`, `payments`, `journal`, `keygen`,
-//! `apikey`, `verify`, `help [CMD]` (and `CMD --help`), `--version`. Exit codes: 0 success,
-//! 1 a failure at run time (cannot listen, the search failed), 2 a usage or configuration error.
+//! The command line: `serve` (the default), `search`, `extract`, `mcp`, `check-config`, `health`, `payments`,
+//! `journal`, `keygen`, `apikey`, `verify`, `help [CMD]` (and `CMD --help`), `--version`. Exit codes: 0 success,
+//! 1 a failure at run time (cannot listen, the search failed), 2 a usage or configuration error (but `health` says 0 or
+//! 1 only, as a container's health check must).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -27,6 +28,9 @@ Usage:
   websearchd mcp                            an MCP server on stdin/stdout (tools web_search, extract_page;
                                             the same pipeline, no payment)
   websearchd check-config                   print the resolved configuration, secrets hidden
+  websearchd health [--url URL]             exit 0 if the server's /health answers 200, else 1 with one line on
+                                            stderr (a container's health check); default URL: the configured
+                                            listen address's /health, on loopback for a wildcard address
   websearchd payments                       list the payment ledger (one JSON record per line) and a summary
   websearchd journal check FILE             check a journal (payments.journal, notary.journal): records, a torn
                                             tail, the first damaged record and its byte offset
@@ -88,6 +92,9 @@ enum Command {
         extract: bool,
     },
     CheckConfig,
+    Health {
+        url: Option<String>,
+    },
     Payments,
     JournalCheck {
         file: PathBuf,
@@ -147,6 +154,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut mcp = None;
     let mut comment = None;
     let mut truncate_at = None;
+    let mut url = None;
     let mut help = false;
     let mut version = false;
     while let Some(arg) = args.next() {
@@ -177,6 +185,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--mcp" => mcp = Some(PathBuf::from(value("--mcp")?)),
             "--comment" => comment = Some(value("--comment")?),
             "--truncate-at" => truncate_at = Some(value("--truncate-at")?),
+            "--url" => url = Some(value("--url")?),
             "--" => {
                 for rest in args.by_ref() {
                     positional.push(rest?);
@@ -202,6 +211,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         let command = match positional.next().as_deref() {
             None | Some("serve") => Command::Serve,
             Some("check-config") => Command::CheckConfig,
+            Some("health") => Command::Health { url: url.take() },
             Some("mcp") => Command::Mcp,
             Some("payments") => Command::Payments,
             Some("keygen") => Command::Keygen,
@@ -243,6 +253,9 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
         }
         if truncate_at.is_some() {
             return Err("--truncate-at goes with journal repair".into());
+        }
+        if url.is_some() {
+            return Err("--url goes with health".into());
         }
         if mcp.is_some() {
             return Err("--mcp goes with verify".into());
@@ -292,13 +305,15 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         // A journal is named by its path: these work without (and whatever) the configuration.
         Command::JournalCheck { file } => return journal_check(&file),
         Command::JournalRepair { file, truncate_at } => return journal_repair(&file, &truncate_at),
+        Command::Health { url: Some(url) } => return health(&url),
         _ => {}
     }
     let config = match Source::from_process(invocation.env_file.as_deref()).and_then(|s| Config::from_source(&s)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("websearchd: {e}");
-            return ExitCode::from(2);
+            // A health check's 2 is reserved (Docker's HEALTHCHECK): a configuration it cannot read is unhealthy.
+            return ExitCode::from(if matches!(invocation.command, Command::Health { .. }) { 1 } else { 2 });
         }
     };
     // `serve` and `mcp` log them, `check-config` lists them; the other commands say them before their work.
@@ -309,6 +324,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     }
     match invocation.command {
         Command::CheckConfig => check_config(&config),
+        Command::Health { .. } => health(&health_url(config.listen)),
         Command::Search { query, max_results, extract } => search(config, &query, max_results, extract),
         Command::Payments => payments(&config),
         Command::Keygen => keygen(&config),
@@ -600,6 +616,39 @@ fn serve(config: Config) -> ExitCode {
         }
         Err(e) => {
             log::error!("server failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// How long `health` waits for the whole answer.
+const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// Bytes of `/health`'s body read at most (it is a few hundred).
+const HEALTH_BODY_BYTES_MAX: u64 = 65_536;
+
+/// `/health` of the server listening on `listen`: on loopback when it listens on a wildcard address.
+fn health_url(listen: std::net::SocketAddr) -> String {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let ip = match listen.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("http://{}/health", std::net::SocketAddr::new(ip, listen.port()))
+}
+
+/// `health`: 0 when `url` answers 200, else 1 with one line on stderr. No redirect is followed: a health check asks
+/// one server.
+fn health(url: &str) -> ExitCode {
+    let limits = crate::fetch::Limits::within(HEALTH_TIMEOUT, HEALTH_BODY_BYTES_MAX, 0);
+    match crate::fetch::Client::new(limits, crate::fetch::guard::Policy::default()).get(url, &[]) {
+        Ok(answer) if answer.status == 200 => ExitCode::SUCCESS,
+        Ok(answer) => {
+            eprintln!("websearchd health: {url} answered {}", answer.status);
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("websearchd health: {url}: {e}");
             ExitCode::from(1)
         }
     }
@@ -1217,8 +1266,21 @@ mod tests {
             parse(&["verify", "--mcp", "answer.json"]).map(|i| i.command),
             Ok(Command::VerifyMcp { file: "answer.json".into(), jwks: None })
         );
+        assert_eq!(parse(&["health"]).map(|i| i.command), Ok(Command::Health { url: None }));
+        assert_eq!(
+            parse(&["health", "--url", "http://[::1]:9/health"]).map(|i| i.command),
+            Ok(Command::Health { url: Some("http://[::1]:9/health".into()) })
+        );
         let inv = parse(&["--env-file", "/etc/x.env", "serve"]).expect("valid");
         assert_eq!(inv.env_file, Some(PathBuf::from("/etc/x.env")));
+    }
+
+    #[test]
+    fn health_asks_loopback_for_a_wildcard_address() {
+        let url = |listen: &str| health_url(listen.parse().unwrap());
+        assert_eq!(url("0.0.0.0:8402"), "http://127.0.0.1:8402/health");
+        assert_eq!(url("[::]:8402"), "http://[::1]:8402/health");
+        assert_eq!(url("192.168.1.20:80"), "http://192.168.1.20:80/health");
     }
 
     #[test]
@@ -1238,7 +1300,7 @@ mod tests {
         assert!(extract.contains("--env-file PATH"), "{extract}");
         let verify = usage_of("verify").expect("verify");
         assert_eq!(verify.matches("  websearchd verify").count(), 3, "{verify}");
-        for cmd in ["serve", "search", "mcp", "check-config", "payments", "journal", "keygen", "apikey"] {
+        for cmd in ["serve", "search", "mcp", "check-config", "health", "payments", "journal", "keygen", "apikey"] {
             assert!(usage_of(cmd).is_some_and(|u| u.contains("websearchd ")), "{cmd}");
         }
         assert_eq!(usage_of("frobnicate"), None);
@@ -1258,5 +1320,6 @@ mod tests {
         assert!(parse(&["serve", "--truncate-at", "3"]).is_err());
         assert!(parse(&["verify", "--mcp", "a", "--body", "b"]).is_err());
         assert!(parse(&["search", "q", "--mcp", "a"]).is_err());
+        assert!(parse(&["serve", "--url", "http://x"]).is_err(), "--url goes with health");
     }
 }

@@ -283,6 +283,35 @@ fn check_config_and_version() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("websearchd {}", env!("CARGO_PKG_VERSION")));
 }
 
+/// `websearchd health` (the image's health check): 0 when /health answers 200, else 1 with one line on stderr, never
+/// 2 (Docker's reserved code), a configuration it cannot read included.
+#[test]
+fn the_health_command_asks_the_server() {
+    let server = Server::start(&[]);
+    let health = |args: &[&str], env: &[(&str, &str)]| {
+        let out = std::process::Command::new(common::binary())
+            .env_clear()
+            .envs(env.iter().copied())
+            .arg("health")
+            .args(args)
+            .output()
+            .expect("run");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let addr = server.addr.to_string();
+    assert_eq!(health(&["--url", &format!("http://{addr}/health")], &[]), (Some(0), String::new()));
+    assert_eq!(health(&[], &[("WEBSEARCHD_LISTEN", &addr)]), (Some(0), String::new()));
+    let (code, err) = health(&["--url", &format!("http://{addr}/nowhere")], &[]);
+    assert_eq!(code, Some(1));
+    assert!(err.ends_with("answered 404\n") && err.lines().count() == 1, "{err}");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (code, err) = health(&[], &[("WEBSEARCHD_LISTEN", &closed.to_string())]);
+    assert_eq!(code, Some(1));
+    assert!(err.starts_with(&format!("websearchd health: http://{closed}/health: ")) && err.lines().count() == 1);
+    let (code, err) = health(&[], &[("WEBSEARCHD_WORKERS", "zero")]);
+    assert_eq!(code, Some(1), "{err}");
+}
+
 #[test]
 fn state_dir_is_created_private() {
     use std::os::unix::fs::PermissionsExt;
