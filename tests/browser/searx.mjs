@@ -37,6 +37,15 @@ async function readResults(page, what) {
   check(JSON.stringify(failed) === JSON.stringify(expected.failed), `${what}: failed sources listed: ${failed}`);
   const answered = await page.locator('section.sources tr.ok td:nth-child(2)').allTextContents();
   check(answered.length > 0 && answered.every((t) => t === 'answered'), `${what}: answering sources listed`);
+  // Issue 42: names broke mid-word (`ddg_ht|ml`) at 1280 px and on phones. Each name and state is on one line.
+  const broken = await page.locator('section.sources td:nth-child(-n+2)').evaluateAll((cells) =>
+    cells.filter((td) => {
+      const range = document.createRange();
+      range.selectNodeContents(td);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+    }).map((td) => td.textContent));
+  check(broken.length === 0, `${what}: each source's name and state on one line` +
+    (broken.length ? `: broken ${JSON.stringify(broken)}` : ''));
 }
 
 await run(async (browser) => {
