@@ -417,3 +417,60 @@ fn every_worker_extracting_five_hostile_pages_stays_within_64_mb() {
     let answer_max = 6 * websearchd::page::EXTRACT_PAGE_BYTES_MAX + 64 * 1_024;
     assert!(largest < answer_max, "{largest}");
 }
+
+/// Issue 41, item 8: the doors added since (the reader, Tavily's search and extract) under the same hostile pages:
+/// four callers from four addresses each reading the five pages through each door at once, on four workers.
+#[test]
+fn the_reader_and_tavily_doors_reading_hostile_pages_stay_within_64_mb() {
+    const NAMES: [&str; 5] = ["paragraphs", "rows", "nesting", "links", "word"];
+    let site = Upstream::start(|seen| Answer::html(200, hostile(seen.path().trim_start_matches('/'))));
+    let pages: Vec<String> = NAMES.iter().map(|n| format!("/{n}")).collect();
+    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+    let extra = [
+        ("WEBSEARCHD_WORKERS", "4"),
+        ("WEBSEARCHD_CACHE_TTL_S", "0"),
+        ("WEBSEARCHD_FETCH_TIMEOUT_MS", "60000"),
+        ("WEBSEARCHD_SEARCH_DEADLINE_MS", "60000"),
+        ("WEBSEARCHD_TRUSTED_PROXIES", "127.0.0.1"),
+    ];
+    let (server, _source) = extract_server(&site, &pages, &extra);
+    let idle = server.status_bytes("VmHWM:");
+    let urls: Vec<String> = pages.iter().map(|p| site.url(p)).collect();
+    let bodies = [
+        ("/extract", json!({ "urls": urls, "tokens": 8000, "query": "a" })),
+        ("/tavily/extract", json!({ "urls": urls, "format": "text", "query": "a x deep", "chunks_per_source": 5 })),
+        (
+            "/tavily/search",
+            json!({ "query": "hostile a", "search_depth": "advanced", "include_raw_content": true,
+                                   "include_answer": true, "max_results": 5 }),
+        ),
+    ];
+    let addr = server.addr;
+    let calls: Vec<_> = (0..4)
+        .flat_map(|i| bodies.clone().into_iter().map(move |(path, body)| (i, path, body)))
+        .map(|(i, path, body)| {
+            std::thread::spawn(move || {
+                let client = format!("192.0.2.{}", i + 1);
+                let headers = [("Content-Type", "application/json"), ("X-Forwarded-For", client.as_str())];
+                (path, common::request(addr, "POST", path, &headers, body.to_string().as_bytes()))
+            })
+        })
+        .collect();
+    let mut largest = 0;
+    for call in calls {
+        let (path, reply) = call.join().unwrap();
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+        largest = largest.max(reply.body.len());
+    }
+    let peak = server.status_bytes("VmHWM:");
+    eprintln!(
+        "reader and Tavily doors, 4 callers x 3 doors x 5 hostile pages on 4 workers: idle {:.1} MB, peak {:.1} MB, \
+         largest answer {} bytes",
+        idle as f64 / 1e6,
+        peak as f64 / 1e6,
+        largest
+    );
+    assert!(peak < PEAK_RSS_BYTES_MAX, "peak RSS {peak} bytes");
+    // Five pages, each within its markdown bound (a Tavily search's raw content and its passages).
+    assert!(largest < 11 * websearchd::page::EXTRACT_PAGE_BYTES_MAX, "{largest}");
+}
