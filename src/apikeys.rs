@@ -23,6 +23,10 @@ pub const API_KEYS_FILE: &str = "api-keys";
 /// The prefix of generated keys (it makes them easy to find in a secret scanner).
 pub const KEY_PREFIX: &str = "wsk_";
 
+/// The prefix of an agent's key (`apikey new --agent`): it opens the Tavily door only, not the operator's view
+/// (`/core/state`, `/core/meshgraph`).
+pub const AGENT_KEY_PREFIX: &str = "wsa_";
+
 /// The length of a generated key (the prefix and 32 random bytes in base64url); a key typed by hand must be at
 /// least this long, or it is ignored with a warning.
 pub const KEY_LEN_MIN: usize = KEY_PREFIX.len() + 43;
@@ -82,8 +86,17 @@ impl ApiKeys {
     /// `Ok` when `presented` (the `X-WALLET` header) is one of the keys; otherwise the error to send. `client` is the
     /// caller's address key (`http::client_addr::key`): its failed attempts are counted and, past `FAILURES_MAX` in
     /// `FAILURE_WINDOW`, answered with 429 before any key is compared.
+    /// An agent's key (`AGENT_KEY_PREFIX`) is one of the keys but opens the Tavily door only: 403 `api_key_scope`.
     pub fn check(&self, presented: Option<&str>, client: IpAddr, now: Instant) -> Result<(), ApiError> {
-        self.find(presented, client, now).map(|_| ())
+        self.find(presented, client, now)?;
+        if presented.is_some_and(|k| k.trim().starts_with(AGENT_KEY_PREFIX)) {
+            return Err(ApiError::new(
+                403,
+                "api_key_scope",
+                "an agent's key (made with `apikey new --agent`) opens the Tavily door, not the operator's view",
+            ));
+        }
+        Ok(())
     }
 
     /// `check`, with the id of the key found: the first 8 hex digits of its SHA-256 (`key_id`), which names it in
@@ -258,8 +271,13 @@ fn parse_keys(text: &str, path: &Path) -> Vec<String> {
 /// Makes a new key (32 random bytes), appends it to the keys file at `path` (created 0600, with the state
 /// directory 0700 if need be; reached from `state_dir` through `statedir`, never through a link) and returns it.
 pub fn add_new_key(state_dir: &Path, path: &Path, comment: Option<&str>) -> io::Result<String> {
+    add_new_key_with(state_dir, path, comment, KEY_PREFIX)
+}
+
+/// `add_new_key` with `prefix` (`KEY_PREFIX`, or `AGENT_KEY_PREFIX` for an agent's key).
+pub fn add_new_key_with(state_dir: &Path, path: &Path, comment: Option<&str>, prefix: &str) -> io::Result<String> {
     let random = crate::sign::keys::random_bytes::<32>()?;
-    let key = format!("{KEY_PREFIX}{}", base64url_encode(&random));
+    let key = format!("{prefix}{}", base64url_encode(&random));
     let (dir, name) = crate::statedir::locate(state_dir, path, true)?;
     // A file made by hand may be wider open; keys are secrets.
     let mut file = dir.open_append(&name, 0o600)?;

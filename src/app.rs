@@ -1022,7 +1022,7 @@ fn tavily_refusal(refusal: Refusal, key_refused: bool) -> ApiError {
                 401,
                 if key_refused { "api_key_invalid" } else { "payment_required" },
                 format!(
-                    "{who}: send an API key its operator made with `websearchd apikey new` as the Tavily API key, or \
+                    "{who}: send an API key its operator made with `websearchd apikey new --agent` as the Tavily API key, or \
                      pay for the call through x402 (an X-PAYMENT or PAYMENT-SIGNATURE header; the terms are in \
                      detail.x402)"
                 ),

@@ -39,7 +39,10 @@ Usage:
                                             damaged record at OFFSET, and mark the cut so that no sequence
                                             number is reused
   websearchd keygen                         rotate the card and result keys (old public keys stay published)
-  websearchd apikey new [--comment TEXT]    add an API key (core endpoints, Tavily door) and print it (once)
+  websearchd apikey new [--agent] [--comment TEXT]
+                                            add an API key and print it (once): the operator's (the core
+                                            endpoints and the Tavily door), or with --agent an agent's (the
+                                            Tavily door only)
   websearchd verify --body FILE --headers FILE [--jwks FILE|URL]
                                             check a saved signed answer offline (default key set: this
                                             instance's own keys)
@@ -126,6 +129,8 @@ enum Command {
     },
     ApiKeyNew {
         comment: Option<String>,
+        /// An agent's key: the Tavily door only.
+        agent: bool,
     },
     /// The usage of every command, or of the one named (`help CMD`, `CMD --help`).
     Help(Option<String>),
@@ -153,6 +158,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut receipts = None;
     let mut mcp = None;
     let mut comment = None;
+    let mut agent = false;
     let mut truncate_at = None;
     let mut url = None;
     let mut help = false;
@@ -175,6 +181,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
             "--env-file" => env_file = Some(PathBuf::from(value("--env-file")?)),
             "--max-results" => max_results = Some(value("--max-results")?),
             "--extract" => extract = true,
+            "--agent" => agent = true,
             "--body" => body = Some(PathBuf::from(value("--body")?)),
             "--file" => file = Some(value("--file")?),
             "--tokens" => tokens = Some(value("--tokens")?),
@@ -236,7 +243,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Invocation, String> {
                 _ => return Err("verify needs --body FILE and --headers FILE, --mcp FILE, or --receipts FILE".into()),
             },
             Some("apikey") => match positional.next().as_deref() {
-                Some("new") => Command::ApiKeyNew { comment: comment.take() },
+                Some("new") => Command::ApiKeyNew { comment: comment.take(), agent },
                 _ => return Err("apikey needs a subcommand: new".into()),
             },
             Some("search") => {
@@ -334,7 +341,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Command::Verify { body, headers, jwks } => verify(&config, &body, &headers, jwks.as_deref()),
         Command::VerifyMcp { file, jwks } => verify_mcp(&config, &file, jwks.as_deref()),
         Command::VerifyReceipts { receipts, jwks } => verify_receipts(&config, &receipts, jwks.as_deref()),
-        Command::ApiKeyNew { comment } => apikey_new(&config, comment.as_deref()),
+        Command::ApiKeyNew { comment, agent } => apikey_new(&config, comment.as_deref(), agent),
         Command::Mcp => mcp(config),
         _ => serve(config),
     }
@@ -889,15 +896,21 @@ fn key_set(config: &Config, jwks: Option<&std::path::Path>) -> Result<serde_json
 }
 
 /// Adds an API key to the keys file and prints it: the only time it is shown.
-fn apikey_new(config: &Config, comment: Option<&str>) -> ExitCode {
-    match crate::apikeys::add_new_key(&config.state_dir, &config.api_keys_file, comment) {
+fn apikey_new(config: &Config, comment: Option<&str>, agent: bool) -> ExitCode {
+    let prefix = if agent { crate::apikeys::AGENT_KEY_PREFIX } else { crate::apikeys::KEY_PREFIX };
+    match crate::apikeys::add_new_key_with(&config.state_dir, &config.api_keys_file, comment, prefix) {
         Ok(key) => {
             println!("{key}");
-            eprintln!(
-                "added to {} (send it in the X-WALLET header to {}{{/state,/meshgraph}}; it is not shown again)",
-                config.api_keys_file.display(),
-                config.core_path.as_deref().unwrap_or("(core off)")
-            );
+            let file = config.api_keys_file.display();
+            if agent {
+                eprintln!("added to {file} (an agent's key: the Tavily door's API key; it is not shown again)");
+            } else {
+                eprintln!(
+                    "added to {file} (send it in the X-WALLET header to {}{{/state,/meshgraph}}, or as the Tavily \
+                     door's API key; it is not shown again)",
+                    config.core_path.as_deref().unwrap_or("(core off)")
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

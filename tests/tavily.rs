@@ -229,7 +229,7 @@ fn a_paid_instance_answers_keys_and_payments_and_refuses_the_rest() {
     let key = format!("wsk_{}", "k".repeat(43));
     let (_keys, keys_var) = common::api_keys_file(&key);
     let mut env = paid_env(source.url("/html/"), facilitator.url());
-    env.push(keys_var);
+    env.push(keys_var.clone());
     let server = Server::start(&pairs(&env));
     let body = json!({ "query": "rust" }).to_string();
     let call = |auth: Option<&str>, payment: Option<&str>| {
@@ -273,6 +273,14 @@ fn a_paid_instance_answers_keys_and_payments_and_refuses_the_rest() {
     assert_eq!(r.json()["results"].as_array().unwrap().len(), 2);
     let id = websearchd::apikeys::key_id(&key);
     assert_eq!(server.metric(&format!("websearchd_tavily_key_calls_total{{key=\"{id}\"}}")), 1);
+    // An agent's key (`apikey new --agent`) opens the door, not the operator's view.
+    let agent = format!("wsa_{}", "a".repeat(43));
+    std::fs::write(&keys_var.1, format!("{key}\n{agent} # an agent\n")).unwrap();
+    let r = call(Some(&format!("Bearer {agent}")), None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let state = server.request("GET", "/core/state", &[("X-WALLET", agent.as_str())], b"");
+    assert_eq!((state.status, state.error_code().as_str()), (403, "api_key_scope"), "{}", state.text());
+    assert_eq!(server.request("GET", "/core/state", &[("X-WALLET", key.as_str())], b"").status, 200);
     // Older clients send the key in the body.
     let in_body = server.post_json("/tavily/search", &json!({ "query": "rust", "api_key": key }).to_string());
     assert_eq!(in_body.status, 200, "{}", in_body.text());
