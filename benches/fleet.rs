@@ -95,7 +95,7 @@ fn load(addrs: &[SocketAddr], accepted: &Value) -> (f64, f64, f64, f64) {
     let make = move |client: usize, n: u64| {
         let body = br#"{"query":"bench query","max_results":10}"#;
         let head = format!(
-            "POST /service HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+            "POST /service HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
              PAYMENT-SIGNATURE: {}\r\n\r\n",
             body.len(),
             crate::common::pay::Payer::numbered(client as u64, n).v2_header(&accepted)

@@ -136,7 +136,7 @@ fn start_case(
             }
             _ => ("POST", "/service", br#"{"query":"bench query","max_results":10}"#.to_vec()),
         };
-        let mut head = format!("{method} {target} HTTP/1.1\r\nHost: b\r\nContent-Length: {}\r\n", body.len());
+        let mut head = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n", body.len());
         if method == "POST" {
             head.push_str("Content-Type: application/json\r\n");
         }

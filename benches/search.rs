@@ -219,7 +219,7 @@ fn load(addr: SocketAddr, clients: usize, duration: Duration) -> (f64, f64, f64)
     let body = br#"{"query":"bench query","max_results":10}"#;
     let request = [
         format!(
-            "POST /service HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            "POST /service HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             body.len()
         )
         .as_bytes(),

@@ -175,7 +175,7 @@ fn main() {
                         _ => ("GET", "/map/mapstate", String::new(), false),
                     };
                     let mut head = format!(
-                        "{method} {path} HTTP/1.1\r\nHost: s\r\nConnection: close\r\nContent-Length: {}\r\n",
+                        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
                         body.len()
                     );
                     if method == "POST" {

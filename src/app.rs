@@ -35,6 +35,8 @@ pub struct App {
     notary: Option<Notary>,
     notary_resource: Resource,
     api_keys: ApiKeys,
+    /// The names and origins a free instance answers (`origins`).
+    names: crate::origins::Names,
     /// Calls through the Tavily door by API key (`tavily::KeyCounts`).
     tavily_keys: crate::tavily::KeyCounts,
     mesh: Mesh,
@@ -267,6 +269,7 @@ impl App {
             bazaar: None,
             price: None,
         };
+        let names = crate::origins::Names::new(&config.public_url, config.listen, &config.allowed_origins);
         let searx_page = crate::searx::page::Page::new(
             config.map_path.clone(),
             &config.public_url,
@@ -296,6 +299,7 @@ impl App {
             mcp,
             searx_resource,
             searx_page,
+            names,
             // Rendered from the app itself, just below.
             fixed: Fixed::default(),
             health_last: Mutex::new(None),
@@ -513,6 +517,25 @@ impl App {
         let html = crate::searx::gated(&self.searx_page, req)?;
         self.gate.count_challenge(Some(crate::searx::NOT_PAYABLE));
         Some(if html { page } else { json }.clone())
+    }
+
+    /// A browser page of another site, or a name rebound to this instance, may not use a free one (`origins`): the
+    /// doors of a free instance, and of a paid one for a local caller the loopback rule admits, check the request's
+    /// `Host` and `Origin`. `/mcp` checks its own `Origin`s (MCP's rule: loopback pages too), and its `Host` here.
+    /// What is not a door (health, metrics, the documents, the map) is public either way.
+    fn browser_guard(&self, route: Route, req: &Request) -> Result<(), ApiError> {
+        let door = matches!(
+            route,
+            Route::Service | Route::Reader | Route::Mcp | Route::Searx | Route::TavilySearch | Route::TavilyExtract
+        );
+        let free = self.gate.terms().is_none() || (self.gate.free_rules().loopback && req.client.local);
+        if !door || !free {
+            return Ok(());
+        }
+        match self.names.check(req) {
+            Err(e) if route == Route::Mcp && e.code == "origin_refused" => Ok(()),
+            checked => checked,
+        }
     }
 
     /// Whether a free rule might admit this caller (a trial, or the loopback rule for a local one): the reactor then
@@ -1175,7 +1198,8 @@ impl Handler for App {
         } else {
             ApiError::into_response
         };
-        cors(self.route(request).unwrap_or_else(error))
+        let answered = self.browser_guard(self.route_of(request.path()), request).and_then(|()| self.route(request));
+        cors(answered.unwrap_or_else(error))
     }
 
     /// A map layer's document is sent from its shared bytes; the rest as `handle` answers it.
@@ -1197,6 +1221,10 @@ impl Handler for App {
         let route = self.route_of(request.path());
         if matches!(route, Route::Health) && matches!(request.method(), "GET" | "HEAD") {
             return Some(Reply::Prepared(self.health_prepared()));
+        }
+        // A request the browser guard refuses is a worker's to answer (with its 403).
+        if self.browser_guard(route, request).is_err() {
+            return None;
         }
         self.fixed_reply(route, request).map(Reply::Prepared)
     }

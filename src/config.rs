@@ -99,6 +99,8 @@ pub struct Config {
     pub tavily: bool,
     /// Origins (lowercase `scheme://host[:port]`, or `*`) allowed to call `/mcp` besides the public URL's and loopback.
     pub mcp_origins: Vec<String>,
+    /// Browser origins a free instance answers besides its own (`origins`; `*`: every origin).
+    pub allowed_origins: Vec<String>,
     /// The shared store, when `WEBSEARCHD_REDIS_URL` names one.
     pub redis: Option<crate::store::Settings>,
     pub redis_prefix: String,
@@ -732,6 +734,10 @@ impl Config {
         let mcp_origins = r.list("WEBSEARCHD_MCP_ORIGINS", "", "a comma-separated list of origins, or *", |items| {
             items.iter().map(|i| (*i == "*").then(|| "*".to_owned()).or_else(|| origin_of(i))).collect()
         })?;
+        let allowed_origins =
+            r.list("WEBSEARCHD_ALLOWED_ORIGINS", "", "a comma-separated list of origins, or *", |items| {
+                items.iter().map(|i| (*i == "*").then(|| "*".to_owned()).or_else(|| origin_of(i))).collect()
+            })?;
         let redis = r.redis()?;
         let redis_prefix =
             r.choice("WEBSEARCHD_REDIS_PREFIX", "websearchd:", "1 to 64 letters, digits, and : . _ -", |p| {
@@ -950,6 +956,7 @@ impl Config {
             searxng,
             tavily,
             mcp_origins,
+            allowed_origins,
             redis,
             redis_prefix,
             notary_path,

@@ -24,6 +24,7 @@ pub mod mesh;
 pub mod metrics;
 pub mod notary;
 pub mod openapi;
+pub mod origins;
 pub mod page;
 pub mod reader;
 pub mod search;

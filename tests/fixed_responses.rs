@@ -103,7 +103,7 @@ fn spliced_answers_are_whole_and_each_has_its_own_id() {
 /// The request a test hands the application directly.
 fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Request {
     let peer: std::net::SocketAddr = "192.0.2.7:40000".parse().unwrap();
-    let mut wire = format!("{method} {path} HTTP/1.1\r\nHost: a\r\nContent-Length: {}\r\n", body.len());
+    let mut wire = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n", body.len());
     for (name, value) in headers {
         wire.push_str(&format!("{name}: {value}\r\n"));
     }

@@ -414,7 +414,7 @@ fn the_home_page_as_sent_is_within_its_budget() {
     env.extend(common::sources_env(&up, &every.join(",")));
     let server = Server::start(&pairs(&env));
     let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
-    stream.write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").unwrap();
+    stream.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
     let mut sent = Vec::new();
     stream.read_to_end(&mut sent).unwrap();
     let text = String::from_utf8_lossy(&sent);

@@ -425,6 +425,15 @@ pub const VARS: &[VarDoc] = &[
                   admit. 0 turns it off.",
     },
     VarDoc {
+        name: "WEBSEARCHD_ALLOWED_ORIGINS",
+        default: "(none)",
+        allowed: "a comma-separated list of origins (scheme://host[:port]), or *",
+        meaning: "Browser origins a free instance answers besides its own (a request from a page with another \
+                  `Origin` gets 403 `origin_refused`, one naming a host that is not the instance's 403 \
+                  `host_refused`): a browser tool of yours; * allows every origin. A paid instance answers every \
+                  origin (the loopback rule's free calls are checked as on a free instance).",
+    },
+    VarDoc {
         name: "WEBSEARCHD_MCP_ORIGINS",
         default: "(none)",
         allowed: "a comma-separated list of origins (scheme://host[:port]), or *",

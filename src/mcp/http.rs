@@ -196,7 +196,11 @@ pub struct Origins(Vec<String>);
 
 impl Origins {
     pub fn new(list: impl IntoIterator<Item = String>) -> Origins {
-        Origins(list.into_iter().map(|o| without_default_port(&o.to_ascii_lowercase()).to_owned()).collect())
+        Origins(
+            list.into_iter()
+                .map(|o| crate::origins::without_default_port(&o.to_ascii_lowercase()).to_owned())
+                .collect(),
+        )
     }
 }
 
@@ -204,7 +208,7 @@ impl Origins {
 /// machine; a rebinding attacker's page keeps its own origin). Origins are compared without a scheme's default port.
 pub fn origin_allowed(origin: &str, allowed: &Origins) -> bool {
     let lowercase = origin.to_ascii_lowercase();
-    let origin = without_default_port(&lowercase);
+    let origin = crate::origins::without_default_port(&lowercase);
     if allowed.0.iter().any(|a| a == "*" || a == origin) {
         return true;
     }
@@ -222,19 +226,6 @@ pub fn origin_allowed(origin: &str, allowed: &Origins) -> bool {
         }
         _ => false,
     }
-}
-
-/// An origin (lowercase) without its scheme's default port: `https://host:443` is `https://host`, and
-/// `http://host:80` is `http://host`.
-fn without_default_port(origin: &str) -> &str {
-    let default = if origin.starts_with("https://") {
-        ":443"
-    } else if origin.starts_with("http://") {
-        ":80"
-    } else {
-        return origin;
-    };
-    origin.strip_suffix(default).unwrap_or(origin)
 }
 
 fn rpc_error(status: u16, e: &RpcError) -> Response {

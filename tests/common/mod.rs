@@ -379,7 +379,12 @@ pub fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &st
 }
 
 pub fn write_request(stream: &mut TcpStream, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
-    let mut raw = format!("{method} {path} HTTP/1.1\r\nHost: test\r\n");
+    // The server's own address, as a client that was given it names it (a free instance answers its own names).
+    let host = stream.peer_addr().map_or_else(|_| "localhost".to_owned(), |a| a.to_string());
+    let mut raw = format!("{method} {path} HTTP/1.1\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        raw.push_str(&format!("Host: {host}\r\n"));
+    }
     for (k, v) in headers {
         raw.push_str(&format!("{k}: {v}\r\n"));
     }

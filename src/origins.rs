@@ -1,0 +1,192 @@
+//! Who may call a free instance from a browser (issue 41, item 6). A free instance answers whoever reaches it, so a
+//! page on another site must not be able to use it through its visitor's browser, nor read its answers: a request
+//! whose `Origin` is not the instance's own (or one the operator allows, `WEBSEARCHD_ALLOWED_ORIGINS`) is refused
+//! with 403 `origin_refused`, and one whose `Host` is not one of the instance's names (a DNS-rebinding name that
+//! resolves to it) with 403 `host_refused`, on every door. A client that sends no `Origin` (a program: curl, an
+//! SDK, an agent) is not a browser page and is answered; the instance's own page sends its own origin. A paid
+//! instance answers every origin (payment is the gate), but a call the loopback rule would let through free is
+//! checked as on a free instance.
+
+use crate::error::ApiError;
+use crate::http::Request;
+
+/// The names and origins a free instance answers, made once at start.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// Host names (lowercase, without a port or a trailing dot; IPv6 in brackets).
+    hosts: Vec<String>,
+    /// Origins (lowercase, without the scheme's default port).
+    origins: Vec<String>,
+    /// `*` among the allowed origins: every origin (the `Host` is still checked).
+    any_origin: bool,
+}
+
+/// The names every instance answers to on this machine.
+const LOCAL_HOSTS: [&str; 4] = ["localhost", "127.0.0.1", "[::1]", "localhost.localdomain"];
+
+impl Names {
+    /// The instance's names: its public URL's host, its listen address (unless a wildcard), the loopback names, and
+    /// the hosts of the `allowed` origins; its origins: the public URL's and the `allowed` ones (`*`: all).
+    pub fn new(public_url: &str, listen: std::net::SocketAddr, allowed: &[String]) -> Names {
+        let mut names = Names::default();
+        let add_origin = |names: &mut Names, origin: &str| {
+            let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+            if origin == "*" {
+                names.any_origin = true;
+                return;
+            }
+            if let Some(host) = authority(&origin).map(host_of) {
+                names.hosts.push(host);
+            }
+            names.origins.push(without_default_port(&origin).to_owned());
+        };
+        add_origin(&mut names, origin_of(public_url));
+        for origin in allowed {
+            add_origin(&mut names, origin);
+        }
+        if !listen.ip().is_unspecified() {
+            names.hosts.push(host_of(&listen.to_string()));
+        }
+        names.hosts.extend(LOCAL_HOSTS.iter().map(|h| (*h).to_owned()));
+        names.hosts.sort();
+        names.hosts.dedup();
+        names
+    }
+
+    /// `Ok` when the request's `Host` is one of the names (or absent) and its `Origin` is absent, the instance's own
+    /// (the public URL's, or the one its `Host` names: the instance's page), or allowed; else 403 saying which.
+    pub fn check(&self, req: &Request) -> Result<(), ApiError> {
+        let host = req.header("host").map(|h| h.trim().to_ascii_lowercase());
+        if let Some(host) = &host {
+            let name = host_of(host);
+            if !self.hosts.contains(&name) {
+                return Err(ApiError::new(
+                    403,
+                    "host_refused",
+                    format!(
+                        "this free instance does not answer to the name {name:?} (a page may have pointed a name of \
+                         its own at it); it answers to its public URL's host, this machine's names and the hosts of \
+                         WEBSEARCHD_ALLOWED_ORIGINS (set WEBSEARCHD_PUBLIC_URL to the name you use)"
+                    ),
+                ));
+            }
+        }
+        let mut origins = req.headers().iter().filter(|(n, _)| n.eq_ignore_ascii_case("origin"));
+        let Some((_, origin)) = origins.next() else { return Ok(()) };
+        let refused = |what: String| {
+            ApiError::new(
+                403,
+                "origin_refused",
+                format!(
+                    "{what}: a page on another site may not call this free instance through its visitor's browser \
+                     (WEBSEARCHD_ALLOWED_ORIGINS allows a browser tool of yours)"
+                ),
+            )
+        };
+        if origins.next().is_some() {
+            return Err(refused("a request may carry one Origin header, not several".into()));
+        }
+        let Ok(origin) = std::str::from_utf8(origin) else {
+            return Err(refused("the Origin header is not UTF-8".into()));
+        };
+        let origin = origin.trim().to_ascii_lowercase();
+        let origin = without_default_port(&origin);
+        let own = host.as_deref().is_some_and(|h| {
+            [("http://", h), ("https://", h)].iter().any(|(scheme, h)| {
+                origin.strip_prefix(scheme).is_some_and(|rest| without_default_port(rest) == without_port_of(scheme, h))
+            })
+        });
+        if self.any_origin || own || self.origins.iter().any(|o| o == origin) {
+            Ok(())
+        } else {
+            Err(refused(format!("the Origin {origin:?} is not this instance's")))
+        }
+    }
+}
+
+/// `scheme://authority` of a URL (what its origin is).
+fn origin_of(url: &str) -> &str {
+    let Some((scheme, rest)) = url.split_once("://") else { return url };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    url.get(..scheme.len() + 3 + end).unwrap_or(url)
+}
+
+/// The authority of an origin (`host[:port]`), without userinfo.
+fn authority(origin: &str) -> Option<&str> {
+    let rest = origin.split_once("://")?.1;
+    Some(rest.rsplit_once('@').map_or(rest, |(_, a)| a))
+}
+
+/// The host of an authority: without its port and a trailing dot, IPv6 kept in brackets.
+fn host_of(authority: &str) -> String {
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => format!("[{}]", v6.split(']').next().unwrap_or("")),
+        None => authority.split(':').next().unwrap_or("").to_owned(),
+    };
+    host.trim_end_matches('.').to_owned()
+}
+
+/// An origin without its scheme's default port (`https://host:443` is `https://host`).
+pub fn without_default_port(origin: &str) -> &str {
+    let default = if origin.starts_with("https://") {
+        ":443"
+    } else if origin.starts_with("http://") {
+        ":80"
+    } else {
+        return origin;
+    };
+    origin.strip_suffix(default).unwrap_or(origin)
+}
+
+/// A `Host` header's authority as an origin of `scheme` would write it (without that scheme's default port).
+fn without_port_of<'a>(scheme: &str, host: &'a str) -> &'a str {
+    let default = if scheme == "https://" { ":443" } else { ":80" };
+    host.strip_suffix(default).unwrap_or(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(headers: &[(&str, &str)]) -> Request {
+        let mut raw = String::from("POST /service HTTP/1.1\r\n");
+        for (k, v) in headers {
+            raw.push_str(&format!("{k}: {v}\r\n"));
+        }
+        raw.push_str("Content-Length: 0\r\n\r\n");
+        let peer: std::net::SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let client = crate::http::client_addr::Client { ip: peer.ip(), local: true };
+        Request::from_wire(raw.into_bytes(), peer, client, crate::http::RequestId::from_bits(1)).unwrap()
+    }
+
+    #[test]
+    fn names_origins_and_what_they_refuse() {
+        let listen: std::net::SocketAddr = "127.0.0.1:8402".parse().unwrap();
+        let names = Names::new("https://search.example.org/", listen, &["https://tool.example:8443".to_owned()]);
+        let code = |headers: &[(&str, &str)]| names.check(&request(headers)).err().map(|e| e.code);
+        // Programs: no Origin.
+        assert_eq!(code(&[("Host", "127.0.0.1:8402")]), None);
+        assert_eq!(code(&[("Host", "localhost:8402")]), None);
+        assert_eq!(code(&[("Host", "search.example.org")]), None);
+        assert_eq!(code(&[]), None, "no Host: not a browser's request");
+        // The instance's own page, under the name it was opened with; the public URL; the allowed tool.
+        assert_eq!(code(&[("Host", "127.0.0.1:8402"), ("Origin", "http://127.0.0.1:8402")]), None);
+        assert_eq!(code(&[("Host", "search.example.org"), ("Origin", "https://search.example.org")]), None);
+        assert_eq!(code(&[("Host", "127.0.0.1:8402"), ("Origin", "https://search.example.org:443")]), None);
+        assert_eq!(code(&[("Host", "localhost:8402"), ("Origin", "https://tool.example:8443")]), None);
+        // Others.
+        assert_eq!(code(&[("Host", "127.0.0.1:8402"), ("Origin", "https://evil.example")]), Some("origin_refused"));
+        assert_eq!(code(&[("Host", "127.0.0.1:8402"), ("Origin", "null")]), Some("origin_refused"));
+        assert_eq!(code(&[("Host", "127.0.0.1:8402"), ("Origin", "http://127.0.0.1:9999")]), Some("origin_refused"));
+        assert_eq!(code(&[("Host", "evil.example:8402")]), Some("host_refused"), "a rebinding name");
+        assert_eq!(
+            code(&[("Host", "evil.example:8402"), ("Origin", "http://evil.example:8402")]),
+            Some("host_refused")
+        );
+        let two = [("Host", "127.0.0.1:8402"), ("Origin", "http://127.0.0.1:8402"), ("Origin", "https://evil.example")];
+        assert_eq!(code(&two), Some("origin_refused"));
+        let every = Names::new("http://127.0.0.1:8402", listen, &["*".to_owned()]);
+        assert!(every.check(&request(&[("Host", "127.0.0.1"), ("Origin", "https://any.example")])).is_ok());
+        assert!(every.check(&request(&[("Host", "evil.example")])).is_err(), "the Host is still checked");
+    }
+}
