@@ -1,6 +1,6 @@
 //! Text files the binary carries deflated: `build.rs` deflates them into OUT_DIR (`deflated!` includes one) and
-//! they are inflated once, at start, with the flate2 the map feeds link anyway. Text compresses to a quarter or a
-//! third of its size; the code to inflate it is already there.
+//! they are inflated once (at start; the IDNA tables at first use) with the flate2 the map feeds link anyway. Text
+//! compresses to a quarter or a third of its size; the code to inflate it is already there.
 
 /// The deflated bytes of the file `$path` (relative to the crate's root, as `build.rs` lists it).
 macro_rules! deflated {

@@ -14,6 +14,7 @@ pub mod embedded;
 pub mod error;
 pub mod fetch;
 pub mod http;
+pub mod idna;
 pub mod jcs;
 pub mod journal;
 pub mod json_out;
