@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::upstream::{Answer, Seen, Upstream};
-use common::{own_fixture, shared_fixture, Server};
+use common::{own_fixture, searxng_answer, shared_fixture, Server};
 use serde_json::{json, Value};
 
 /// Every provider's own recorded (or hand-written) results page.
@@ -200,16 +200,6 @@ fn domain_filters_on_a_recorded_duckduckgo_page() {
     assert_eq!(kept.get(..expected.len()).unwrap(), expected, "the others, in order");
     assert!(kept.iter().all(|u| host(u) != first_host));
     assert!(a["sources"][0]["removed"].as_u64().unwrap() >= 1, "{a}");
-}
-
-/// A SearXNG answer whose results are `urls`.
-fn searxng_answer(urls: &[String]) -> Vec<u8> {
-    let results: Vec<Value> = urls
-        .iter()
-        .enumerate()
-        .map(|(i, u)| json!({ "url": u, "title": format!("Page {i}"), "content": "a page", "engine": "x" }))
-        .collect();
-    json!({ "query": "q", "results": results, "unresponsive_engines": [] }).to_string().into_bytes()
 }
 
 fn article(n: &str) -> Vec<u8> {

@@ -6,6 +6,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::urls::Host;
+
 /// Why an untrusted URL is not fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
@@ -188,67 +190,17 @@ fn parse_port(p: &str) -> Result<u16, Refusal> {
     p.parse().map_err(|_| Refusal::Url(format!("bad port {p:?}")))
 }
 
-/// Lowercases a host and turns every IP literal notation into its standard form: `[v6]` into the address, and
-/// decimal, octal, hexadecimal and short IPv4 forms (`2130706433`, `0177.0.0.1`, `0x7f.1`, `127.1`) into dotted
-/// decimal, as browsers and resolvers read them.
+/// A host as a browser reads it (`urls::Host::parse`: escapes, compatibility forms and case mapped, labels of other
+/// than ASCII in punycode, decimal, octal, hexadecimal and short IPv4 forms such as `2130706433`, `0177.0.0.1`,
+/// `0x7f.1` or `127.1` in dotted decimal, `[v6]` as the address without brackets), so that the guard judges the
+/// host a request then goes to; a domain must also be a name DNS can hold (`urls::valid_host`).
 pub fn normalize_host(host: &str) -> Result<String, Refusal> {
-    let host = host.to_ascii_lowercase();
-    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        let ip: Ipv6Addr = v6.parse().map_err(|_| Refusal::Url(format!("bad IPv6 literal {v6:?}")))?;
-        return Ok(ip.to_string());
+    match crate::urls::Host::parse(host) {
+        Some(Host::Ipv6(ip)) => Ok(crate::urls::ipv6_text(&ip)),
+        Some(Host::Domain(d)) if !crate::urls::valid_host(&d) => Err(Refusal::Url(format!("bad host {d:?}"))),
+        Some(h) => Ok(h.to_string()),
+        None => Err(Refusal::Url(format!("bad host {host:?}"))),
     }
-    let host = host.strip_suffix('.').unwrap_or(&host).to_owned();
-    if host.is_empty() || !crate::urls::valid_host(&host) {
-        return Err(Refusal::Url(format!("bad host {host:?}")));
-    }
-    // WHATWG: a host whose last label is numeric is an IPv4 address (and must parse as one).
-    let last = host.rsplit('.').next().unwrap_or("");
-    let numeric = |s: &str| !s.is_empty() && (s.bytes().all(|b| b.is_ascii_digit()) || is_hex_label(s));
-    if numeric(last) {
-        return parse_ipv4(&host).map(|ip| ip.to_string()).ok_or_else(|| Refusal::Url(format!("bad IPv4 {host:?}")));
-    }
-    Ok(host)
-}
-
-fn is_hex_label(s: &str) -> bool {
-    (s.starts_with("0x") || s.starts_with("0X")) && s.get(2..).is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-/// The WHATWG IPv4 parser: 1 to 4 parts, each decimal, `0x` hex or `0`-prefixed octal; the last fills the rest.
-pub fn parse_ipv4(host: &str) -> Option<Ipv4Addr> {
-    let parts: Vec<&str> = host.split('.').collect();
-    if parts.is_empty() || parts.len() > 4 {
-        return None;
-    }
-    let mut nums = Vec::with_capacity(4);
-    for p in &parts {
-        let n = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
-            if h.is_empty() {
-                0
-            } else {
-                u64::from_str_radix(h, 16).ok()?
-            }
-        } else if p.len() > 1 && p.starts_with('0') {
-            u64::from_str_radix(p.get(1..)?, 8).ok()?
-        } else {
-            p.parse::<u64>().ok()?
-        };
-        nums.push(n);
-    }
-    let (last, init) = nums.split_last()?;
-    if init.iter().any(|&n| n > 255) {
-        return None;
-    }
-    let remaining_bits = 8 * (4 - init.len() as u32);
-    if *last >= 1u64 << remaining_bits {
-        return None;
-    }
-    let mut value: u64 = 0;
-    for (i, n) in init.iter().enumerate() {
-        value |= n << (24 - 8 * i as u32);
-    }
-    value |= last;
-    Some(Ipv4Addr::from(value as u32))
 }
 
 /// `Err(range name)` for addresses that are never fetched: every block of the IANA IPv4 and IPv6 special-purpose

@@ -188,44 +188,36 @@ fn check_origin(req: &Request, allowed: &Origins) -> Result<(), RpcError> {
     }
 }
 
-/// The origins `/mcp` allows besides loopback ones, as compared: lowercase, without a scheme's default port (as
-/// browsers send them: a public URL written `https://host:443` is the origin `https://host`). Made once, with the
-/// door.
+/// The origins `/mcp` allows besides loopback ones, as compared: as a browser serializes them
+/// (`urls::serialized_origin`: lowercase, the host as a browser reads it, without a scheme's default port, so a
+/// public URL written `https://host:443` is the origin `https://host`). Made once, with the door.
 #[derive(Debug, Clone, Default)]
 pub struct Origins(Vec<String>);
 
 impl Origins {
     pub fn new(list: impl IntoIterator<Item = String>) -> Origins {
-        Origins(
-            list.into_iter()
-                .map(|o| crate::origins::without_default_port(&o.to_ascii_lowercase()).to_owned())
-                .collect(),
-        )
+        Origins(list.into_iter().map(|o| if o == "*" { o } else { comparable(&o) }).collect())
     }
 }
 
+/// An origin as compared: an http(s) one as a browser serializes it, another (an extension's `chrome-extension://id`)
+/// lowercase, as written.
+fn comparable(origin: &str) -> String {
+    crate::urls::serialized_origin(origin).unwrap_or_else(|| origin.to_ascii_lowercase())
+}
+
 /// Whether a browser `Origin` may call: a listed one (or `*`), or a loopback one (a page the user serves on this
-/// machine; a rebinding attacker's page keeps its own origin). Origins are compared without a scheme's default port.
+/// machine; a rebinding attacker's page keeps its own origin). Origins are compared as browsers serialize them.
 pub fn origin_allowed(origin: &str, allowed: &Origins) -> bool {
-    let lowercase = origin.to_ascii_lowercase();
-    let origin = crate::origins::without_default_port(&lowercase);
-    if allowed.0.iter().any(|a| a == "*" || a == origin) {
+    if allowed.0.iter().any(|a| a == "*") {
         return true;
     }
-    let Some(authority) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
-        return false;
-    };
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().map(|h| format!("[{h}]")),
-        None => authority.split(':').next().map(str::to_owned),
-    };
-    let port_ok = |rest: &str| rest.is_empty() || rest.strip_prefix(':').is_some_and(|p| p.parse::<u16>().is_ok());
-    match host {
-        Some(h) if matches!(h.as_str(), "localhost" | "127.0.0.1" | "[::1]") => {
-            authority.strip_prefix(h.as_str()).is_some_and(port_ok)
-        }
-        _ => false,
-    }
+    // An origin is `scheme://host[:port]` alone.
+    let alone = origin.split_once("://").is_some_and(|(_, rest)| !rest.contains(['/', '\\', '?', '#', '@']));
+    let compared = comparable(origin);
+    alone
+        && (allowed.0.contains(&compared)
+            || crate::urls::host(&compared).is_some_and(|h| matches!(h.as_str(), "localhost" | "127.0.0.1" | "[::1]")))
 }
 
 fn rpc_error(status: u16, e: &RpcError) -> Response {
@@ -366,6 +358,25 @@ mod tests {
             "https://search.example:444",
         ] {
             assert!(!origin_allowed(refused, &listed), "{refused}");
+        }
+        // Issue 41: hosts as a browser reads them; an origin of another scheme as written.
+        let idn = Origins::new(["https://Bücher.example".to_owned(), "chrome-extension://AbC".to_owned()]);
+        for ok in [
+            "https://xn--bcher-kva.example",
+            "https://BÜCHER.example:443",
+            "chrome-extension://abc",
+            "http://127.1:8080",
+            "http://ｌocalhost",
+        ] {
+            assert!(origin_allowed(ok, &idn), "{ok}");
+        }
+        for refused in [
+            "https://bucher.example",
+            "chrome-extension://abd",
+            "https://xn--bcher-kva.example/x",
+            "http://u@localhost",
+        ] {
+            assert!(!origin_allowed(refused, &idn), "{refused}");
         }
         assert!(origin_allowed("https://anything.example", &Origins::new(["*".to_owned()])));
         assert!(origin_allowed("https://anything.example", &Origins::new(["HTTPS://Anything.Example:443".to_owned()])));

@@ -388,10 +388,11 @@ fn domains(fields: &Map<String, Value>, field: &'static str, codes: &DomainsCode
     Ok(out)
 }
 
-/// A host name in its one form: trimmed, lowercase, a final dot dropped, each label of other than ASCII in punycode
-/// (`xn--`). Refused, with the kind of fault and why: an empty name, a URL, a path, a port, or a name that is not a
-/// host name (a character outside letters, digits and hyphens, an empty label, a label over 63 bytes, a name over
-/// `DOMAIN_BYTES_MAX`).
+/// A host name in its one form: trimmed, as a browser reads a host (`urls::Host`: lowercase, compatibility forms
+/// mapped, each label of other than ASCII in punycode, `xn--`; an IPv4 address in any form dotted), a final dot
+/// dropped. Refused, with the kind of fault and why: an empty name, a URL, a path, a port, or a name that is not a
+/// host name (one a browser cannot read, a character outside letters, digits and hyphens, an empty label, a label
+/// over 63 bytes, a name over `DOMAIN_BYTES_MAX`).
 pub fn domain(raw: &str) -> Result<String, (&'static str, &'static str)> {
     let name = raw.trim();
     if name.is_empty() || name == "." {
@@ -410,31 +411,10 @@ pub fn domain(raw: &str) -> Result<String, (&'static str, &'static str)> {
     if name.len() > DOMAIN_BYTES_MAX * 4 {
         return Err(("invalid", "is not a host name"));
     }
-    // The dots and letters of other widths are those of ASCII, as browsers read them (`ｅxample。com`).
-    let name: String = name
-        .chars()
-        .map(|c| match c {
-            '\u{3002}' | '\u{FF0E}' | '\u{FF61}' => '.',
-            '\u{FF01}'..='\u{FF5E}' => char::from_u32(u32::from(c) - 0xFEE0).unwrap_or(c),
-            c => c,
-        })
-        .collect();
-    let name = name.strip_suffix('.').unwrap_or(&name).to_lowercase();
-    let mut out = String::with_capacity(name.len());
-    for label in name.split('.') {
-        if !out.is_empty() {
-            out.push('.');
-        }
-        if label.chars().count() > 63 {
-            return Err(("invalid", "is not a host name"));
-        }
-        if label.is_ascii() {
-            out.push_str(label);
-        } else {
-            out.push_str("xn--");
-            out.push_str(&punycode(label).ok_or(("invalid", "is not a host name"))?);
-        }
-    }
+    // The name as a browser reads a host (`urls::Host`: compatibility forms such as `ｅ` or `ⓔ`, case, the
+    // ideographic full stops, punycode), so that it is compared with the results' hosts read the same way.
+    let host = crate::urls::Host::parse(name).ok_or(("invalid", "is not a host name"))?.to_string();
+    let out = host.strip_suffix('.').unwrap_or(&host).to_owned();
     let label_ok = |l: &str| {
         !l.is_empty()
             && l.len() <= 63
@@ -448,71 +428,11 @@ pub fn domain(raw: &str) -> Result<String, (&'static str, &'static str)> {
     Ok(out)
 }
 
-/// A label in punycode (RFC 3492), without its `xn--` prefix; `None` on overflow (a label no host name has).
-fn punycode(label: &str) -> Option<String> {
-    const BASE: u32 = 36;
-    const T_MIN: u32 = 1;
-    const T_MAX: u32 = 26;
-    let digit = |d: u32| char::from(if d < 26 { b'a' + d as u8 } else { b'0' + (d - 26) as u8 });
-    let adapt = |mut delta: u32, points: u32, first: bool| {
-        delta /= if first { 700 } else { 2 };
-        delta += delta / points;
-        let mut k = 0;
-        while delta > ((BASE - T_MIN) * T_MAX) / 2 {
-            delta /= BASE - T_MIN;
-            k += BASE;
-        }
-        k + (BASE * delta) / (delta + 38)
-    };
-    let chars: Vec<u32> = label.chars().map(u32::from).collect();
-    let mut out: String = label.chars().filter(char::is_ascii).collect();
-    let basic = u32::try_from(out.len()).ok()?;
-    if basic > 0 {
-        out.push('-');
-    }
-    let (mut n, mut delta, mut bias, mut handled) = (128u32, 0u32, 72u32, basic);
-    let total = u32::try_from(chars.len()).ok()?;
-    while handled < total {
-        let m = chars.iter().copied().filter(|&c| c >= n).min()?;
-        delta = delta.checked_add((m - n).checked_mul(handled + 1)?)?;
-        n = m;
-        for &c in &chars {
-            if c < n {
-                delta = delta.checked_add(1)?;
-            }
-            if c == n {
-                let mut q = delta;
-                let mut k = BASE;
-                loop {
-                    let t = if k <= bias {
-                        T_MIN
-                    } else if k >= bias + T_MAX {
-                        T_MAX
-                    } else {
-                        k - bias
-                    };
-                    if q < t {
-                        break;
-                    }
-                    out.push(digit(t + (q - t) % (BASE - t)));
-                    q = (q - t) / (BASE - t);
-                    k += BASE;
-                }
-                out.push(digit(q));
-                bias = adapt(delta, handled + 1, handled == basic);
-                delta = 0;
-                handled += 1;
-            }
-        }
-        delta = delta.checked_add(1)?;
-        n = n.checked_add(1)?;
-    }
-    Some(out)
-}
-
-/// Whether `host` is `domain` or one of its subdomains.
+/// Whether `host` (as `urls::host` gives it, a final dot aside) is `domain` or one of its subdomains; an IP address
+/// is only itself.
 fn covers(domain: &str, host: &str) -> bool {
-    host == domain || host.strip_suffix(domain).is_some_and(|rest| rest.ends_with('.'))
+    let ip = host.starts_with('[') || host.rsplit('.').next().is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
+    host == domain || !ip && host.strip_suffix(domain).is_some_and(|rest| rest.ends_with('.'))
 }
 
 /// What a source is sent for a search: the query (with its `site:` operators), the parameters to add to its URL or
@@ -533,28 +453,17 @@ impl Ask {
 }
 
 impl Controls {
-    /// Whether a result at `url` passes the domain filters (a URL without a host passes none).
+    /// Whether a result at `url` passes the domain filters. Its host is the one a browser opens (`urls::host`):
+    /// `https://ⓔⓥⓘⓛ.com/` is evil.com and `http://2130706433/` is 127.0.0.1; a URL whose host a browser cannot
+    /// read passes no filter.
     pub fn admits(&self, url: &str) -> bool {
         if self.include_domains.is_empty() && self.exclude_domains.is_empty() {
             return true;
         }
-        // Fail closed on a host written to look like another (an escape, a backslash browsers read as a slash).
-        let authority = url.split_once("://").map_or("", |(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""));
-        if authority.contains(['%', '\\']) {
-            return false;
-        }
         let Some(host) = super::url::host(url) else { return false };
-        let host = match domain(&host) {
-            Ok(host) => host,
-            // A host no domain filter can name (an underscore in a label, an IPv6 literal) is one that
-            // include_domains leaves out; exclude_domains leaves it out only if one of its entries covers it.
-            Err(_) if self.include_domains.is_empty() && host.is_ascii() && super::url::valid_host(&host) => {
-                host.trim_end_matches('.').to_owned()
-            }
-            Err(_) => return false,
-        };
-        (self.include_domains.is_empty() || self.include_domains.iter().any(|d| covers(d, &host)))
-            && !self.exclude_domains.iter().any(|d| covers(d, &host))
+        let host = host.strip_suffix('.').unwrap_or(&host);
+        (self.include_domains.is_empty() || self.include_domains.iter().any(|d| covers(d, host)))
+            && !self.exclude_domains.iter().any(|d| covers(d, host))
     }
 
     /// The control `kind` cannot honour for this search (its name), or why the source cannot add a result (its
@@ -813,16 +722,19 @@ mod tests {
         assert_eq!(asked(&long), Err("include_domains_invalid"), "a label over 63 bytes");
     }
 
-    /// RFC 3492's samples, and the names browsers show.
+    /// The names as browsers read them.
     #[test]
-    fn punycode_as_the_rfc_writes_it() {
-        assert_eq!(punycode("bücher").as_deref(), Some("bcher-kva"));
-        assert_eq!(punycode("münchen").as_deref(), Some("mnchen-3ya"));
-        assert_eq!(punycode("例え").as_deref(), Some("r8jz45g"));
-        assert_eq!(punycode("他们为什么不说中文").as_deref(), Some("ihqwcrb4cv8a8dqg056pqjye"));
+    fn domains_are_read_as_browsers_read_hosts() {
         assert_eq!(domain("ÄPFEL.de"), Ok("xn--pfel-koa.de".to_owned()));
-        // Letters and dots of other widths are ASCII's, as browsers read them.
-        assert_eq!(domain("ｅvil。com"), Ok("evil.com".to_owned()));
+        for look_alike in ["ｅvil。com", "𝐞𝐯𝐢𝐥.com", "ⓔⓥⓘⓛ.com", "eviⅼ.com", "evil.cℴm", "EVIL.COM.", "xn--evil-.com"]
+        {
+            let expected = if look_alike.starts_with("xn--") { Err("invalid") } else { Ok("evil.com".to_owned()) };
+            assert_eq!(domain(look_alike).map_err(|e| e.0), expected, "{look_alike}");
+        }
+        for numeric in ["127.0.0.1", "2130706433", "0x7f.1", "127.1", "0177.0.0.1"] {
+            assert_eq!(domain(numeric), Ok("127.0.0.1".to_owned()), "{numeric}");
+        }
+        assert_eq!(domain("1.2.3.4.5").map_err(|e| e.0), Err("invalid"), "a number last, and no IPv4 address");
     }
 
     /// A name's bounds are checked before its conversion, whose cost is the square of a label's length: a 16 KB
@@ -836,16 +748,64 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
     }
 
+    /// Issue 41: a host is the one a browser opens, whatever its notation: compatibility forms (fullwidth,
+    /// mathematical, enclosed, Roman numerals, letterlike symbols), the ideographic full stops, escapes, a backslash
+    /// (the end of the authority to a browser), numeric IPv4 forms.
+    #[track_caller]
+    fn left_out(c: &Controls, urls: &[&str]) {
+        for url in urls {
+            assert!(!c.admits(url), "{url:?}");
+        }
+    }
+
     #[test]
-    fn a_host_written_to_look_like_another_passes_no_filter() {
+    fn a_host_written_to_look_like_another_is_that_host() {
+        let x = controls(r#"{"exclude_domains":["evil.com"]}"#);
+        let look_alikes = [
+            "https://ｅvil.com/",
+            "https://evil。com/",
+            "https://evil%2Ecom/",
+            "https://𝐞𝐯𝐢𝐥.com/",
+            "https://ⓔⓥⓘⓛ.com/",
+            "https://eviⅼ.com/",
+            "https://evil.cℴm/",
+            "https://ＥＶＩＬ．ＣＯＭ/",
+            "https://ev\u{AD}il.com/",
+            "https://www.𝓮𝓿𝓲𝓵.com/",
+            "https://evil.com\\@good.com/",
+        ];
+        left_out(&x, &look_alikes);
+        assert!(
+            x.admits("https://good.com/")
+                && x.admits("https://notevil.com/")
+                && x.admits("https://good.com\\@evil.com/")
+        );
+        let ip = controls(r#"{"exclude_domains":["127.0.0.1"]}"#);
+        left_out(
+            &ip,
+            &["http://2130706433/", "http://0x7f.1/", "http://127.1/", "http://0177.0.0.1/", "http://１２７.０.０.１/"],
+        );
+        assert!(ip.admits("http://127.0.0.2/") && ip.admits("http://1.127.0.0.1.example/"));
         let c = controls(r#"{"include_domains":["python.org"]}"#);
         assert!(!c.admits("https://evil.com\\@python.org/"), "a backslash ends the authority in a browser");
-        assert!(!c.admits("https://python%2Eorg/"));
+        assert!(c.admits("https://python%2Eorg/") && c.admits("https://ｐｙｔｈｏｎ.org/"));
+    }
+
+    /// With a filter set, a host a browser cannot read is left out (without one, everything passes).
+    #[test]
+    fn a_host_no_browser_reads_passes_no_filter() {
         let x = controls(r#"{"exclude_domains":["evil.com"]}"#);
-        assert!(!x.admits("https://ｅvil.com/"), "a fullwidth letter");
-        assert!(!x.admits("https://evil。com/"), "an ideographic full stop");
-        assert!(!x.admits("https://evil%2Ecom/"));
-        assert!(x.admits("https://good.com/"));
+        let unreadable = [
+            "https://evil\u{0}.com/",
+            "https://e%ffvil.com/",
+            "https://xn--evil-.com/",
+            "https://1.2.3.4.5/",
+            "https://a\u{2488}.com/",
+            "https://exa mple.com/",
+            "https:///",
+        ];
+        left_out(&x, &unreadable);
+        assert!(controls("{}").admits("https://1.2.3.4.5/"));
     }
 
     #[test]
@@ -914,17 +874,17 @@ mod tests {
         assert!(controls("{}").admits("not a url"), "no filters: everything");
     }
 
-    /// A host that is no domain name a filter could hold (an underscore, an IPv6 literal) is refused by
-    /// include_domains, and by exclude_domains only when one of its entries covers it.
+    /// A host that is no domain name a filter could hold (an underscore, an IPv6 literal) is a host all the same:
+    /// covered by a domain it is under, never by another.
     #[test]
-    fn a_host_no_filter_can_name_is_excluded_only_when_covered() {
+    fn a_host_no_filter_can_name_is_covered_by_its_domain() {
         let x = controls(r#"{"exclude_domains":["evil.com"]}"#);
         assert!(x.admits("https://my_host.example.com/"));
         assert!(x.admits("http://[::1]:8080/"));
         assert!(!x.admits("https://my_host.evil.com/"), "an excluded domain's host with an underscore");
         assert!(!x.admits("https://My_Host.Evil.com./"));
         let c = controls(r#"{"include_domains":["example.com"]}"#);
-        assert!(!c.admits("https://my_host.example.com/"));
+        assert!(c.admits("https://my_host.example.com/"));
         assert!(!c.admits("http://[::1]/"));
     }
 

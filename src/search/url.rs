@@ -5,27 +5,6 @@
 /// nowhere.
 pub const RESULT_URL_BYTES_MAX: usize = 4_096;
 
-/// Decodes `%XX` escapes once; `+` stays as it is. Invalid escapes are kept literally, invalid UTF-8 becomes U+FFFD.
-pub fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes.get(i).copied().unwrap_or(0);
-        if b == b'%' {
-            let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// `application/x-www-form-urlencoded` encoding of a value: unreserved characters stay, space becomes `+`, the rest
 /// is `%XX` per UTF-8 byte.
 pub fn form_encode(s: &str) -> String {
@@ -86,15 +65,16 @@ fn unwrap_bing(u: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-pub use crate::urls::{host, origin, valid_host};
+pub use crate::urls::{host, origin, percent_decode, valid_host};
 
 fn path(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     rest.find('/').map_or("/", |i| rest.get(i..).unwrap_or("/"))
 }
 
-/// The key under which two URLs count as the same result: scheme, `www.`, default port, fragment and a trailing
-/// slash do not matter; case matters only in the path and query.
+/// The key under which two URLs count as the same result: the host as a browser reads it (`urls::host`: case,
+/// compatibility forms, escapes and numeric IPv4 forms do not matter) without `www.`; scheme, default port,
+/// fragment and a trailing slash do not matter; case matters only in the path and query.
 pub fn dedupe_key(url: &str) -> String {
     let Some((_, rest)) = url.split_once("://") else {
         return url.to_owned();
@@ -102,13 +82,14 @@ pub fn dedupe_key(url: &str) -> String {
     let rest = rest.split('#').next().unwrap_or(rest);
     let split = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(split);
-    let mut host = authority.to_ascii_lowercase();
-    for port in [":80", ":443"] {
-        if let Some(h) = host.strip_suffix(port) {
-            host = h.to_owned();
-        }
+    let mut host = match crate::urls::authority(url) {
+        Some((_, host, Some(port))) if port != 80 && port != 443 => format!("{host}:{port}"),
+        Some((_, host, _)) => host.to_string(),
+        None => authority.to_ascii_lowercase(),
+    };
+    if let Some(h) = host.strip_prefix("www.") {
+        host = h.to_owned();
     }
-    let host = host.strip_prefix("www.").unwrap_or(&host);
     let tail = tail.strip_suffix('/').unwrap_or(tail);
     format!("{host}{tail}")
 }
@@ -155,16 +136,18 @@ mod tests {
 
     #[test]
     fn host_validity() {
-        assert!(valid_host("example.com") && valid_host("bücher.de") && valid_host("::1") && valid_host("a.b."));
+        assert!(
+            valid_host("example.com") && valid_host("xn--bcher-kva.de") && valid_host("[::1]") && valid_host("a.b.")
+        );
         assert!(!valid_host(".wikiquote.orgduckduckgo.com") && !valid_host("a..b") && !valid_host("a b.com"));
-        assert!(!valid_host("") && !valid_host("-x.com") && !valid_host("[::1"));
+        assert!(!valid_host("") && !valid_host("-x.com") && !valid_host("[::1") && !valid_host("bücher.de"));
         assert_eq!(unwrap_result_link("https://.bad.example/"), None);
     }
 
     #[test]
     fn hosts() {
         assert_eq!(host("https://User@Example.COM:8080/x").as_deref(), Some("example.com"));
-        assert_eq!(host("http://[::1]:80/").as_deref(), Some("::1"));
+        assert_eq!(host("http://[::1]:80/").as_deref(), Some("[::1]"));
         assert_eq!(host("no scheme"), None);
     }
 
@@ -174,17 +157,16 @@ mod tests {
         assert_eq!(dedupe_key("http://example.com/a"), "example.com/a");
         assert_ne!(dedupe_key("https://example.com/A"), dedupe_key("https://example.com/a"));
         assert_eq!(dedupe_key("https://example.com/?q=1"), "example.com/?q=1");
+        // Issue 41: the host a browser reads, in any notation.
+        for same in ["https://ＥＸＡＭＰＬＥ.com/a", "http://www.example%2Ecom:80/a/", "https://u@𝐞𝐱𝐚𝐦𝐩𝐥𝐞.com/a"]
+        {
+            assert_eq!(dedupe_key(same), "example.com/a", "{same}");
+        }
+        assert_eq!(dedupe_key("http://2130706433:8080/x"), "127.0.0.1:8080/x");
     }
 
     #[test]
     fn form_encoding() {
         assert_eq!(form_encode("rust lang & c++/é"), "rust+lang+%26+c%2B%2B%2F%C3%A9");
-    }
-
-    #[test]
-    fn percent_decoding() {
-        assert_eq!(percent_decode("a%20b%zz%4"), "a b%zz%4");
-        assert_eq!(percent_decode("%E6%97%A5"), "日");
-        assert_eq!(percent_decode("a+b"), "a+b");
     }
 }

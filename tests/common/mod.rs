@@ -31,6 +31,18 @@ pub fn results_pointing_at(url: &str) -> Vec<u8> {
     page.replace("https%3A%2F%2Fwww.rust-lang.org%2F", &encoded).into_bytes()
 }
 
+/// A SearXNG answer (JSON) whose results are `urls`, titled `Page 0`, `Page 1`, ...
+pub fn searxng_answer(urls: &[impl AsRef<str>]) -> Vec<u8> {
+    let results: Vec<serde_json::Value> = urls
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            serde_json::json!({ "url": u.as_ref(), "title": format!("Page {i}"), "content": "a page", "engine": "x" })
+        })
+        .collect();
+    serde_json::json!({ "query": "q", "results": results, "unresponsive_engines": [] }).to_string().into_bytes()
+}
+
 /// Environment pointing every search source at the loopback upstream `up` (its paths `/html/`, `/lite/`, `/searx`,
 /// `/mojeek`, `/bing`, `/brave`, `/w/api.php`), with no minimum interval (tests ask in quick succession) and the
 /// sources in the order listed, so that reports are predictable (the rotation has its own tests).

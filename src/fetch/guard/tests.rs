@@ -24,6 +24,16 @@ fn hostile_urls_are_refused() {
         ("http://0177.0.0.1/", "address_refused"),
         ("http://017700000001/", "address_refused"),
         ("http://127.1/", "address_refused"),
+        // Issue 41: the host a browser reads, escapes and compatibility forms mapped.
+        ("http://127.0.0.%31/", "address_refused"),
+        ("http://%32130706433/", "address_refused"),
+        ("http://１２７.０.０.１/", "address_refused"),
+        ("http://①②⑦.0.0.1/", "address_refused"),
+        ("http://0x7f。1/", "address_refused"),
+        ("http://[::ffff:127.0.0.1]:80/", "address_refused"),
+        ("http://[::FFFF:7F00:1]/", "address_refused"),
+        ("http://exa%20mple.com/", "url_invalid"),
+        ("http://xn--/", "url_invalid"),
         ("http://127.0.1/", "address_refused"),
         ("http://0/", "address_refused"),
         ("http://0.0.0.0/", "address_refused"),
@@ -99,6 +109,15 @@ fn public_urls_pass_and_are_normalised() {
     assert_eq!(t.url(), "http://[2606:4700::1111]/x");
     assert!(policy().check_url("http://[64:ff9b::8.8.8.8]/").is_ok(), "NAT64 of a public address");
     assert!(policy().check_url("http://[2002:0808:0808::1]/").is_ok(), "6to4 of a public address");
+    let t = policy().check_url("https://ＥＸＡＭＰＬＥ．ｃｏｍ/x").unwrap();
+    assert_eq!(t.url(), "https://example.com/x", "the request goes to the host the guard judged");
+    let t = policy().check_url("http://bücher.example/").unwrap();
+    assert_eq!(t.url(), "http://xn--bcher-kva.example/");
+    let t = policy().check_url("http://[0:0:0:0:0:ffff:808:808]/").unwrap_err();
+    assert_eq!(
+        t.to_string(),
+        "::ffff:808:808 is ::ffff:8.8.8.8, in the IPv4-mapped (::ffff:0:0/96) range, which is never fetched"
+    );
 }
 
 #[test]
@@ -120,18 +139,6 @@ fn resolved_addresses_are_all_checked() {
     let mixed = ["93.184.216.34".parse().unwrap(), "10.0.0.5".parse().unwrap()];
     assert_eq!(policy().check_addresses(&t, &mixed).unwrap_err().code(), "address_refused");
     assert_eq!(policy().check_addresses(&t, &[]).unwrap_err().code(), "resolve_failed");
-}
-
-#[test]
-fn ipv4_parser() {
-    assert_eq!(parse_ipv4("1.2.3.4"), Some(Ipv4Addr::new(1, 2, 3, 4)));
-    assert_eq!(parse_ipv4("0x7f.0.0.1"), Some(Ipv4Addr::new(127, 0, 0, 1)));
-    assert_eq!(parse_ipv4("127.65535"), Some(Ipv4Addr::new(127, 0, 255, 255)));
-    assert_eq!(parse_ipv4("127.65536"), Some(Ipv4Addr::new(127, 1, 0, 0)));
-    assert_eq!(parse_ipv4("127.16777216"), None);
-    assert_eq!(parse_ipv4("4294967295"), Some(Ipv4Addr::new(255, 255, 255, 255)));
-    assert_eq!(parse_ipv4("4294967296"), None);
-    assert_eq!(parse_ipv4("08.0.0.1"), None, "8 is not an octal digit");
 }
 
 /// The IANA special-purpose address registries, one row per entry: (block, name, RFC, Globally Reachable as the
