@@ -159,6 +159,32 @@ pub fn result_url(data: &[u8]) {
     let _ = url::form_encode(&s);
 }
 
+/// A host as a browser reads it (`urls::Host`, `idna::to_ascii`, the guard's `normalize_host`): never a panic, ASCII
+/// out, within the bound, and mapping what was mapped gives it again; punycode decodes what it encodes.
+pub fn host_map(data: &[u8]) {
+    use websearchd::{idna, urls};
+    let s = String::from_utf8_lossy(data);
+    if let Some(ascii) = idna::to_ascii(&s) {
+        assert!(ascii.is_ascii() && !ascii.is_empty() && ascii.len() <= idna::DOMAIN_BYTES_MAX, "{s:?}");
+        assert_eq!(idna::to_ascii(&ascii).as_deref(), Some(ascii.as_str()), "{s:?}");
+    }
+    if let Some(host) = urls::Host::parse(&s) {
+        let text = host.to_string();
+        assert!(text.is_ascii() && !text.is_empty(), "{s:?}");
+        assert_eq!(urls::Host::parse(&text), Some(host), "{s:?}");
+    }
+    if let Some(origin) = urls::serialized_origin(&format!("https://{s}/")) {
+        assert_eq!(urls::serialized_origin(&origin).as_deref(), Some(origin.as_str()), "{s:?}");
+    }
+    let label: String = s.chars().take(63).collect();
+    if let Some(decoded) = idna::punycode_decode(&label) {
+        if let Some(encoded) = idna::punycode_encode(&decoded) {
+            assert_eq!(idna::punycode_decode(&encoded), Some(decoded), "{s:?}");
+        }
+    }
+    let _ = websearchd::fetch::guard::normalize_host(&s);
+}
+
 /// A payment header: decoding and the local checks never panic, and what passes is for the terms.
 pub fn x402_payment(data: &[u8]) {
     use websearchd::x402::payment::{check, decode};

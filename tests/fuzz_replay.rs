@@ -131,6 +131,21 @@ fn result_url() {
     }
 }
 
+/// Hosts in every notation a browser reads (fuzz/seeds/host_map: the look-alikes of issue 41, numeric IPv4 forms,
+/// punycode, IPv6, compositions), and every prefix of each.
+#[test]
+fn host_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut inputs = files_in(&root.join("fuzz/seeds/host_map"));
+    inputs.extend(files_in(&root.join("fuzz/regressions/host_map")));
+    assert!(inputs.len() >= 10);
+    for input in &inputs {
+        for end in 0..=input.len() {
+            checks::host_map(&input[..end]);
+        }
+    }
+}
+
 #[test]
 fn x402_payment() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
