@@ -196,8 +196,8 @@ enum Map {
     Alternate,
     /// The range's one code point becomes `len` code points of the pool from `at`.
     To {
-        at: u32,
-        len: u32,
+        at: u16,
+        len: u8,
     },
 }
 
@@ -251,14 +251,14 @@ impl Tables {
                         Some(("p", "")) => Map::Alternate,
                         Some(("s", n)) => Map::Shift(n.parse().unwrap_or(0)),
                         Some(("m", to)) => {
-                            let at = u32::try_from(t.pool.len()).unwrap_or(u32::MAX);
+                            let Ok(at) = u16::try_from(t.pool.len()) else { continue };
                             let mut to = to.split(' ');
                             let step = to.next().and_then(|h| i32::from_str_radix(h, 16).ok()).unwrap_or(0);
                             previous_first = previous_first.checked_add_signed(step).unwrap_or(0);
                             t.pool.extend(char::from_u32(previous_first));
                             t.pool.extend(to.filter_map(|h| hex(h).and_then(char::from_u32)));
-                            let len = u32::try_from(t.pool.len()).unwrap_or(0).saturating_sub(at);
-                            Map::To { at, len }
+                            let len = t.pool.len().saturating_sub(usize::from(at));
+                            Map::To { at, len: u8::try_from(len).unwrap_or(0) }
                         }
                         _ => continue,
                     };
@@ -274,6 +274,9 @@ impl Tables {
                 _ => {}
             }
         }
+        // Read once and kept for the process's life: about 105 KB in all.
+        t.map.shrink_to_fit();
+        t.pool.shrink_to_fit();
         t
     }
 
@@ -294,7 +297,7 @@ impl Tables {
             Map::Shift(by) => out.push(char::from_u32(code.checked_add_signed(by)?)?),
             Map::Alternate if (code - first) % 2 == 0 => out.push(char::from_u32(code + 1)?),
             Map::Alternate => out.push(c),
-            Map::To { at, len } => out.extend(self.pool.get(at as usize..(at + len) as usize)?),
+            Map::To { at, len } => out.extend(self.pool.get(usize::from(at)..usize::from(at) + usize::from(len))?),
         }
         Some(())
     }
