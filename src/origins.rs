@@ -9,13 +9,14 @@
 
 use crate::error::ApiError;
 use crate::http::Request;
+use crate::urls;
 
 /// The names and origins a free instance answers, made once at start.
 #[derive(Debug, Clone, Default)]
 pub struct Names {
-    /// Host names (lowercase, without a port or a trailing dot; IPv6 in brackets).
+    /// Host names, as `urls::host` gives them.
     hosts: Vec<String>,
-    /// Origins (lowercase, without the scheme's default port).
+    /// Origins, as `urls::serialized_origin` gives them.
     origins: Vec<String>,
     /// `*` among the allowed origins: every origin (the `Host` is still checked).
     any_origin: bool,
@@ -26,28 +27,21 @@ const LOCAL_HOSTS: [&str; 4] = ["localhost", "127.0.0.1", "[::1]", "localhost.lo
 
 impl Names {
     /// The instance's names: its public URL's host, its listen address (unless a wildcard), the loopback names, and
-    /// the hosts of the `allowed` origins; its origins: the public URL's and the `allowed` ones (`*`: all).
+    /// the hosts of the `allowed` origins; its origins: the public URL's and the `allowed` ones (`*`: all). Hosts
+    /// and origins are read as a browser reads them (`urls::Host::parse`, `urls::serialized_origin`).
     pub fn new(public_url: &str, listen: std::net::SocketAddr, allowed: &[String]) -> Names {
         let mut names = Names::default();
-        let add_origin = |names: &mut Names, origin: &str| {
-            let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
-            if origin == "*" {
+        for origin in std::iter::once(public_url).chain(allowed.iter().map(String::as_str)) {
+            if origin.trim() == "*" {
                 names.any_origin = true;
-                return;
+                continue;
             }
-            if let Some(host) = authority(&origin).map(host_of) {
-                names.hosts.push(host);
-            }
-            names.origins.push(without_default_port(&origin).to_owned());
-        };
-        add_origin(&mut names, origin_of(public_url));
-        for origin in allowed {
-            add_origin(&mut names, origin);
+            names.hosts.extend(urls::host(origin));
+            names.origins.extend(urls::serialized_origin(origin));
         }
-        if !listen.ip().is_unspecified() {
-            names.hosts.push(host_of(&listen.to_string()));
-        }
-        names.hosts.extend(LOCAL_HOSTS.iter().map(|h| (*h).to_owned()));
+        let listening = (!listen.ip().is_unspecified()).then(|| format!("http://{listen}"));
+        let local = LOCAL_HOSTS.iter().map(|h| format!("http://{h}"));
+        names.hosts.extend(listening.into_iter().chain(local).filter_map(|url| urls::host(&url)));
         names.hosts.sort();
         names.hosts.dedup();
         names
@@ -56,15 +50,15 @@ impl Names {
     /// `Ok` when the request's `Host` is one of the names (or absent) and its `Origin` is absent, the instance's own
     /// (the public URL's, or the one its `Host` names: the instance's page), or allowed; else 403 saying which.
     pub fn check(&self, req: &Request) -> Result<(), ApiError> {
-        let host = req.header("host").map(|h| h.trim().to_ascii_lowercase());
-        if let Some(host) = &host {
-            let name = host_of(host);
-            if !self.hosts.contains(&name) {
+        let host = req.header("host").map(str::trim);
+        if let Some(host) = host {
+            let name = urls::host(&format!("http://{host}"));
+            if !name.as_ref().is_some_and(|n| self.hosts.contains(n)) {
                 return Err(ApiError::new(
                     403,
                     "host_refused",
                     format!(
-                        "this free instance does not answer to the name {name:?} (a page may have pointed a name of \
+                        "this free instance does not answer to the name {host:?} (a page may have pointed a name of \
                          its own at it); it answers to its public URL's host, this machine's names and the hosts of \
                          WEBSEARCHD_ALLOWED_ORIGINS (set WEBSEARCHD_PUBLIC_URL to the name you use)"
                     ),
@@ -89,59 +83,20 @@ impl Names {
         let Ok(origin) = std::str::from_utf8(origin) else {
             return Err(refused("the Origin header is not UTF-8".into()));
         };
-        let origin = origin.trim().to_ascii_lowercase();
-        let origin = without_default_port(&origin);
-        let own = host.as_deref().is_some_and(|h| {
-            [("http://", h), ("https://", h)].iter().any(|(scheme, h)| {
-                origin.strip_prefix(scheme).is_some_and(|rest| without_default_port(rest) == without_port_of(scheme, h))
-            })
+        let origin = origin.trim();
+        // An origin is `scheme://host[:port]` alone.
+        let alone = origin.split_once("://").is_some_and(|(_, rest)| !rest.contains(['/', '\\', '?', '#', '@']));
+        let compared = urls::serialized_origin(origin).filter(|_| alone);
+        let own = |scheme: &str| host.and_then(|h| urls::serialized_origin(&format!("{scheme}://{h}")));
+        let ours = compared.as_ref().is_some_and(|c| {
+            self.origins.contains(c) || own("http").as_ref() == Some(c) || own("https").as_ref() == Some(c)
         });
-        if self.any_origin || own || self.origins.iter().any(|o| o == origin) {
+        if self.any_origin || ours {
             Ok(())
         } else {
             Err(refused(format!("the Origin {origin:?} is not this instance's")))
         }
     }
-}
-
-/// `scheme://authority` of a URL (what its origin is).
-fn origin_of(url: &str) -> &str {
-    let Some((scheme, rest)) = url.split_once("://") else { return url };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    url.get(..scheme.len() + 3 + end).unwrap_or(url)
-}
-
-/// The authority of an origin (`host[:port]`), without userinfo.
-fn authority(origin: &str) -> Option<&str> {
-    let rest = origin.split_once("://")?.1;
-    Some(rest.rsplit_once('@').map_or(rest, |(_, a)| a))
-}
-
-/// The host of an authority: without its port and a trailing dot, IPv6 kept in brackets.
-fn host_of(authority: &str) -> String {
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => format!("[{}]", v6.split(']').next().unwrap_or("")),
-        None => authority.split(':').next().unwrap_or("").to_owned(),
-    };
-    host.trim_end_matches('.').to_owned()
-}
-
-/// An origin without its scheme's default port (`https://host:443` is `https://host`).
-pub fn without_default_port(origin: &str) -> &str {
-    let default = if origin.starts_with("https://") {
-        ":443"
-    } else if origin.starts_with("http://") {
-        ":80"
-    } else {
-        return origin;
-    };
-    origin.strip_suffix(default).unwrap_or(origin)
-}
-
-/// A `Host` header's authority as an origin of `scheme` would write it (without that scheme's default port).
-fn without_port_of<'a>(scheme: &str, host: &'a str) -> &'a str {
-    let default = if scheme == "https://" { ":443" } else { ":80" };
-    host.strip_suffix(default).unwrap_or(host)
 }
 
 #[cfg(test)]
