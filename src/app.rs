@@ -647,7 +647,7 @@ impl App {
             Err(refusal) => return Ok(refusal),
         };
         let withheld = |refusal| self.gate.refusal_response(refusal, resource);
-        self.serve_admitted(req, admission, (service, resource), object, work, withheld)
+        self.serve_admitted(req, admission, (service, resource), object, Box::new(work), &withheld)
     }
 
     /// An admitted call's work, signed and settled (`Gate::serve`); the caller is recorded either way. `withheld`
@@ -658,8 +658,9 @@ impl App {
         admission: Admission,
         (service, resource): (&'static str, &Resource),
         object: SignedObject,
-        work: impl FnOnce() -> Result<Value, ApiError>,
-        withheld: impl FnOnce(Refusal) -> Response,
+        // Boxed, not generic: one copy of the gate's serving and signing for every door (the static binaries' size).
+        work: Box<dyn FnOnce() -> Result<Value, ApiError> + '_>,
+        withheld: &dyn Fn(Refusal) -> Response,
     ) -> Result<Response, ApiError> {
         let agent = agent_of(req, &admission);
         let served = self.gate.serve(admission, resource, || work().map(|answer| self.signed(&answer, object)));
@@ -700,7 +701,7 @@ impl App {
                 let resource = priced.as_ref().unwrap_or(&self.search_resource);
                 let admission = self.tavily_admit(req, resource, call.api_key.as_deref())?;
                 let run = || crate::tavily::search(&work, &call, id);
-                self.serve_admitted(req, admission, ("search", resource), object, run, withheld)
+                self.serve_admitted(req, admission, ("search", resource), object, Box::new(run), &withheld)
             } else {
                 let call = crate::tavily::ExtractCall::from_json(req.body())?;
                 let per_page = self.config.extract_price_atomic;
@@ -709,7 +710,7 @@ impl App {
                 let resource = priced.as_ref().unwrap_or(&self.reader_resource);
                 let admission = self.tavily_admit(req, resource, call.api_key.as_deref())?;
                 let run = || Ok(crate::tavily::extract(&work, &call, id));
-                self.serve_admitted(req, admission, ("search", resource), object, run, withheld)
+                self.serve_admitted(req, admission, ("search", resource), object, Box::new(run), &withheld)
             }
         });
         answered.unwrap_or_else(crate::tavily::error_response)

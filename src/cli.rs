@@ -975,7 +975,7 @@ fn verify_receipts(config: &Config, path: &std::path::Path, jwks: Option<&std::p
             }
         }
     }
-    chain.sort_by_key(|(seq, _)| *seq);
+    chain.sort_unstable_by_key(|(seq, _)| *seq);
     let mut gaps = Vec::new();
     for pair in chain.windows(2) {
         let [(a, ra), (b, rb)] = pair else { continue };

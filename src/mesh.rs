@@ -62,7 +62,8 @@ impl Mesh {
     pub fn agent_part(&self, service_id: impl Fn(&str) -> String) -> (Vec<Value>, Vec<Value>) {
         let agents = self.agents.lock().unwrap_or_else(|p| p.into_inner());
         let mut rows: Vec<(&(String, &'static str), &Calls)> = agents.iter().collect();
-        rows.sort_by(|a, b| b.1.last_at_ms.cmp(&a.1.last_at_ms).then_with(|| a.0.cmp(b.0)));
+        // Unstable: the names are a map's keys, each once.
+        rows.sort_unstable_by(|a, b| b.1.last_at_ms.cmp(&a.1.last_at_ms).then_with(|| a.0.cmp(b.0)));
         // One pass for the addresses a payment proved (an agent may have several edges).
         let verified: std::collections::HashSet<&str> =
             agents.iter().filter(|(_, c)| c.verified).map(|((a, _), _)| a.as_str()).collect();

@@ -42,8 +42,6 @@ impl Names {
         let listening = (!listen.ip().is_unspecified()).then(|| format!("http://{listen}"));
         let local = LOCAL_HOSTS.iter().map(|h| format!("http://{h}"));
         names.hosts.extend(listening.into_iter().chain(local).filter_map(|url| urls::host(&url)));
-        names.hosts.sort();
-        names.hosts.dedup();
         names
     }
 

@@ -437,7 +437,7 @@ mod tests {
         assert_eq!(std::fs::metadata(root.join("key")).unwrap().permissions().mode() & 0o777, 0o640);
         assert_eq!(std::fs::read(&target).unwrap(), b"kept\n");
         let mut names: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
-        names.sort();
+        names.sort_unstable();
         assert_eq!(names, [".key.tmp", "elsewhere", "key"]);
         // A file of that name exists: create_new refuses it and leaves it.
         assert!(dir.create_new(OsStr::new("key"), &[b"three\n"], 0o600).is_err());

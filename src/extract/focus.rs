@@ -102,6 +102,9 @@ pub fn fit(blocks: &[String], budget: usize, query: &str) -> Fitted {
     head.unwrap_or_else(|| budget::fit(blocks, budget))
 }
 
+/// Passages `best` chooses at most.
+pub const BEST_MAX: usize = 16;
+
 /// A passage of the page chosen for a query (`best`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chosen {
@@ -128,15 +131,21 @@ pub fn best(blocks: &[String], query: &str, n: usize, prose_only: bool) -> Vec<C
         words(text, &mut |w| found = found || terms.iter().any(|t| t.eq_ignore_ascii_case(stem(w))));
         found
     };
-    let mut ranked: Vec<&Passage<'_>> =
-        passages.iter().filter(|p| p.role == Role::Body && p.score > 0.0 && (p.prose || !prose_only)).collect();
-    // Stable: equal scores keep document order.
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    // The best `n` in one pass (no sort: its code would be the binary's for this one use), an equal score after the
+    // one before it: equals keep document order.
+    let n = n.min(BEST_MAX);
+    let mut ranked: Vec<&Passage<'_>> = Vec::with_capacity(n + 1);
+    let candidates = passages.iter().filter(|p| p.role == Role::Body && p.score > 0.0 && (p.prose || !prose_only));
+    for p in candidates {
+        let at = ranked.iter().position(|r| r.score < p.score).unwrap_or(ranked.len());
+        if at < n && holds(p.text) {
+            ranked.insert(at, p);
+            ranked.truncate(n);
+        }
+    }
     let header = |p: &Passage<'_>| passages.get(p.needs as usize).filter(|h| h.role == Role::Header).map(|h| h.text);
     ranked
         .into_iter()
-        .filter(|p| holds(p.text))
-        .take(n)
         .map(|p| Chosen {
             text: header(p).map_or_else(|| p.text.to_owned(), |h| format!("{h}\n{}", p.text)),
             score: p.score,

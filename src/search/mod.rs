@@ -591,12 +591,12 @@ impl Engine {
             healthy.rotate_left(by);
         }
         others.extend(&self.rest);
-        others.sort_by_key(|&p| rank_of(p));
+        let others = by_rank(&others, rank_of);
         let mut order = Vec::with_capacity(self.endpoints.len());
         for p in healthy.into_iter().chain(others) {
-            let start = order.len();
-            order.extend(self.endpoints.iter().enumerate().filter(|(_, e)| e.provider == p).map(|(i, _)| i));
-            order.get_mut(start..).unwrap_or_default().sort_by_key(|&i| ranks.get(i).copied().unwrap_or(3));
+            let of_p: Vec<usize> =
+                self.endpoints.iter().enumerate().filter(|(_, e)| e.provider == p).map(|(i, _)| i).collect();
+            order.extend(by_rank(&of_p, |i| ranks.get(i).copied().unwrap_or(3)));
         }
         order
     }
@@ -1345,6 +1345,19 @@ fn cache_key(request: &SearchRequest, controls: &Controls) -> String {
     }
     key
 }
+
+/// `items` by their rank (0 to `RANK_MAX`, higher ranks last), each rank in the order given: a stable sort by a
+/// small key without a sort's code (issue 41 took the static binary to its size budget).
+fn by_rank(items: &[usize], rank: impl Fn(usize) -> u8) -> Vec<usize> {
+    let mut out = Vec::with_capacity(items.len());
+    for r in 0..=RANK_MAX {
+        out.extend(items.iter().copied().filter(|&i| rank(i).min(RANK_MAX) == r));
+    }
+    out
+}
+
+/// An endpoint's rank at most (`Endpoint::rank`).
+const RANK_MAX: u8 = 3;
 
 /// A page read, and the form that asks the page after it.
 type Read = (Page, Option<NextForm>);

@@ -366,7 +366,7 @@ fn run(door: &Door<'_>, params: &Params, who: (crate::page::Caller, &str)) -> Va
 fn with_engines(selectable: &[&str], params: &Params) -> SearchRequest {
     let mut sources: Vec<String> =
         params.engines.iter().filter(|e| selectable.contains(&e.as_str())).cloned().collect();
-    sources.sort();
+    sources.sort_unstable();
     sources.dedup();
     SearchRequest { sources, ..params.search.clone() }
 }

@@ -68,8 +68,10 @@ pub fn search(work: &Work<'_>, call: &SearchCall, request_id: &str) -> Result<Va
                 include_domains,
                 exclude_domains: Vec::new(),
             };
-            // Stable: each part keeps the source's order.
-            results.sort_by_key(|r| !preferred.admits(str_of(r, "url")));
+            // Each part keeps the source's order.
+            let (first, after): (Vec<Value>, Vec<Value>) =
+                results.into_iter().partition(|r| preferred.admits(str_of(r, "url")));
+            results = first.into_iter().chain(after).collect();
         }
     }
     results.truncate(call.max_results);
@@ -280,8 +282,14 @@ fn answer_of(pages: &[Value], query: &str) -> Option<String> {
             best.push((item_text(&plain(&chosen.text)).to_owned(), chosen.score));
         }
     }
-    best.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let quoted: Vec<String> = best.into_iter().take(ANSWER_PASSAGES_MAX).map(|(t, _)| t).collect();
+    // The best `ANSWER_PASSAGES_MAX`, best first (an equal score after the one before it).
+    let mut quoted: Vec<(String, f32)> = Vec::with_capacity(ANSWER_PASSAGES_MAX + 1);
+    for (text, score) in best {
+        let at = quoted.iter().position(|q| q.1 < score).unwrap_or(quoted.len());
+        quoted.insert(at, (text, score));
+        quoted.truncate(ANSWER_PASSAGES_MAX);
+    }
+    let quoted: Vec<String> = quoted.into_iter().map(|(t, _)| t).collect();
     (!quoted.is_empty()).then(|| quoted.join(" "))
 }
 
@@ -334,20 +342,12 @@ fn is_rule(line: &str) -> bool {
 /// backslash escape as its character.
 fn inline_text(line: &str, out: &mut String) {
     let marks = emphasis(line);
-    let mut marks = marks.iter().peekable();
     let mut chars = line.char_indices().peekable();
     // Brackets opened by a link or an image, whose closing one is dropped too.
     let mut open = 0usize;
     while let Some((at, c)) = chars.next() {
-        if let Some(&&(start, len)) = marks.peek() {
-            if at == start {
-                marks.next();
-                // The run's other characters (ASCII, one byte each).
-                for _ in 1..len {
-                    chars.next();
-                }
-                continue;
-            }
+        if marks.get(at).copied().unwrap_or(false) {
+            continue;
         }
         match c {
             '\\' => {
@@ -378,15 +378,15 @@ fn inline_text(line: &str, out: &mut String) {
     }
 }
 
-/// The emphasis marks of a line, as (byte offset, length): runs of one to three `*` or `_` that open and close in
+/// The emphasis marks of a line, as a flag for each of its bytes: runs of one to three `*` or `_` that open and close in
 /// pairs of the same run, CommonMark's flanking rules simplified (a `_` run inside a word neither opens nor closes,
 /// so `snake_case` and `__init__` stay as they are). An unpaired run is text. Linear: a closing run pairs with the
 /// last open run of its kind.
-fn emphasis(line: &str) -> Vec<(usize, usize)> {
+fn emphasis(line: &str) -> Vec<bool> {
     let bytes = line.as_bytes();
     // Open runs by kind: `*` or `_`, one to three long.
     let mut open: [Vec<usize>; 6] = Default::default();
-    let mut marks = Vec::new();
+    let mut marks = vec![false; line.len()];
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         if b == b'\\' {
@@ -411,8 +411,11 @@ fn emphasis(line: &str) -> Vec<(usize, usize)> {
             match stack {
                 Some(stack) if closes && !stack.is_empty() => {
                     if let Some(start) = stack.pop() {
-                        marks.push((start, len));
-                        marks.push((i, len));
+                        for at in (start..start + len).chain(i..i + len) {
+                            if let Some(m) = marks.get_mut(at) {
+                                *m = true;
+                            }
+                        }
                     }
                 }
                 Some(stack) if opens => stack.push(i),
@@ -421,7 +424,6 @@ fn emphasis(line: &str) -> Vec<(usize, usize)> {
         }
         i += len;
     }
-    marks.sort_unstable();
     marks
 }
 
