@@ -203,58 +203,94 @@ pub type Caller = std::net::IpAddr;
 pub const LOCAL: Caller = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 /// Threads that fetch and extract pages, fixed when the door starts (a call adds none): a call hands them its pages
-/// and waits for the answers until its deadline. The pool is fair across callers: a queued page goes to the next
-/// free thread in the order asked, but a caller (a client address) holds at most `per_caller` threads at once, so
-/// pages that never answer, however many calls ask for them from one address, leave the other callers' pages the
-/// rest of the pool; a caller's pages past its share wait behind its own, within their call's deadline.
+/// and waits for the answers until its deadline. The pool is fair across calls: a call's first page takes any free
+/// thread (the oldest first), and a call's other pages only run while more than a reserve of threads is free
+/// (`reserve`), the call running the fewest first, and while their client address (an IPv6 /64) holds under its
+/// share (`per_caller`). Pages that never answer, however many of them four calls ask for, so leave another call's
+/// page a thread; a call's pages past what it may run wait behind its own, within its deadline.
 pub struct Pool {
     shared: Arc<Shared>,
     threads: usize,
+    /// The next call's number.
+    calls: std::sync::atomic::AtomicU64,
 }
 
 struct Shared {
     queue: Mutex<Queue>,
     ready: std::sync::Condvar,
-    per_caller: usize,
+}
+
+/// A page waiting for a thread: whose, and of which call.
+struct Waiting {
+    caller: Caller,
+    call: u64,
+    job: Job,
 }
 
 #[derive(Default)]
 struct Queue {
     /// Bounded by the calls in flight times the pages each keeps submitted (`Pages::parallel`).
-    waiting: std::collections::VecDeque<(Caller, Job)>,
-    running: std::collections::HashMap<Caller, usize>,
+    waiting: std::collections::VecDeque<Waiting>,
+    by_caller: std::collections::HashMap<Caller, usize>,
+    by_call: std::collections::HashMap<u64, usize>,
+    running: usize,
+    /// Threads one address's calls may hold with their other pages; and a call's other pages run only while fewer
+    /// than `others_below` threads are busy.
+    per_caller: usize,
+    others_below: usize,
     closed: bool,
 }
 
 impl Queue {
-    /// The first waiting job whose caller is under its share, taken and counted as running.
-    fn take(&mut self, per_caller: usize) -> Option<(Caller, Job)> {
-        let running = &self.running;
-        let at = self.waiting.iter().position(|(c, _)| running.get(c).copied().unwrap_or(0) < per_caller)?;
-        let (caller, job) = self.waiting.remove(at)?;
-        *self.running.entry(caller).or_insert(0) += 1;
-        Some((caller, job))
+    /// The next waiting job this pool may run now (`Pool`'s rules), taken and counted as running.
+    fn take(&mut self) -> Option<(Caller, u64, Job)> {
+        let first = self.waiting.iter().position(|w| !self.by_call.contains_key(&w.call));
+        let at = first.or_else(|| {
+            if self.running >= self.others_below {
+                return None;
+            }
+            let mut best: Option<(usize, usize)> = None;
+            for (i, w) in self.waiting.iter().enumerate() {
+                if self.by_caller.get(&w.caller).copied().unwrap_or(0) >= self.per_caller {
+                    continue;
+                }
+                let running = self.by_call.get(&w.call).copied().unwrap_or(0);
+                if best.is_none_or(|(b, _)| running < b) {
+                    best = Some((running, i));
+                }
+            }
+            best.map(|(_, i)| i)
+        })?;
+        let Waiting { caller, call, job } = self.waiting.remove(at)?;
+        *self.by_caller.entry(caller).or_insert(0) += 1;
+        *self.by_call.entry(call).or_insert(0) += 1;
+        self.running += 1;
+        Some((caller, call, job))
     }
 
-    fn done(&mut self, caller: Caller) {
-        if let Some(n) = self.running.get_mut(&caller) {
+    fn done(&mut self, caller: Caller, call: u64) {
+        if let Some(n) = self.by_caller.get_mut(&caller) {
             *n -= 1;
             if *n == 0 {
-                self.running.remove(&caller);
+                self.by_caller.remove(&caller);
             }
         }
+        if let Some(n) = self.by_call.get_mut(&call) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_call.remove(&call);
+            }
+        }
+        self.running = self.running.saturating_sub(1);
     }
 }
 
 impl Pool {
-    /// A pool of `threads` threads, each caller holding at most `per_caller` of them. One the system refuses is
-    /// logged and missing; with none, the jobs run on the caller's thread one after the other.
-    pub fn new(threads: usize, per_caller: usize) -> Pool {
-        let shared = Arc::new(Shared {
-            queue: Mutex::new(Queue::default()),
-            ready: std::sync::Condvar::new(),
-            per_caller: per_caller.max(1),
-        });
+    /// A pool of `threads` threads, whose calls read `parallel` pages side by side at most. One the system refuses
+    /// is logged and missing (the shares are of the threads started); with none, the jobs run on the caller's thread
+    /// one after the other.
+    pub fn new(threads: usize, parallel: usize) -> Pool {
+        let shared = Arc::new(Shared { queue: Mutex::new(Queue::default()), ready: std::sync::Condvar::new() });
         let mut started = 0;
         for i in 0..threads {
             let shared = shared.clone();
@@ -263,21 +299,38 @@ impl Pool {
                 Err(e) => log::error!("cannot start an extraction thread: {e}"),
             }
         }
-        Pool { shared, threads: started }
+        {
+            let mut queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue.per_caller = per_caller(started, parallel);
+            queue.others_below = started - reserve(started, parallel);
+        }
+        Pool { shared, threads: started, calls: std::sync::atomic::AtomicU64::new(0) }
     }
 
     pub fn threads(&self) -> usize {
         self.threads
     }
 
-    /// Runs `job` for `caller` on a thread of the pool, or here when the pool has none.
-    fn submit(&self, caller: Caller, job: Job) {
+    /// A number for a call's pages.
+    fn call(&self) -> u64 {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Runs `job` (a page of `call`, for `caller`) on a thread of the pool, or here when the pool has none.
+    fn submit(&self, (caller, call): (Caller, u64), job: Job) {
         if self.threads == 0 {
             return job();
         }
-        self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()).waiting.push_back((caller, job));
+        let waiting = Waiting { caller, call, job };
+        self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()).waiting.push_back(waiting);
         self.shared.ready.notify_all();
     }
+}
+
+/// The threads of a pool of `threads` that calls' other pages leave free for other calls' first pages: half, or
+/// what is left past one call's `parallel` pages if less (none for a pool the size of one call: the command line).
+pub fn reserve(threads: usize, parallel: usize) -> usize {
+    threads.saturating_sub(parallel).min(threads / 2)
 }
 
 impl Shared {
@@ -286,8 +339,8 @@ impl Shared {
         let lock = || self.queue.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             let mut queue = lock();
-            let (caller, job) = loop {
-                if let Some(taken) = queue.take(self.per_caller) {
+            let (caller, call, job) = loop {
+                if let Some(taken) = queue.take() {
                     break taken;
                 }
                 if queue.closed {
@@ -298,8 +351,8 @@ impl Shared {
             drop(queue);
             // A bug in one page costs that page (tests and debug builds unwind; release builds abort).
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            lock().done(caller);
-            // A caller's next page may run now, on another thread that waits.
+            lock().done(caller, call);
+            // A call's next page may run now, on another thread that waits.
             self.ready.notify_all();
         }
     }
@@ -348,7 +401,7 @@ impl Pages {
         let threads = calls.max(parallel);
         Pages {
             cache: Arc::new(cache(Duration::from_secs(config.cache_ttl_s))),
-            pool: Pool::new(threads, per_caller(threads, parallel)),
+            pool: Pool::new(threads, parallel),
             parallel,
             policy,
             limits,
@@ -366,7 +419,7 @@ impl Pages {
     pub fn extract(&self, caller: Caller, url: &str, tokens: usize, query: &str) -> Result<Page, untrusted::Error> {
         let deadline = Instant::now() + self.limits.deadline;
         let (tx, rx) = mpsc::channel::<(usize, Done)>();
-        self.pool.submit(caller, self.job(0, url.to_owned(), (tokens, query.into()), deadline, tx));
+        self.pool.submit((caller, self.pool.call()), self.job(0, url.to_owned(), (tokens, query.into()), deadline, tx));
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok((_, Ok(outcome))) => outcome,
@@ -466,6 +519,7 @@ impl Pages {
         within: Duration,
     ) -> Vec<Outcome> {
         let deadline = Instant::now() + within;
+        let call = (caller, self.pool.call());
         let query: Arc<str> = query.into();
         let (tx, rx) = mpsc::channel::<(usize, Done)>();
         let mut outcomes: Vec<Option<Outcome>> = vec![None; urls.len()];
@@ -475,7 +529,7 @@ impl Pages {
         while answered < urls.len() {
             while in_flight < self.parallel && next < urls.len() {
                 let url = urls.get(next).cloned().unwrap_or_default();
-                self.pool.submit(caller, self.job(next, url, (tokens, query.clone()), deadline, tx.clone()));
+                self.pool.submit(call, self.job(next, url, (tokens, query.clone()), deadline, tx.clone()));
                 next += 1;
                 in_flight += 1;
             }
@@ -611,7 +665,30 @@ mod tests {
         let (mut policy, mut limits) = Config::defaults().fetch_policy();
         policy.allow.push(("127.0.0.1".into(), port));
         limits.deadline = deadline;
-        Pages { cache: Arc::new(cache), pool: Pool::new(threads, threads), parallel: 2, policy, limits }
+        Pages { cache: Arc::new(cache), pool: Pool::new(threads, 2), parallel: 2, policy, limits }
+    }
+
+    /// The pool's rules: a call's first page first, other pages only while the reserve is free, the call running the
+    /// fewest first, an address's other pages within its share.
+    #[test]
+    fn the_queue_takes_first_pages_first_and_keeps_the_reserve() {
+        let (a, b): (Caller, Caller) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        let mut q = Queue { per_caller: 2, others_below: 3, ..Queue::default() };
+        let push = |q: &mut Queue, caller, call| q.waiting.push_back(Waiting { caller, call, job: Box::new(|| {}) });
+        // Call 1 (a) asks for three pages, call 2 (a) and call 3 (b) for one each.
+        for call in [1, 1, 1, 2, 3] {
+            push(&mut q, if call == 3 { b } else { a }, call);
+        }
+        let taken = |q: &mut Queue| q.take().map(|(_, call, _)| call);
+        assert_eq!(taken(&mut q), Some(1), "call 1's first page");
+        assert_eq!(taken(&mut q), Some(2), "call 2's first page before call 1's others");
+        assert_eq!(taken(&mut q), Some(3));
+        assert_eq!(taken(&mut q), None, "three busy: the rest is the reserve's");
+        q.done(b, 3);
+        assert_eq!(taken(&mut q), None, "a's other pages: its share (2) is full");
+        q.done(a, 2);
+        assert_eq!(taken(&mut q), Some(1), "now within a's share and the reserve");
+        assert_eq!((q.running, q.waiting.len()), (2, 1));
     }
 
     /// The `extract_page` tool's page waits for a thread of the pool like the pages of a search: with the pool's
@@ -622,7 +699,7 @@ mod tests {
         pages.cache.put("http://a.example/".into(), page("kept"), Instant::now());
         let (release, released) = mpsc::channel::<()>();
         pages.pool.submit(
-            LOCAL,
+            (LOCAL, pages.pool.call()),
             Box::new(move || {
                 let _ = released.recv();
             }),

@@ -52,16 +52,17 @@ impl World {
         self.server.request("POST", path, &headers, body.to_string().as_bytes())
     }
 
-    /// `callers` hostile calls in the background, each asking for five hanging pages through the reader door; back
-    /// when the pool holds as many of their pages as it lets one address hold (`held`).
-    pub fn starve(&self, callers: usize, held: usize) -> Vec<std::thread::JoinHandle<()>> {
+    /// `callers` hostile calls in the background, each asking for five hanging pages through the reader door, from
+    /// `HOSTILE` or (`spread`) each from an address of its own; back once the site has been asked `held` of them.
+    pub fn starve(&self, callers: usize, held: usize, spread: bool) -> Vec<std::thread::JoinHandle<()>> {
         let addr = self.server.addr;
         let urls: Vec<String> = (1..=5).map(|i| self.site.url(&format!("/hang/{i}"))).collect();
         let calls = (0..callers)
-            .map(|_| {
+            .map(|i| {
                 let body = json!({ "urls": urls }).to_string();
+                let client = if spread { format!("192.0.2.{}", 10 + i) } else { HOSTILE.to_owned() };
                 std::thread::spawn(move || {
-                    let headers = [("Content-Type", "application/json"), ("X-Forwarded-For", HOSTILE)];
+                    let headers = [("Content-Type", "application/json"), ("X-Forwarded-For", client.as_str())];
                     // The answer, if any: the server may be gone first.
                     let Ok(mut stream) = std::net::TcpStream::connect(addr) else { return };
                     super::write_request(&mut stream, "POST", "/extract", &headers, body.as_bytes());
