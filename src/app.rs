@@ -524,10 +524,22 @@ impl App {
     /// `Host` and `Origin`. `/mcp` checks its own `Origin`s (MCP's rule: loopback pages too), and its `Host` here.
     /// What is not a door (health, metrics, the documents, the map) is public either way.
     fn browser_guard(&self, route: Route, req: &Request) -> Result<(), ApiError> {
-        let door = matches!(
+        // Every route that does work for its caller (a new one too) is a door; these only read what is public.
+        let public = matches!(
             route,
-            Route::Service | Route::Reader | Route::Mcp | Route::Searx | Route::TavilySearch | Route::TavilyExtract
+            Route::Health
+                | Route::Metrics
+                | Route::Document
+                | Route::OpenSearch
+                | Route::MapState
+                | Route::MapLayer
+                | Route::MapPage
+                | Route::NotaryReceipt
+                | Route::CoreState
+                | Route::CoreMeshgraph
+                | Route::Unknown
         );
+        let door = !public;
         let free = self.gate.terms().is_none() || (self.gate.free_rules().loopback && req.client.local);
         if !door || !free {
             return Ok(());

@@ -48,21 +48,41 @@ impl Names {
     /// `Ok` when the request's `Host` is one of the names (or absent) and its `Origin` is absent, the instance's own
     /// (the public URL's, or the one its `Host` names: the instance's page), or allowed; else 403 saying which.
     pub fn check(&self, req: &Request) -> Result<(), ApiError> {
-        let host = req.header("host").map(str::trim);
+        let mut hosts = req.headers().iter().filter(|(n, _)| n.eq_ignore_ascii_case("host"));
+        let host = hosts.next().map(|(_, v)| std::str::from_utf8(v).map(str::trim));
         if let Some(host) = host {
-            let name = urls::host(&format!("http://{host}"));
-            if !name.as_ref().is_some_and(|n| self.hosts.contains(n)) {
+            // One `host[:port]` (RFC 9112); an IP address is always one of ours to a browser (a rebinding page needs a
+            // name of its own).
+            let host = host.ok().filter(|h| hosts.next().is_none() && !h.contains(['@', '/', '\\', '?', '#']));
+            let name = host.and_then(|h| urls::authority(&format!("http://{h}")));
+            let ours = name.is_some_and(|(_, name, _)| name.ip().is_some() || self.hosts.contains(&name.to_string()));
+            if !ours {
+                let host = host.unwrap_or("(several, or not text)");
                 return Err(ApiError::new(
                     403,
                     "host_refused",
                     format!(
                         "this free instance does not answer to the name {host:?} (a page may have pointed a name of \
-                         its own at it); it answers to its public URL's host, this machine's names and the hosts of \
-                         WEBSEARCHD_ALLOWED_ORIGINS (set WEBSEARCHD_PUBLIC_URL to the name you use)"
+                         its own at it); it answers to its IP addresses, its public URL's host, this machine's names \
+                         and the hosts of WEBSEARCHD_ALLOWED_ORIGINS (add http://NAME:PORT there for another name \
+                         you use)"
                     ),
                 ));
             }
         }
+        // A request a page of another site makes without an `Origin` (an image, a script, a link's prefetch): the
+        // browser says so in `Sec-Fetch-Site`; a navigation (the user following a link) is the user's own.
+        let fetch = |name: &str| req.header(name).map(str::trim);
+        if matches!(fetch("sec-fetch-site"), Some("cross-site" | "same-site"))
+            && fetch("sec-fetch-mode") != Some("navigate")
+        {
+            return Err(ApiError::new(
+                403,
+                "origin_refused",
+                "a page on another site may not call this free instance through its visitor's browser",
+            ));
+        }
+        let host = host.and_then(Result::ok);
         let mut origins = req.headers().iter().filter(|(n, _)| n.eq_ignore_ascii_case("origin"));
         let Some((_, origin)) = origins.next() else { return Ok(()) };
         let refused = |what: String| {
@@ -132,6 +152,23 @@ mod tests {
         assert_eq!(code(&[("Host", "127.0.0.1:8402"), ("Origin", "null")]), Some("origin_refused"));
         assert_eq!(code(&[("Host", "127.0.0.1:8402"), ("Origin", "http://127.0.0.1:9999")]), Some("origin_refused"));
         assert_eq!(code(&[("Host", "evil.example:8402")]), Some("host_refused"), "a rebinding name");
+        // An IP address is the instance's to a browser (no page can rebind it); forms that are not host[:port] and
+        // two Hosts are not.
+        assert_eq!(code(&[("Host", "192.168.1.20:8402")]), None);
+        assert_eq!(code(&[("Host", "[fd00::20]:8402")]), None);
+        assert_eq!(code(&[("Host", "evil.example@localhost")]), Some("host_refused"));
+        assert_eq!(code(&[("Host", "localhost/evil")]), Some("host_refused"));
+        assert_eq!(code(&[("Host", "localhost"), ("Host", "evil.example")]), Some("host_refused"));
+        // A page of another site without an Origin (an image): the browser's Sec-Fetch-Site says so; a navigation
+        // is the user's.
+        let image = [("Host", "127.0.0.1:8402"), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors")];
+        assert_eq!(code(&image), Some("origin_refused"));
+        let link = [("Host", "127.0.0.1:8402"), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "navigate")];
+        assert_eq!(code(&link), None);
+        assert_eq!(
+            code(&[("Host", "127.0.0.1:8402"), ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", "cors")]),
+            None
+        );
         assert_eq!(
             code(&[("Host", "evil.example:8402"), ("Origin", "http://evil.example:8402")]),
             Some("host_refused")

@@ -24,12 +24,17 @@ fn free(source: &Upstream, extra: &[(&str, &str)]) -> Server {
 }
 
 /// Each door's call, as a browser page would send it: (method, path, body).
-const DOORS: [(&str, &str, &str); 5] = [
+const DOORS: [(&str, &str, &str); 6] = [
     ("POST", "/service", r#"{"query":"rust"}"#),
     ("GET", "/search?q=rust&format=json", ""),
     ("POST", "/extract", r#"{"urls":["https://a.example/"]}"#),
     ("POST", "/tavily/search", r#"{"query":"rust"}"#),
     ("POST", "/mcp", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+    (
+        "POST",
+        "/notary/service",
+        r#"{"op":"notarize","hash":"0000000000000000000000000000000000000000000000000000000000000000"}"#,
+    ),
 ];
 
 fn call(server: &Server, (method, path, body): (&str, &str, &str), headers: &[(&str, &str)]) -> common::Reply {

@@ -430,8 +430,9 @@ pub const VARS: &[VarDoc] = &[
         allowed: "a comma-separated list of origins (scheme://host[:port]), or *",
         meaning: "Browser origins a free instance answers besides its own (a request from a page with another \
                   `Origin` gets 403 `origin_refused`, one naming a host that is not the instance's 403 \
-                  `host_refused`): a browser tool of yours; * allows every origin. A paid instance answers every \
-                  origin (the loopback rule's free calls are checked as on a free instance).",
+                  `host_refused`): a browser tool of yours, or another name you reach it by (its host becomes one of \
+                  the instance's names); * allows every origin. A paid instance answers every origin (the loopback \
+                  rule's free calls are checked as on a free instance).",
     },
     VarDoc {
         name: "WEBSEARCHD_MCP_ORIGINS",

@@ -576,7 +576,7 @@ impl Engine {
 
     /// The order of this search, by endpoint: the healthy web providers first, taking turns (the one that starts
     /// moves on with each search); then the others by health (failed or slow lately, then backing off, then not
-    /// configured), Wikipedia before an unhealthy web provider of the same rank. Within a provider its endpoints go
+    /// configured), an unhealthy web provider before Wikipedia of the same rank. Within a provider its endpoints go
     /// by health too. Health is read once per search. `pick` breaks ties by it.
     fn order(&self, now: Instant) -> Vec<usize> {
         let ranks: Vec<u8> = self.endpoints.iter().map(|e| e.rank(now)).collect();
