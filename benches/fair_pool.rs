@@ -28,7 +28,7 @@ fn main() {
     for trial in 0..trials {
         let w = world(&[]);
         // Odd trials: the four hostile callers each from an address of its own.
-        let hostile = w.starve(4, 5, trial % 2 == 1);
+        let hostile = w.starve(4, 4, trial % 2 == 1);
         for (i, door) in doors.iter().enumerate() {
             let (status, took) = w.fast_page(OTHER, door);
             times[i].push(took);
