@@ -494,6 +494,7 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
          tools web_search and extract_page with the same answers, signed; initialize, server/discover and tools/list \
          are free{mcp_402}.\n\
          {searx_line}\
+         {tavily_line}\
          {notary_lines}\
          - [Health]({base}/health): GET, liveness, version, mode and per-source state.\n\
          - [Metrics]({base}/metrics): GET, Prometheus text.\n\n\
@@ -517,6 +518,15 @@ fn llms_txt(config: &Config, keys: &Keyring, terms: Option<&Terms>, free: FreeRu
                 "- [SearXNG API]({base}/search): GET ?q=...&format=json (also csv, rss), answered as a SearXNG instance \
                  answers, for tools that take the URL of a SearXNG; {}; / without q is a search page for people.\n",
                 if terms.is_some() { "free callers only (it cannot be paid)" } else { "free" }
+            )
+        } else {
+            String::new()
+        },
+        tavily_line = if config.tavily {
+            format!(
+                "- [Tavily API]({base}/tavily/search): POST JSON in Tavily's shapes (and /tavily/extract), for Tavily's \
+                 SDK and LangChain's Tavily tools with api_base_url {base}/tavily; {}.\n",
+                if terms.is_some() { "an API key from the operator, or x402 as /service; else 401" } else { "free" }
             )
         } else {
             String::new()
