@@ -349,20 +349,25 @@ fn hostile(name: &str) -> Vec<u8> {
     }
 }
 
-#[test]
-fn every_worker_extracting_five_hostile_pages_stays_within_64_mb() {
+/// The site of the five hostile pages, and a server on four workers whose source's results are them (with `more`
+/// variables): every call extracts its pages again (a kept extraction would make "at once" one extraction and hits),
+/// and memory, not time, is what the tests bound (a loaded machine runs a debug build slowly).
+fn hostile_world(more: &[(&str, &str)]) -> (Upstream, Server, Upstream, Vec<String>) {
     const NAMES: [&str; 5] = ["paragraphs", "rows", "nesting", "links", "word"];
     let site = Upstream::start(|seen| Answer::html(200, hostile(seen.path().trim_start_matches('/'))));
     let pages: Vec<String> = NAMES.iter().map(|n| format!("/{n}")).collect();
-    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
-    let extra = [
-        ("WEBSEARCHD_WORKERS", "4"),
-        // Every call extracts its pages again (a kept extraction would make "at once" one extraction and hits).
-        ("WEBSEARCHD_CACHE_TTL_S", "0"),
-        // Memory, not time, is what this bounds: a loaded machine runs a debug build slowly.
-        ("WEBSEARCHD_FETCH_TIMEOUT_MS", "60000"),
-    ];
-    let (server, _source) = extract_server(&site, &pages, &extra);
+    let paths: Vec<&str> = pages.iter().map(String::as_str).collect();
+    let mut extra =
+        vec![("WEBSEARCHD_WORKERS", "4"), ("WEBSEARCHD_CACHE_TTL_S", "0"), ("WEBSEARCHD_FETCH_TIMEOUT_MS", "60000")];
+    extra.extend_from_slice(more);
+    let (server, source) = extract_server(&site, &paths, &extra);
+    let urls = pages.iter().map(|p| site.url(p)).collect();
+    (site, server, source, urls)
+}
+
+#[test]
+fn every_worker_extracting_five_hostile_pages_stays_within_64_mb() {
+    let (_site, server, _source, _urls) = hostile_world(&[]);
     let idle = server.status_bytes("VmHWM:");
     let addr = server.addr;
     let calls: Vec<_> = (0..4)
@@ -412,20 +417,9 @@ fn every_worker_extracting_five_hostile_pages_stays_within_64_mb() {
 /// four callers from four addresses each reading the five pages through each door at once, on four workers.
 #[test]
 fn the_reader_and_tavily_doors_reading_hostile_pages_stay_within_64_mb() {
-    const NAMES: [&str; 5] = ["paragraphs", "rows", "nesting", "links", "word"];
-    let site = Upstream::start(|seen| Answer::html(200, hostile(seen.path().trim_start_matches('/'))));
-    let pages: Vec<String> = NAMES.iter().map(|n| format!("/{n}")).collect();
-    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
-    let extra = [
-        ("WEBSEARCHD_WORKERS", "4"),
-        ("WEBSEARCHD_CACHE_TTL_S", "0"),
-        ("WEBSEARCHD_FETCH_TIMEOUT_MS", "60000"),
-        ("WEBSEARCHD_SEARCH_DEADLINE_MS", "60000"),
-        ("WEBSEARCHD_TRUSTED_PROXIES", "127.0.0.1"),
-    ];
-    let (server, _source) = extract_server(&site, &pages, &extra);
+    let more = [("WEBSEARCHD_SEARCH_DEADLINE_MS", "60000"), ("WEBSEARCHD_TRUSTED_PROXIES", "127.0.0.1")];
+    let (_site, server, _source, urls) = hostile_world(&more);
     let idle = server.status_bytes("VmHWM:");
-    let urls: Vec<String> = pages.iter().map(|p| site.url(p)).collect();
     let bodies = [
         ("/extract", json!({ "urls": urls, "tokens": 8000, "query": "a" })),
         ("/tavily/extract", json!({ "urls": urls, "format": "text", "query": "a x deep", "chunks_per_source": 5 })),
