@@ -331,11 +331,12 @@ pub fn locate(state_dir: &Path, path: &Path, create: bool) -> io::Result<(Dir, s
 }
 
 /// Opens the file at `path` with `options`, never through a link at its own name, and only if it is a regular file.
-/// For files the server itself opens by path (its journals). Errors do not name the path: callers do.
+/// For files the server itself opens by path (its journals, the facilitator's secret). Errors do not name the path:
+/// callers do.
 pub fn open_file(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     let file = options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).map_err(|e| {
         if e.raw_os_error() == Some(libc::ELOOP) {
-            io::Error::other("is a symbolic link, refused (a journal is never opened through a link)")
+            io::Error::other("is a symbolic link, refused (a file the server opens by path, a journal or a secret, is never opened through a link)")
         } else {
             e
         }

@@ -149,12 +149,8 @@ impl Facilitator {
     pub fn from_config(config: &crate::config::Config) -> Result<Facilitator, String> {
         let auth = match &config.facilitator_auth_file {
             Some(path) => {
-                use std::os::unix::fs::PermissionsExt;
-                let text = std::fs::read_to_string(path)
+                let text = read_secret(path)
                     .map_err(|e| format!("WEBSEARCHD_FACILITATOR_AUTH_FILE {}: {e}", path.display()))?;
-                if std::fs::metadata(path).map(|m| m.permissions().mode() & 0o077 != 0).unwrap_or(false) {
-                    log::warn!("{} is readable by group or others; it holds a secret (chmod 600)", path.display());
-                }
                 Some(text.trim().to_owned()).filter(|t| !t.is_empty())
             }
             None => None,
@@ -233,6 +229,24 @@ pub const ANSWER_STRING_CHARS_MAX: usize = 256;
 
 fn str_of(v: &Value, name: &str) -> Option<String> {
     v.get(name).and_then(Value::as_str).map(|s| s.chars().take(ANSWER_STRING_CHARS_MAX).collect())
+}
+
+/// A secret file's text: opened never through a link and only if it is a regular file (`statedir::open_file`, as the
+/// Redis secret is), at most `statedir::SMALL_FILE_BYTES_MAX` bytes; a warning when others may read it.
+fn read_secret(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let file = crate::statedir::open_file(path, std::fs::OpenOptions::new().read(true))?;
+    if file.metadata()?.permissions().mode() & 0o077 != 0 {
+        log::warn!("{} is readable by group or others; it holds a secret (chmod 600)", path.display());
+    }
+    let max = crate::statedir::SMALL_FILE_BYTES_MAX;
+    let mut text = String::new();
+    file.take(max + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        return Err(std::io::Error::other(format!("is larger than {max} bytes")));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -315,5 +329,21 @@ mod tests {
         ] {
             check(status, body, "unknown");
         }
+    }
+
+    /// The facilitator's secret is read as the Redis secret is: never through a link (issue 41's review).
+    #[test]
+    fn the_auth_file_is_never_read_through_a_link() {
+        let dir = std::env::temp_dir().join(format!("websearchd-facilitator-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (file, link) = (dir.join("auth"), dir.join("link"));
+        std::fs::write(&file, "Bearer secret\n").unwrap();
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert_eq!(read_secret(&file).unwrap(), "Bearer secret\n");
+        let refused = read_secret(&link).unwrap_err().to_string();
+        assert!(refused.contains("symbolic link"), "{refused}");
+        assert!(read_secret(&dir).is_err(), "a directory");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
