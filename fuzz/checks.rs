@@ -592,7 +592,7 @@ pub fn tavily_request(data: &[u8]) {
         Ok(c) => {
             assert!((1..=URLS_MAX).contains(&c.urls.len()) && c.readable().len() <= c.urls.len());
             for (asked, _) in c.urls.iter().filter_map(|u| u.as_ref().err()) {
-                assert!(asked.len() <= 256, "{asked:?}");
+                assert!(asked.len() <= websearchd::tavily::request::ASKED_BYTES_MAX, "{asked:?}");
             }
             assert!((1..=EXTRACT_CHUNKS_MAX).contains(&c.chunks));
             assert!(c.query.len() <= websearchd::extract::focus::QUERY_BYTES_MAX);

@@ -53,17 +53,20 @@ impl ReaderRequest {
 /// The URLs of a call's `urls` (1 to `max`), each checked as `extract_page` checks its one (`url_argument`, whose
 /// errors name `urls[i]`).
 pub fn url_list<'v>(items: impl ExactSizeIterator<Item = &'v Value>, max: usize) -> Result<Vec<String>, ApiError> {
-    if items.len() == 0 {
+    url_count(items.len(), max)?;
+    items.enumerate().map(|(i, item)| url_argument(Some(item), &format!("urls[{i}]"))).collect()
+}
+
+/// `urls` of `n` URLs is 1 to `max` of them, or the 400 saying which way it is not (`urls_empty`, `urls_too_many`).
+pub fn url_count(n: usize, max: usize) -> Result<(), ApiError> {
+    if n == 0 {
         return Err(ApiError::invalid_field("urls_empty", "urls", "`urls` must hold at least one URL"));
     }
-    if items.len() > max {
-        return Err(ApiError::invalid_field(
-            "urls_too_many",
-            "urls",
-            format!("`urls` holds {} URLs; at most {max} are allowed", items.len()),
-        ));
+    if n > max {
+        let many = format!("`urls` holds {n} URLs; at most {max} are allowed");
+        return Err(ApiError::invalid_field("urls_too_many", "urls", many));
     }
-    items.enumerate().map(|(i, item)| url_argument(Some(item), &format!("urls[{i}]"))).collect()
+    Ok(())
 }
 
 /// The answer: the pages (`page::Pages::read`, one per URL in order), who asked, when, and the key that signs it.

@@ -15,7 +15,8 @@
 //! | `images`, `favicon`, `follow_up_questions` | empty: nothing to give |
 //!
 //! Errors are Tavily's `{"detail": {"error": "..."}}`, with our stable `code` (and `field`) beside the words. This
-//! module imports no other door (URLs are checked by `mcp::tools::url_argument`, as every door checks them).
+//! module imports no other door's handling: URLs are checked as the reader checks them (`reader::url_count`,
+//! `mcp::tools::url_argument`).
 
 pub mod request;
 

@@ -15,6 +15,10 @@ pub const URLS_MAX: usize = 20;
 pub const SEARCH_CHUNKS_MAX: usize = 3;
 /// Passages an extracted page is cut to at most with a `query` (Tavily's range).
 pub const EXTRACT_CHUNKS_MAX: usize = 5;
+/// Bytes of a URL that cannot be read repeated in its `failed_results` entry at most.
+pub const ASKED_BYTES_MAX: usize = 256;
+/// Longest `timeout` or `fetch_timeout` read (a day); a longer one is read as this.
+const SECONDS_MAX: f64 = 86_400.0;
 /// The window of `topic: news` when `days` is not given (Tavily's default).
 pub const NEWS_DAYS_DEFAULT: u64 = 7;
 /// Longest `days` (ten years): past it the bound is no bound.
@@ -415,13 +419,7 @@ impl ExtractCall {
 /// (`mcp::tools::url_argument`); one that is not a URL it could read is kept with why, for `failed_results`, as
 /// Tavily answers it. What is not a string is a 400.
 fn url_list(items: &[Value]) -> Result<Vec<Asked>, ApiError> {
-    if items.is_empty() {
-        return Err(ApiError::invalid_field("urls_empty", "urls", "`urls` must hold at least one URL"));
-    }
-    if items.len() > URLS_MAX {
-        let many = format!("`urls` holds {} URLs; at most {URLS_MAX} are allowed", items.len());
-        return Err(ApiError::invalid_field("urls_too_many", "urls", many));
-    }
+    crate::reader::url_count(items.len(), URLS_MAX)?;
     let mut urls = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Value::String(text) = item else {
@@ -429,7 +427,8 @@ fn url_list(items: &[Value]) -> Result<Vec<Asked>, ApiError> {
         };
         let checked = crate::mcp::tools::url_argument(Some(item), &format!("urls[{i}]"));
         // A URL too long to read is kept in part: the answer repeats what was asked, within bounds.
-        let asked = || text.get(..crate::html::floor_char_boundary(text, 256)).unwrap_or_default().to_owned();
+        let asked =
+            || text.get(..crate::html::floor_char_boundary(text, ASKED_BYTES_MAX)).unwrap_or_default().to_owned();
         urls.push(checked.map_err(|e| (asked(), format!("{}: {}", e.code, e.message))));
     }
     Ok(urls)
@@ -504,7 +503,7 @@ fn seconds(fields: &Map<String, Value>, field: &str) -> Result<Option<std::time:
         Some(Value::Number(n)) => n
             .as_f64()
             .filter(|s| *s > 0.0)
-            .map(|s| Some(std::time::Duration::from_secs_f64(s.min(86_400.0))))
+            .map(|s| Some(std::time::Duration::from_secs_f64(s.min(SECONDS_MAX))))
             .ok_or_else(|| invalid(field, "a number of seconds above 0")),
         Some(_) => Err(invalid(field, "a number of seconds above 0")),
     }
